@@ -1,0 +1,232 @@
+"""Command line: parse, hand off to a command module, turn errors into exit codes.
+
+The command line of SPEC "Command line" is a contract (scripts and the Action call it): flags are
+added, never renamed. `run` is the default command: `evalgate --checkpoint X` is
+`evalgate run --checkpoint X`.
+
+Each sub-command lives in `evalgate.commands.<name>` as `main(args) -> int` and is imported only
+when used, so `evalgate --help` and `evalgate validate` never pay for importing torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from evalgate import __version__
+from evalgate.errors import EXIT_REFUSED, EXIT_UNEXPECTED, EvalgateError
+
+COMMANDS = ("run", "validate", "baseline", "compare", "comment", "probes", "corpus", "merge")
+
+_FORMAT_HELP = "output format: text (default), json, or github (workflow-command annotations)"
+
+
+def _add_config(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="gate configuration (default: ./evalgate.yml, else the embedded default)",
+    )
+
+
+def _add_probe_inputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--probes", nargs="+", metavar="FILE", help="probe files (JSONL)")
+    p.add_argument(
+        "--train",
+        nargs="+",
+        metavar="FILE",
+        help="training material to check for leaks (.jsonl with 'text', or .txt)",
+    )
+
+
+def _add_format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("text", "json", "github"), default=None, help=_FORMAT_HELP)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evalgate",
+        description=(
+            "CI eval gate for language-model checkpoints: validate the probe set, score the "
+            "checkpoint, compare with the baseline, report. `run` is the default command."
+        ),
+        epilog="Exit codes: 0 pass, 1 regression, 2 refused (bad input), 3 unexpected error.",
+    )
+    parser.add_argument("--version", action="version", version=f"evalgate {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser(
+        "run",
+        help="validate, score, compare with the baseline and write the report (default)",
+        description=(
+            "Validate the probe set (refuse before loading any model), score the checkpoint, "
+            "compare every slice with the baseline, write results.json, per_slice.csv, "
+            "per_slice.png, REPORT.md and the badge into --out."
+        ),
+    )
+    _add_config(run)
+    run.add_argument("--checkpoint", metavar="PATH", help="checkpoint directory (native or Hugging Face)")
+    run.add_argument("--loader", metavar="PKG.MOD:FN", help="plugin loader returning (model, tokenizer)")
+    _add_probe_inputs(run)
+    run.add_argument("--test", metavar="FILE", help="held-out set for perplexity")
+    run.add_argument("--baseline", metavar="FILE|none", help="baseline to gate against; 'none' = no gate")
+    run.add_argument("--out", metavar="DIR", help="output folder (default: evalgate-out)")
+    run.add_argument("--comment", action="store_true", help="post/update the sticky PR comment")
+    run.add_argument("--shard", metavar="I/N", help="score only shard I of N (see `evalgate merge`)")
+    _add_format(run)
+
+    val = sub.add_parser(
+        "validate",
+        help="check the probe set: schema, semantics, coverage, leaks, seal, immutability",
+        description="Report every problem of the probe set at once. Exit 0 when clean, 2 otherwise.",
+    )
+    _add_config(val)
+    _add_probe_inputs(val)
+    _add_format(val)
+
+    base = sub.add_parser("baseline", help="manage baseline files")
+    base_sub = base.add_subparsers(dest="baseline_command", metavar="ACTION", required=True)
+    upd = base_sub.add_parser(
+        "update",
+        help="score the checkpoint and write baselines/NAME.json (atomically)",
+        description="Score the checkpoint and write the baseline file the gate compares against.",
+    )
+    _add_config(upd)
+    upd.add_argument("--checkpoint", metavar="PATH", help="checkpoint to take the baseline from")
+    upd.add_argument("--loader", metavar="PKG.MOD:FN", help="plugin loader returning (model, tokenizer)")
+    upd.add_argument("--name", metavar="NAME", help="baseline name: writes baselines/NAME.json")
+    upd.add_argument(
+        "--from-results", metavar="RESULTS.json", help="build it from an existing result instead of scoring"
+    )
+    upd.add_argument("--pr", type=int, metavar="N", help="pull request number for the provenance")
+    upd.add_argument(
+        "--commit", metavar="SHA", help="git commit for the provenance (default: git rev-parse HEAD)"
+    )
+
+    cmp_ = sub.add_parser(
+        "compare",
+        help="gate two existing results (no model needed)",
+        description="Compare RESULTS.json with BASELINE.json and write the report into --out.",
+    )
+    cmp_.add_argument("results", metavar="RESULTS.json")
+    cmp_.add_argument("baseline", metavar="BASELINE.json")
+    cmp_.add_argument("--out", metavar="DIR", help="output folder (default: evalgate-out)")
+    _add_config(cmp_)
+    _add_format(cmp_)
+
+    com = sub.add_parser(
+        "comment",
+        help="post or update the sticky PR comment from a report folder",
+        description=(
+            "Post REPORT.md as the pull request's sticky comment (found by its hidden marker and "
+            "its author, edited in place). Reads GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL."
+        ),
+    )
+    com.add_argument("--report", metavar="DIR", required=True, help="folder holding REPORT.md")
+    com.add_argument("--pr", type=int, metavar="N", help="pull request number (default: from the event)")
+    com.add_argument("--repo", metavar="OWNER/NAME", help="repository (default: $GITHUB_REPOSITORY)")
+
+    probes = sub.add_parser("probes", help="build, seal, import, export and deprecate probes")
+    p_sub = probes.add_subparsers(dest="probes_command", metavar="ACTION", required=True)
+    build = p_sub.add_parser("build", help="write the shipped probe set deterministically")
+    build.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
+    build.add_argument("--out-dir", default="data/eval", metavar="DIR", help="default data/eval")
+    build.add_argument("--grammar", metavar="FILE", help="verb table (default from the config)")
+    _add_config(build)
+    seal = p_sub.add_parser("seal", help="write MANIFEST.json: file hashes, version, probe lock")
+    _add_config(seal)
+    seal.add_argument("--probes", nargs="+", metavar="FILE", help="probe files")
+    seal.add_argument("--bump", choices=("patch", "minor", "major"), help="version bump when the set changed")
+    imp = p_sub.add_parser("import", help="add probes from CSV or JSONL, all or nothing")
+    imp.add_argument("file", metavar="FILE")
+    imp.add_argument("--into", metavar="FILE", help="probe file to add to (default: by category)")
+    imp.add_argument("--allow-twins", action="store_true", help="accept prompts that duplicate another's")
+    _add_config(imp)
+    exp = p_sub.add_parser("export", help="write the probe set as CSV or JSONL")
+    exp.add_argument("--format", choices=("csv", "jsonl"), required=True)
+    exp.add_argument("--output", "-o", metavar="FILE", help="default: standard output")
+    exp.add_argument("--probes", nargs="+", metavar="FILE", help="probe files")
+    _add_config(exp)
+    dep = p_sub.add_parser("deprecate", help="retire a probe (and append its replacement)")
+    dep.add_argument("id", metavar="ID")
+    dep.add_argument("--replacement", metavar="FILE", help="JSON/JSONL file with the replacement probe")
+    _add_config(dep)
+
+    corpus = sub.add_parser("corpus", help="the synthetic EN+ES corpus")
+    c_sub = corpus.add_subparsers(dest="corpus_command", metavar="ACTION", required=True)
+    cb = c_sub.add_parser("build", help="write data/corpus/{train,val,test}.jsonl deterministically")
+    cb.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
+    cb.add_argument("--out-dir", default="data/corpus", metavar="DIR")
+    cb.add_argument("--train-size", type=int, default=24000, metavar="N")
+    _add_config(cb)
+
+    merge = sub.add_parser("merge", help="combine sharded partial results into one result and report")
+    merge.add_argument("parts", nargs="+", metavar="PART")
+    merge.add_argument("--out", metavar="DIR", help="output folder (default: evalgate-out)")
+    _add_config(merge)
+    merge.add_argument("--baseline", metavar="FILE|none", help="baseline to gate against")
+    return parser
+
+
+def _normalise_argv(argv: list[str]) -> list[str]:
+    """`run` is the default command: insert it unless a command or a top-level flag leads."""
+    if not argv:
+        return ["run"]
+    first = argv[0]
+    if first in COMMANDS or first in ("-h", "--help", "--version"):
+        return argv
+    return ["run", *argv]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(_normalise_argv(argv))
+    except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
+        return int(exc.code or 0)
+    name = args.command
+    sub_action = (
+        getattr(args, "baseline_command", None)
+        or getattr(args, "probes_command", None)
+        or getattr(args, "corpus_command", None)
+    )
+    module_name = f"evalgate.commands.{name}" + (f"_{sub_action}" if sub_action else "")
+    try:
+        module = importlib.import_module(module_name)
+        return int(module.main(args))
+    except EvalgateError as exc:
+        report_error(exc)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("evalgate: interrupted", file=sys.stderr)
+        return EXIT_UNEXPECTED
+    except Exception as exc:  # the one place an unforeseen failure becomes exit code 3
+        if os.environ.get("EVALGATE_DEBUG"):
+            traceback.print_exc()
+        else:
+            frame = traceback.extract_tb(exc.__traceback__)[-1]
+            print(
+                f"evalgate: unexpected error: {type(exc).__name__}: {exc}\n"
+                f"  at {frame.filename}:{frame.lineno}\n"
+                "  This is a bug in evalgate; rerun with EVALGATE_DEBUG=1 for the full traceback.",
+                file=sys.stderr,
+            )
+        return EXIT_UNEXPECTED
+
+
+def report_error(exc: EvalgateError) -> None:
+    """Print an expected failure: the message, then a 'hint:' line when we know what to do."""
+    print(f"evalgate: error: {exc.message}", file=sys.stderr)
+    if exc.hint:
+        print(f"  hint: {exc.hint}", file=sys.stderr)
+    if exc.exit_code == EXIT_REFUSED and exc.findings:
+        print(f"  ({len(exc.findings)} problem(s); nothing was scored)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,117 @@
+"""Text normalisation shared by the leak detectors and the corpus generator's decontamination.
+
+One definition, used on both sides of every comparison (a probe and a training sentence are
+normalised by the same function, or the hashes could never meet):
+
+- exact (seed 000):   NFC, lower-case, every whitespace character removed.
+- tokens (seed 001):  NFC, lower-case, the word tokens (Unicode `\\w+`: ñ and accents are kept,
+                      punctuation dropped) - the unit of the n-gram window.
+- template (seed 000): the token sequence with punctuation kept, where every word that is not a
+                      verb form of the grammar table, a function word or a time-marker word is
+                      replaced by <NOUN>, and runs of <NOUN> collapse into one. "At the office"
+                      and "at the school" become the same template; the verb form and the time
+                      marker ("yesterday", "every day", "la semana pasada") stay as they are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable
+
+NOUN = "<NOUN>"
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD_OR_PUNCT = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+# Closed-class words and time-marker words of both languages. Everything else that is not a
+# verb form counts as content (masked by the template detector). Lower-case, NFC.
+FUNCTION_WORDS_EN = frozenset(
+    """
+    i you he she it we they me him her us them my your his its our their mine yours
+    a an the this that these those some any every each no all both another other
+    and or but so because if when while than then as
+    at in on to from with without for of by about into onto over under after before
+    near behind between through during around up down out off
+    am is are was were be been being do does did done not don't doesn't didn't
+    has have had having will would shall should can could may might must
+    there here very too also still just only again already yet never always often usually
+    sometimes ever soon later early late well
+    yesterday today tomorrow tonight now ago last next day days week weeks month months
+    year years morning afternoon evening night weekend right moment currently
+    monday tuesday wednesday thursday friday saturday sunday
+    what who where why how which
+    """.split()
+)
+FUNCTION_WORDS_ES = frozenset(
+    """
+    yo tú tu él ella usted nosotros nosotras vosotros ellos ellas me te se lo la le nos os
+    los las les mi mis tus su sus nuestro nuestra
+    un una unos unas el este esta estos estas ese esa esos esas aquel cada todo toda todos
+    todas otro otra ningún ninguna algún alguna
+    y o pero porque si cuando mientras que como ni
+    a ante con contra de del al desde en entre hacia hasta para por sin sobre tras durante
+    no sí muy también ya todavía nunca siempre casi solo sólo aún
+    he has ha hemos habéis han había va voy vas
+    ayer hoy mañana anoche ahora antes después luego pronto tarde temprano
+    día días semana semanas mes meses año años noche tarde fin pasado pasada próximo
+    próxima que viene cada mismo momento
+    lunes martes miércoles jueves viernes sábado domingo
+    qué quién dónde cuándo cómo cuál
+    """.split()
+)
+FUNCTION_WORDS = FUNCTION_WORDS_EN | FUNCTION_WORDS_ES
+
+
+def nfc_lower(text: str) -> str:
+    return unicodedata.normalize("NFC", text).lower()
+
+
+def normalize_exact(text: str) -> str:
+    """Lower-case and remove all whitespace (the exact detector's normal form)."""
+    return "".join(nfc_lower(text).split())
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def exact_key(text: str) -> str:
+    return sha256_hex(normalize_exact(text))
+
+
+def word_tokens(text: str) -> list[str]:
+    """Normalised word tokens (no punctuation): the unit of the n-gram window."""
+    return _WORD.findall(nfc_lower(text))
+
+
+def ngrams(tokens: list[str], n: int) -> Iterable[tuple[str, ...]]:
+    for i in range(len(tokens) - n + 1):
+        yield tuple(tokens[i : i + n])
+
+
+def template_tokens(text: str, keep: frozenset[str] | set[str]) -> list[str]:
+    """Tokens with content words masked; `keep` = verb forms (function words are always kept)."""
+    out: list[str] = []
+    for tok in _WORD_OR_PUNCT.findall(nfc_lower(text)):
+        is_word = tok[0].isalnum() or tok[0] == "_"
+        masked = NOUN if is_word and tok not in keep and tok not in FUNCTION_WORDS else tok
+        if masked == NOUN and out and out[-1] == NOUN:
+            continue
+        out.append(masked)
+    return out
+
+
+def template_form(text: str, keep: frozenset[str] | set[str]) -> str:
+    """The normalised template string (whitespace-free join, like the exact form)."""
+    return "".join(template_tokens(text, keep))
+
+
+def template_key(text: str, keep: frozenset[str] | set[str]) -> str:
+    return sha256_hex(template_form(text, keep))
+
+
+def fill(prompt: str, form: str) -> str:
+    """The prompt with its blank replaced by a form: what the leak detectors compare."""
+    return prompt.replace("___", form, 1)

@@ -1,0 +1,222 @@
+"""The small frozen records every part of evalgate agrees on.
+
+Kept free of I/O and of torch: the core, the scorers and the renderers all import from here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+LANGUAGES = ("en", "es")
+REGULARITIES = ("regular", "irregular")
+TENSES = ("infinitive", "present_simple", "past_simple", "past_participle", "future")
+PERSONS = ("1sg", "2sg", "3sg")
+LABELS = ("correct", "incorrect", "ambiguous")
+CATEGORIES = ("core", "adversarial")
+SOURCES = ("hand", "generated")
+
+# Per-probe outcome of a run (results.json "status").
+STATUS_SCORED = "scored"
+STATUS_AMBIGUOUS = "ambiguous"  # label == ambiguous: scored, reported apart, not in accuracy
+STATUS_OOV = "model_oov"  # a candidate maps to the tokenizer's unknown token
+STATUS_DEPRECATED = "deprecated"  # retired: never scored again
+STATUS_EXCLUDED = "excluded"  # left out by the `leaks: exclude` policy (strict subset)
+STATUSES = (STATUS_SCORED, STATUS_AMBIGUOUS, STATUS_OOV, STATUS_DEPRECATED, STATUS_EXCLUDED)
+
+# The fields that define what a probe measures. The content hash (the probe lock) covers these
+# and nothing else: `deprecated` must be settable without "changing" the probe, and fixing a
+# typo in `explanation` or `source` does not change any number the probe produces.
+CONTENT_FIELDS = (
+    "id",
+    "language",
+    "verb",
+    "regularity",
+    "tense",
+    "person",
+    "prompt",
+    "candidates",
+    "expected",
+    "label",
+    "category",
+    "reason_code",
+    "kind",
+)
+
+BLANK = "___"
+
+
+def canonical_json(obj: Any) -> str:
+    """One spelling of a JSON value: sorted keys, no spaces, real UTF-8 (hashes depend on it)."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One labelled multiple-choice item (SPEC "Probes"). `file`/`line` say where it was read."""
+
+    id: str
+    language: str
+    verb: str
+    regularity: str
+    tense: str
+    person: str
+    prompt: str
+    candidates: tuple[str, ...]
+    expected: str
+    label: str
+    category: str
+    reason_code: str | None = None
+    explanation: str | None = None
+    source: str | None = None
+    deprecated: bool = False
+    # "form" (a verb-form choice) or "ordinal" (candidates are an ordered scale, seed 002).
+    kind: str = "form"
+    file: str = ""
+    line: int = 0
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any], file: str = "", line: int = 0) -> Probe:
+        """Build from a schema-valid JSON object (validation happens before this)."""
+        return cls(
+            id=rec["id"],
+            language=rec["language"],
+            verb=rec["verb"],
+            regularity=rec["regularity"],
+            tense=rec["tense"],
+            person=rec["person"],
+            prompt=rec["prompt"],
+            candidates=tuple(rec["candidates"]),
+            expected=rec["expected"],
+            label=rec["label"],
+            category=rec["category"],
+            reason_code=rec.get("reason_code"),
+            explanation=rec.get("explanation"),
+            source=rec.get("source"),
+            deprecated=bool(rec.get("deprecated", False)),
+            kind=rec.get("kind", "form"),
+            file=file,
+            line=line,
+        )
+
+    def to_record(self) -> dict[str, Any]:
+        """The JSONL object, fields in the documented order, optional ones only when set."""
+        rec: dict[str, Any] = {
+            "id": self.id,
+            "language": self.language,
+            "verb": self.verb,
+            "regularity": self.regularity,
+            "tense": self.tense,
+            "person": self.person,
+            "prompt": self.prompt,
+            "candidates": list(self.candidates),
+            "expected": self.expected,
+            "label": self.label,
+            "category": self.category,
+        }
+        if self.kind != "form":
+            rec["kind"] = self.kind
+        for name in ("reason_code", "explanation", "source"):
+            value = getattr(self, name)
+            if value is not None:
+                rec[name] = value
+        if self.deprecated:
+            rec["deprecated"] = True
+        return rec
+
+    def content_hash(self) -> str:
+        """SHA-256 of the measured content; a changed hash under the same id is refused."""
+        rec = self.to_record()
+        rec["kind"] = self.kind
+        return sha256_text(canonical_json({k: rec.get(k) for k in CONTENT_FIELDS}))
+
+    def slices(self) -> list[str]:
+        """Slice keys this probe counts in (results.json "slices"); `overall` first."""
+        keys = [
+            "overall",
+            f"language:{self.language}",
+            f"regularity:{self.regularity}",
+            f"tense:{self.tense}",
+            f"person:{self.person}",
+            f"category:{self.category}",
+            f"label:{self.label}",
+        ]
+        if self.reason_code:
+            keys.append(f"reason_code:{self.reason_code}")
+        return keys
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One validation failure, located as precisely as we can (SPEC "Validation").
+
+    `check` is a stable symbolic name (e.g. "schema", "duplicate-id", "leak-ngram") that tests
+    and tools may rely on; `message` is for humans; `evidence` carries detector-specific facts
+    (the colliding training file:line, the shared n-gram, both hashes, ...).
+    """
+
+    check: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    probe_id: str | None = None
+    field: str | None = None
+    hint: str | None = None
+    evidence: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, hash=False)
+
+    def location(self) -> str:
+        parts = []
+        if self.file:
+            parts.append(self.file + (f":{self.line}" if self.line else ""))
+        if self.probe_id:
+            parts.append(f"probe {self.probe_id}")
+        if self.field:
+            parts.append(f"field '{self.field}'")
+        return ", ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"check": self.check, "message": self.message}
+        for name in ("file", "line", "probe_id", "field", "hint"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        if self.evidence:
+            out["evidence"] = self.evidence
+        return out
+
+
+@dataclass(frozen=True)
+class LoglikRequest:
+    """Score `continuation` given `context` (lm-evaluation-harness's loglikelihood request)."""
+
+    context: str
+    continuation: str
+
+
+@dataclass(frozen=True)
+class Loglik:
+    """What a scorer returns for one request, in request order.
+
+    `logprob` is the natural-log sum over the continuation's tokens; `decoded` is the
+    continuation tokens decoded back to text (the boundary check compares it with the request);
+    `oov` is true when any continuation token is the tokenizer's unknown token.
+    """
+
+    logprob: float
+    n_tokens: int
+    decoded: str
+    oov: bool = False
+
+
+@dataclass(frozen=True)
+class Perplexity:
+    value: float
+    n_tokens: int
+    nll: float  # summed negative log-likelihood (nats) over n_tokens
