@@ -55,6 +55,7 @@ class CoverageConfig:
     adversarial_total: int
     adversarial_per_category_min: int
     adversarial_per_category_max: int
+    adversarial_categories: tuple[str, ...]  # reason_codes that must each have min..max probes
     regular_verb_min: int
     irregular_verb_min: int
 
@@ -256,7 +257,7 @@ def _build(data: dict[str, Any], root: Path, source: str) -> GateConfig:
         baseline=baseline,
         out=data["out"],
         scoring=ScoringConfig(**scoring),
-        coverage=CoverageConfig(**cov),
+        coverage=CoverageConfig(**{**cov, "adversarial_categories": tuple(cov["adversarial_categories"])}),
         leaks=LeakConfig(policy=leaks["policy"], detectors=tuple(leaks["detectors"]), window=leaks["window"]),
         gate=GateRules(**{**gate, "slices": tuple(gate["slices"])}),
         report=ReportConfig(**report),
