@@ -1,0 +1,159 @@
+"""Assembling the results dict (results.json) from the pieces a run produced.
+
+results.json is a contract (SPEC "results.json"): keys are added, never renamed. Everything in it
+is a pure function of the inputs - no timestamps, no timings, no absolute paths - and every float
+is rounded to ROUND_DIGITS decimals so the same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from evalgate import SCORING_VERSION, __version__
+
+SCHEMA_VERSION = 1
+ROUND_DIGITS = 6
+
+
+def round_floats(obj: Any, digits: int = ROUND_DIGITS) -> Any:
+    """Round every float (recursively); NaN/inf become None (they are not JSON); -0.0 becomes 0.0."""
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            return None
+        value = round(obj, digits)
+        return 0.0 if value == 0 else value
+    if isinstance(obj, Mapping):
+        return {k: round_floats(v, digits) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [round_floats(v, digits) for v in obj]
+    return obj
+
+
+def comparability_manifest(
+    *,
+    method: str,
+    normalization: str,
+    template_sha256: str,
+    dtype: str,
+    probe_set_digest: str,
+    probe_set_version: str | None,
+    tokenizer_sha256: str | None,
+) -> dict[str, Any]:
+    """How a result was measured. Two results are comparable only if the measuring keys agree.
+
+    `candidate-raw` ignores the normalisation, so it is recorded as "none" there: two raw runs
+    configured with different (unused) normalisations stay comparable.
+    """
+    return {
+        "method": method,
+        "normalization": "none" if method == "candidate-raw" else normalization,
+        "template_sha256": template_sha256,
+        "dtype": dtype,
+        "scoring_version": SCORING_VERSION,
+        "probe_set_digest": probe_set_digest,
+        "probe_set_version": probe_set_version,
+        "tokenizer_sha256": tokenizer_sha256,
+    }
+
+
+def leak_summary(entries: Iterable[Mapping[str, Any]], excluded: Iterable[str], policy: str) -> dict[str, Any]:
+    """Seed 001's honesty note: which probes the strict series leaves out, by label and category.
+
+    An exclusion that removes a larger share of one label than another would bias the strict
+    accuracy; the report shows these fractions next to both series.
+    """
+    excluded = set(excluded)
+    active = [e for e in entries if e.get("status") != "deprecated"]
+    out: dict[str, Any] = {"policy": policy, "excluded": sorted(excluded)}
+    for key in ("label", "category"):
+        totals = Counter(str(e.get(key)) for e in active)
+        hits = Counter(str(e.get(key)) for e in active if e["id"] in excluded)
+        out[f"by_{key}"] = {
+            name: {"excluded": hits[name], "total": totals[name], "fraction": hits[name] / totals[name]}
+            for name in sorted(totals)
+        }
+    return out
+
+
+def assemble(
+    *,
+    verdict: str,
+    reasons: list[str],
+    inputs: Mapping[str, Any],
+    checkpoint: Mapping[str, Any] | None,
+    config_pin: Mapping[str, Any],
+    manifest: Mapping[str, Any],
+    probe_set: Mapping[str, Any],
+    entries: list[dict[str, Any]],
+    aggregate: Mapping[str, Any],
+    perplexity: Mapping[str, Any] | None,
+    comparison: Mapping[str, Any] | None,
+    warnings: list[dict[str, Any]] | None = None,
+    leaks: Mapping[str, Any] | None = None,
+    aggregate_full: Mapping[str, Any] | None = None,
+    gate_changes: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The results dict of a scored run (verdict pass or fail)."""
+    results: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "evalgate_version": __version__,
+        "verdict": verdict,
+        "reasons": list(reasons),
+        "inputs": dict(sorted(inputs.items())),
+        "checkpoint": dict(checkpoint) if checkpoint else None,
+        "config": dict(config_pin),
+        "manifest": dict(manifest),
+        "probe_set": dict(probe_set),
+        "probes": entries,
+        "perplexity": dict(perplexity) if perplexity else None,
+        "comparison": dict(comparison) if comparison else None,
+        "warnings": list(warnings or []),
+    }
+    for key, value in aggregate.items():
+        results[key] = value
+    if leaks is not None:
+        results["leaks"] = dict(leaks)
+    if aggregate_full is not None:
+        results["slices_full"] = aggregate_full["slices"]
+    if gate_changes:
+        results["gate_changes"] = gate_changes
+    if extra:
+        results.update(extra)
+    return round_floats(results)
+
+
+def assemble_refused(
+    *,
+    reasons: list[str],
+    findings: list[dict[str, Any]],
+    inputs: Mapping[str, Any],
+    config_pin: Mapping[str, Any],
+    probe_set: Mapping[str, Any] | None = None,
+    warnings: list[dict[str, Any]] | None = None,
+    gate_changes: str | None = None,
+) -> dict[str, Any]:
+    """The results dict of a refused run: why, and which inputs were read. Nothing was scored."""
+    results: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "evalgate_version": __version__,
+        "verdict": "refused",
+        "reasons": list(reasons),
+        "findings": list(findings),
+        "warnings": list(warnings or []),
+        "inputs": dict(sorted(inputs.items())),
+        "config": dict(config_pin),
+        "probe_set": dict(probe_set or {}),
+        "probes": [],
+        "slices": {},
+        "per_verb": {},
+        "perplexity": None,
+        "calibration": {},
+        "comparison": None,
+    }
+    if gate_changes:
+        results["gate_changes"] = gate_changes
+    return round_floats(results)
