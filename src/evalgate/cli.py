@@ -77,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", metavar="DIR", help="output folder (default: evalgate-out)")
     run.add_argument("--comment", action="store_true", help="post/update the sticky PR comment")
     run.add_argument("--shard", metavar="I/N", help="score only shard I of N (see `evalgate merge`)")
+    run.add_argument(
+        "--gate-changes",
+        metavar="FILE",
+        help="a diff of evalgate.yml/baselines made by the PR, shown at the top of the report",
+    )
     _add_format(run)
 
     val = sub.add_parser(

@@ -7,12 +7,17 @@ is rounded to ROUND_DIGITS decimals so the same inputs give the same bytes.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from importlib import resources
 from typing import Any
 
+import jsonschema
+
 from evalgate import SCORING_VERSION, __version__
+from evalgate.errors import RefusedError
 
 SCHEMA_VERSION = 1
 ROUND_DIGITS = 6
@@ -59,7 +64,9 @@ def comparability_manifest(
     }
 
 
-def leak_summary(entries: Iterable[Mapping[str, Any]], excluded: Iterable[str], policy: str) -> dict[str, Any]:
+def leak_summary(
+    entries: Iterable[Mapping[str, Any]], excluded: Iterable[str], policy: str
+) -> dict[str, Any]:
     """Seed 001's honesty note: which probes the strict series leaves out, by label and category.
 
     An exclusion that removes a larger share of one label than another would bias the strict
@@ -157,3 +164,21 @@ def assemble_refused(
     if gate_changes:
         results["gate_changes"] = gate_changes
     return round_floats(results)
+
+
+def results_schema() -> dict[str, Any]:
+    text = resources.files("evalgate").joinpath("schemas", "results.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def validate_results(doc: Any, source: str) -> None:
+    """Schema-check a results document (ours before writing, or an untrusted artifact's)."""
+    validator = jsonschema.Draft202012Validator(results_schema())
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if errors:
+        lines = [
+            f"{'/'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message[:200]}"
+            for e in errors[:20]
+        ]
+        more = f"\n  ... and {len(errors) - 20} more" if len(errors) > 20 else ""
+        raise RefusedError(f"{source}: not a valid evalgate results file:\n  " + "\n  ".join(lines) + more)

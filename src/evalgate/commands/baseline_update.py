@@ -1,0 +1,84 @@
+"""`evalgate baseline update`: score a checkpoint and write baselines/NAME.json atomically.
+
+The baseline is the one file the gate trusts; it moves only through a labelled PR (see the
+update-baseline workflow). It carries no wall-clock time, so rewriting it from the same inputs on
+the same commit changes no byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from evalgate.commands.run import cli_path
+from evalgate.config import load_config
+from evalgate.core.baseline import baseline_from_results, validate_baseline
+from evalgate.core.results import validate_results
+from evalgate.edges.files import atomic_write_json
+from evalgate.edges.progress import Progress
+from evalgate.errors import EXIT_PASS, RefusedError
+from evalgate.pipeline import display_path, load_json_file, score
+
+
+def git_commit(root: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = out.stdout.strip()
+    return sha if out.returncode == 0 and len(sha) == 40 else None
+
+
+def pr_from_event() -> int | None:
+    path = os.environ.get("GITHUB_EVENT_PATH")
+    if not path or not Path(path).is_file():
+        return None
+    try:
+        event = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    number = (event.get("pull_request") or {}).get("number")
+    return number if isinstance(number, int) else None
+
+
+def main(args: argparse.Namespace) -> int:
+    cfg = load_config(args.config, {"checkpoint": cli_path(args.checkpoint), "loader": args.loader})
+    progress = Progress()
+    if args.from_results:
+        results: dict[str, Any] = load_json_file(Path(args.from_results), "results")
+        validate_results(results, args.from_results)
+        if results.get("verdict") == "refused":
+            raise RefusedError(f"{args.from_results}: a refused run cannot become a baseline")
+    else:
+        from evalgate.validation import validate
+
+        with progress.phase("validate probe set"):
+            outcome = validate(cfg)
+        if not outcome.ok:
+            from evalgate.core.findings_render import render_findings
+
+            print(render_findings(list(outcome.findings), "text"))
+            raise RefusedError(
+                f"the probe set is invalid: {len(outcome.findings)} problem(s); no baseline written",
+                findings=list(outcome.findings),
+            )
+        results = score(cfg, outcome, progress)
+    name = args.name or Path(results["checkpoint"]["path"]).name or "baseline"
+    if not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
+        raise RefusedError(f"--name {name!r}: use letters, digits, '-', '_' and '.' only")
+    provenance = {"git_commit": args.commit or git_commit(cfg.root), "pr": args.pr or pr_from_event()}
+    doc = baseline_from_results(results, name, provenance)
+    validate_baseline(doc, f"baselines/{name}.json")
+    target = cfg.root / "baselines" / f"{name}.json"
+    atomic_write_json(target, doc)
+    overall = (results.get("slices") or {}).get("overall") or {}
+    acc = overall.get("accuracy")
+    shown = f"{acc:.1%}" if isinstance(acc, float) else "n/a"
+    print(f"evalgate: wrote {display_path(cfg, target)} (overall accuracy {shown})")
+    return EXIT_PASS

@@ -1,0 +1,38 @@
+"""`evalgate compare RESULTS BASELINE`: gate two existing results without loading any model."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from evalgate.commands.run import cli_path, print_findings, print_summary, write
+from evalgate.config import load_config
+from evalgate.core.results import validate_results
+from evalgate.edges.files import file_record
+from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, RefusedError
+from evalgate.pipeline import gate, load_json_file, refused_results
+
+
+def main(args: argparse.Namespace) -> int:
+    cfg = load_config(args.config, {"out": cli_path(args.out), "baseline": cli_path(args.baseline)})
+    fmt = args.format or "text"
+    out_dir = cfg.path(cfg.out)
+    results_path = Path(args.results)
+    try:
+        results = load_json_file(results_path, "results")
+        validate_results(results, args.results)
+        if results.get("verdict") == "refused":
+            raise RefusedError(f"{args.results}: this run was refused; there is nothing to compare")
+        from evalgate.pipeline import load_baseline
+
+        baseline = load_baseline(cfg)
+        shown = results_path.as_posix()
+        results["inputs"] = {**results["inputs"], shown: {**file_record(results_path), "role": "results"}}
+        results = gate(results, baseline, cfg)
+    except RefusedError as exc:
+        write(refused_results(cfg, exc), out_dir, cfg)
+        print_findings(list(exc.findings), fmt)
+        raise
+    write(results, out_dir, cfg)
+    print_summary(results, out_dir, fmt)
+    return EXIT_REGRESSION if results["verdict"] == "fail" else EXIT_PASS

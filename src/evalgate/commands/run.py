@@ -1,0 +1,162 @@
+"""`evalgate run` (the default command): validate → load → score → compare → report → exit code.
+
+Whatever happens after the configuration is read, the output folder receives a results.json and a
+REPORT.md saying what happened (a refusal included) before any network call, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from evalgate.config import GateConfig, load_config
+from evalgate.edges.progress import Progress
+from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, EvalgateError, RefusedError
+from evalgate.pipeline import gate, load_baseline, refused_results, score
+
+
+def cli_path(value: str | None) -> str | None:
+    """A path flag is relative to where the command runs, not to the configuration's folder."""
+    if value is None or value.lower() == "none":
+        return value
+    return str(Path(value).absolute())
+
+
+def cli_paths(values: list[str] | None) -> list[str] | None:
+    return None if values is None else [str(Path(v).absolute()) for v in values]
+
+
+def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """Flags in the configuration's own shape (None = not given)."""
+    return {
+        "checkpoint": cli_path(getattr(args, "checkpoint", None)),
+        "loader": getattr(args, "loader", None),
+        "test": cli_path(getattr(args, "test", None)),
+        "baseline": cli_path(getattr(args, "baseline", None)),
+        "out": cli_path(getattr(args, "out", None)),
+    }
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    try:
+        index, count = (int(p) for p in text.split("/"))
+    except ValueError:
+        raise RefusedError(f"--shard {text}: expected I/N, e.g. 2/4") from None
+    if not 1 <= index <= count:
+        raise RefusedError(f"--shard {text}: I must be between 1 and N")
+    return index, count
+
+
+def read_gate_changes(path: str | None) -> str | None:
+    if not path:
+        return None
+    p = Path(path)
+    if not p.is_file():
+        raise RefusedError(f"--gate-changes {path}: file not found")
+    text = p.read_text(encoding="utf-8", errors="replace")
+    return text if text.strip() else None
+
+
+def in_github_actions() -> bool:
+    return os.environ.get("GITHUB_ACTIONS") == "true"
+
+
+def print_findings(findings: list[Any], fmt: str) -> None:
+    from evalgate.core.findings_render import render_findings
+
+    if not findings:
+        return
+    if fmt == "json":
+        return  # the JSON summary on stdout carries them
+    print(render_findings(findings, "github" if fmt == "github" else "text"), file=sys.stderr)
+    if fmt != "github" and in_github_actions():
+        print(render_findings(findings, "github"))
+
+
+def print_summary(results: dict[str, Any], out_dir: Path, fmt: str) -> None:
+    overall = (results.get("slices") or {}).get("overall") or {}
+    accuracy = overall.get("accuracy")
+    if fmt == "json":
+        summary = {
+            "verdict": results["verdict"],
+            "accuracy": accuracy,
+            "reasons": results.get("reasons", []),
+            "findings": results.get("findings", []),
+            "out": str(out_dir),
+        }
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+        return
+    verdict = results["verdict"]
+    acc = f"{accuracy:.1%}" if isinstance(accuracy, float) else "n/a"
+    print(f"evalgate: verdict {verdict.upper()} (overall accuracy {acc}); report in {out_dir}/REPORT.md")
+    for reason in results.get("reasons", []):
+        print(f"  - {reason}")
+    if fmt == "github" or in_github_actions():
+        level = {"pass": "notice", "fail": "error"}.get(verdict, "error")
+        for reason in results.get("reasons", []) or [f"evalgate: {verdict}, overall accuracy {acc}"]:
+            print(f"::{level} title=evalgate {verdict}::{_escape_annotation(reason)}")
+
+
+def _escape_annotation(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def maybe_comment(args: argparse.Namespace, out_dir: Path) -> None:
+    if not getattr(args, "comment", False):
+        return
+    from evalgate.commands.comment import post_report
+
+    post_report(out_dir)
+
+
+def write(results: dict[str, Any], out_dir: Path, cfg: GateConfig) -> None:
+    from evalgate.edges.outputs import write_outputs
+
+    write_outputs(results, out_dir, cfg.report)
+
+
+def main(args: argparse.Namespace) -> int:
+    cfg = load_config(args.config, config_overrides(args))
+    fmt = args.format or "text"
+    out_dir = cfg.path(cfg.out)
+    progress = Progress(quiet=fmt == "json")
+    gate_changes = read_gate_changes(getattr(args, "gate_changes", None))
+    shard = parse_shard(getattr(args, "shard", None))
+    outcome = None
+    try:
+        from evalgate.validation import validate
+
+        with progress.phase("validate probe set"):
+            outcome = validate(cfg, cli_paths(args.probes), cli_paths(args.train))
+        if not outcome.ok:
+            raise RefusedError(
+                f"the probe set is invalid: {len(outcome.findings)} problem(s); nothing was scored",
+                hint="fix every problem listed (run `evalgate validate` for the same list)",
+                findings=list(outcome.findings),
+            )
+        baseline = None if shard else load_baseline(cfg)
+        results = score(cfg, outcome, progress, shard=shard)
+        if shard is None:
+            results = gate(results, baseline, cfg)
+        if gate_changes:
+            results["gate_changes"] = gate_changes
+    except EvalgateError as exc:
+        if not isinstance(exc, RefusedError):
+            raise
+        results = refused_results(cfg, exc, outcome=outcome, gate_changes=gate_changes)
+        write(results, out_dir, cfg)
+        print_findings(list(exc.findings), fmt)
+        if fmt == "json":
+            print_summary(results, out_dir, fmt)
+        maybe_comment(args, out_dir)
+        raise
+    write(results, out_dir, cfg)
+    print_summary(results, out_dir, fmt)
+    maybe_comment(args, out_dir)
+    return EXIT_REGRESSION if results["verdict"] == "fail" else EXIT_PASS

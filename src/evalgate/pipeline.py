@@ -1,0 +1,259 @@
+"""The run pipeline, shared by `run`, `baseline update`, `compare` and `merge`.
+
+validate (refuse before any model is loaded) → load → score → perplexity → slices → compare →
+verdict. This module wires the pure core to the edges; it holds no statistics and no rendering.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalgate.config import CONFIG_FILENAME, GateConfig, default_config_text
+from evalgate.core import results as results_mod
+from evalgate.edges.files import file_record
+from evalgate.edges.progress import Progress
+from evalgate.errors import EvalgateError, RefusedError
+from evalgate.types import STATUS_EXCLUDED, sha256_text
+
+
+def display_path(cfg: GateConfig, path: Path) -> str:
+    """Repo-relative POSIX path when inside the root, else the path as given."""
+    try:
+        return path.resolve().relative_to(cfg.root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def config_input(cfg: GateConfig) -> dict[str, dict[str, Any]]:
+    """The configuration as an input: its file, or the embedded default's text."""
+    if cfg.source == "embedded default":
+        text = default_config_text()
+        return {
+            f"{CONFIG_FILENAME} (embedded default)": {
+                "sha256": sha256_text(text),
+                "bytes": len(text.encode("utf-8")),
+                "role": "config",
+            }
+        }
+    path = Path(cfg.source)
+    path = path if path.is_absolute() else cfg.root / path.name
+    return {display_path(cfg, path): {**file_record(path), "role": "config"}}
+
+
+def load_json_file(path: Path, what: str) -> dict[str, Any]:
+    if not path.is_file():
+        raise RefusedError(f"{path}: {what} not found")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RefusedError(f"{path}: {what} is not valid JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise RefusedError(f"{path}: {what} must be a JSON object")
+    return doc
+
+
+def load_baseline(cfg: GateConfig) -> tuple[dict[str, Any], str, dict[str, Any]] | None:
+    """The baseline document, its display path and its input record; None for `--baseline none`.
+
+    Accepts a baseline file or another results.json (then it is converted to a baseline view by
+    `compare`). Loaded before the model so a missing or broken baseline refuses cheaply.
+    """
+    if cfg.baseline is None:
+        return None
+    from evalgate.core.baseline import validate_baseline
+
+    path = cfg.path(cfg.baseline)
+    if not path.is_file():
+        raise RefusedError(
+            f"{cfg.baseline}: baseline not found",
+            hint="create it with `evalgate baseline update --name NAME`, or run with `--baseline none`",
+        )
+    doc = load_json_file(path, "baseline")
+    if "probes" in doc and isinstance(doc.get("probes"), list):
+        results_mod.validate_results(doc, str(cfg.baseline))
+    else:
+        validate_baseline(doc, str(cfg.baseline))
+    shown = display_path(cfg, path)
+    return doc, shown, {shown: {**file_record(path), "role": "baseline"}}
+
+
+def read_test_sentences(cfg: GateConfig) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    from evalgate.core.corpus import read_sentences
+
+    path = cfg.path(cfg.test)
+    shown = display_path(cfg, path)
+    if not path.is_file():
+        raise RefusedError(f"{shown}: test set not found", hint="set `test:` in evalgate.yml or pass --test")
+    sentences, findings = read_sentences(path.read_bytes(), shown)
+    if findings:
+        raise RefusedError(
+            f"{shown}: the test set cannot be read: " + "; ".join(f.message for f in findings[:5]),
+            findings=findings,
+        )
+    if not sentences:
+        raise RefusedError(f"{shown}: the test set holds no sentence")
+    return [s for _, s in sentences], {shown: {**file_record(path), "role": "test"}}
+
+
+def score(
+    cfg: GateConfig,
+    outcome: Any,
+    progress: Progress,
+    *,
+    shard: tuple[int, int] | None = None,
+) -> dict[str, Any]:
+    """Load the checkpoint and score: the results dict without comparison (verdict "pass")."""
+    from evalgate.core.scoring import score_probes
+    from evalgate.core.slices import aggregate
+    from evalgate.scorers.loaders import load_scorer
+
+    test_sentences, test_input = read_test_sentences(cfg)
+    probes = list(outcome.probes)
+    if shard is not None:
+        from evalgate.core.shards import select_shard
+
+        probes = select_shard(probes, *shard)
+    with progress.phase("load checkpoint"):
+        checkpoint = cfg.path(cfg.checkpoint) if cfg.checkpoint else None
+        scorer = load_scorer(
+            checkpoint,
+            cfg.loader,
+            root=cfg.root,
+            batch_size=cfg.scoring.batch_size,
+            dtype=cfg.scoring.dtype,
+            threads=cfg.scoring.threads,
+        )
+    info = scorer.info
+    with progress.phase(f"score {len(probes)} probes"):
+        entries = score_probes(
+            probes,
+            outcome.template,
+            scorer,
+            cfg.scoring.method,
+            cfg.scoring.normalization,
+        )
+    # Leak policy "exclude": every probe was scored (so the full series can be shown), the
+    # leaking ones are then marked excluded and drop out of the gated (strict) series.
+    excluded = set(outcome.excluded)
+    aggregate_full = None
+    if excluded:
+        aggregate_full = aggregate(entries, cfg.gate.z)
+        for entry in entries:
+            if entry["id"] in excluded and entry["status"] != "deprecated":
+                entry["status"] = STATUS_EXCLUDED
+    agg = aggregate(entries, cfg.gate.z)
+    ppl = None
+    if shard is None or shard[0] == 1:
+        with progress.phase(f"perplexity on {len(test_sentences)} test sentences"):
+            p = scorer.perplexity(test_sentences)
+            ppl = {"value": p.value, "n_tokens": p.n_tokens, "nll": p.nll, "file": next(iter(test_input))}
+
+    ckpt_display = display_path(cfg, checkpoint) if checkpoint else (cfg.loader or "plugin")
+    inputs: dict[str, Any] = dict(outcome.inputs)
+    inputs.update(test_input)
+    inputs.update(config_input(cfg))
+    for rel, rec in sorted(info.files.items()):
+        inputs[f"{ckpt_display}/{rel}"] = {**rec, "role": "checkpoint"}
+    manifest = results_mod.comparability_manifest(
+        method=cfg.scoring.method,
+        normalization=cfg.scoring.normalization,
+        template_sha256=sha256_text(outcome.template),
+        dtype=info.dtype,
+        probe_set_digest=outcome.probe_set.get("digest", ""),
+        probe_set_version=outcome.probe_set.get("version"),
+        tokenizer_sha256=info.tokenizer_sha256,
+    )
+    checkpoint_rec = {
+        "path": ckpt_display,
+        "format": info.format,
+        "sha256": info.digest,
+        "loader": cfg.loader,
+        "n_parameters": info.n_parameters,
+    }
+    leaks = None
+    if cfg.leaks.policy == "exclude" or excluded:
+        leaks = results_mod.leak_summary(entries, excluded, cfg.leaks.policy)
+    extra = {"shard": {"index": shard[0], "count": shard[1]}} if shard else None
+    return results_mod.assemble(
+        verdict="pass",
+        reasons=[],
+        inputs=inputs,
+        checkpoint=checkpoint_rec,
+        config_pin=cfg.pin(),
+        manifest=manifest,
+        probe_set=outcome.probe_set,
+        entries=entries,
+        aggregate=agg,
+        perplexity=ppl,
+        comparison=None,
+        warnings=[w.to_dict() for w in outcome.warnings],
+        leaks=leaks,
+        aggregate_full=aggregate_full,
+        extra=extra,
+    )
+
+
+def gate(
+    results: dict[str, Any],
+    baseline: tuple[dict[str, Any], str, dict[str, Any]] | None,
+    cfg: GateConfig,
+) -> dict[str, Any]:
+    """Compare with the baseline (if any) and set verdict + reasons."""
+    from evalgate.core.compare import compare, verdict
+
+    if baseline is None:
+        results = dict(results)
+        results["comparison"] = None
+        results["verdict"], results["reasons"] = "pass", []
+        return results
+    doc, shown, record = baseline
+    comparison = compare(results, doc, cfg.gate, shown)
+    outcome, reasons = verdict(comparison)
+    results = dict(results)
+    results["inputs"] = dict(sorted({**results["inputs"], **record}.items()))
+    results["comparison"] = comparison
+    results["verdict"], results["reasons"] = outcome, reasons
+    return results_mod.round_floats(results)
+
+
+def refused_results(
+    cfg: GateConfig | None,
+    exc: EvalgateError,
+    *,
+    outcome: Any = None,
+    extra_inputs: Mapping[str, Any] | None = None,
+    gate_changes: str | None = None,
+) -> dict[str, Any]:
+    """The results dict for a refusal at any stage: every finding, every input read so far."""
+    findings = [f.to_dict() for f in exc.findings]
+    if not findings:
+        entry = {"check": "refused", "message": exc.message}
+        if exc.hint:
+            entry["hint"] = exc.hint
+        findings = [entry]
+    inputs: dict[str, Any] = {}
+    if outcome is not None:
+        inputs.update(outcome.inputs)
+    if extra_inputs:
+        inputs.update(extra_inputs)
+    if cfg is not None:
+        with contextlib.suppress(OSError):
+            inputs.update(config_input(cfg))
+    return results_mod.assemble_refused(
+        reasons=[exc.message.splitlines()[0]],
+        findings=findings,
+        inputs=inputs,
+        config_pin=cfg.pin() if cfg is not None else {},
+        probe_set=getattr(outcome, "probe_set", None),
+        warnings=[w.to_dict() for w in getattr(outcome, "warnings", ())],
+        gate_changes=gate_changes,
+    )
+
+
+def scored_accuracy(results: Mapping[str, Any]) -> float | None:
+    overall = results.get("slices", {}).get("overall") or {}
+    return overall.get("accuracy")
