@@ -1,0 +1,1 @@
+"""Model edges: the scorer protocol, the checkpoint loaders and the native reference GPT."""
