@@ -134,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     com.add_argument("--report", metavar="DIR", required=True, help="folder holding REPORT.md")
     com.add_argument("--pr", type=int, metavar="N", help="pull request number (default: from the event)")
     com.add_argument("--repo", metavar="OWNER/NAME", help="repository (default: $GITHUB_REPOSITORY)")
+    com.add_argument(
+        "--sha", metavar="SHA", help="find the open PR whose head is SHA (default: from the event)"
+    )
 
     probes = sub.add_parser("probes", help="build, seal, import, export and deprecate probes")
     p_sub = probes.add_subparsers(dest="probes_command", metavar="ACTION", required=True)

@@ -1,0 +1,215 @@
+"""`evalgate comment --report DIR`: post REPORT.md as the pull request's sticky comment.
+
+The folder may be an artifact downloaded from a fork's run (the `workflow_run` comment job), so it
+is treated as untrusted: files are read only if they are regular files inside DIR (a symlink could
+point at the runner's secrets), sizes are capped, results.json must pass the results schema,
+head.json (written by the gate workflow) must name the SHA this job was told about, and @-mentions
+are defused so a doctored report cannot ping people. The PR number never comes from the artifact:
+it is `--pr`, else the event's `pull_request.number`, else the open PR whose head is `--sha` (else
+the event's `workflow_run.head_sha`, else GITHUB_SHA), looked up through the API.
+
+`post_report` is also what `evalgate run --comment` calls; there a failure to comment is a warning
+and never changes the gate's exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalgate.edges.github import CommentResult, GitHubClient, api_url_from_env, post_or_update_comment
+from evalgate.errors import EXIT_PASS, EvalgateError, GitHubError, RefusedError
+
+MAX_REPORT_BYTES = 4 << 20  # the comment keeps at most 65,536 characters anyway
+MAX_RESULTS_BYTES = 64 << 20
+_SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+# `@name` or `@org/team` at a word start: a zero-width joiner after the @ keeps the text but not the ping.
+_MENTION_RE = re.compile(r"(?<![\w`/.@-])@(?=[A-Za-z0-9])")
+FALLBACK_NOTICE = (
+    "> [!WARNING]\n"
+    "> evalgate could not post the pull request comment: the token may not write here "
+    "(GitHub said: {reason}). A fork's `pull_request` run only gets a read-only token; the "
+    "`eval-gate-comment` workflow posts the comment from the base repository. The report follows.\n\n"
+)
+
+
+def read_artifact_file(folder: Path, name: str, max_bytes: int, *, cut: bool = False) -> str | None:
+    """The text of folder/name if it is a regular file inside folder; None when absent."""
+    path = folder / name
+    if path.is_symlink():
+        raise RefusedError(
+            f"{path}: is a symbolic link; refusing to read it", hint="the artifact is untrusted"
+        )
+    if not path.exists():
+        return None
+    if not path.is_file() or not path.resolve().is_relative_to(folder.resolve()):
+        raise RefusedError(f"{path}: not a regular file inside {folder}", hint="the artifact is untrusted")
+    with open(path, "rb") as fh:
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        if not cut:
+            raise RefusedError(f"{path}: larger than {max_bytes:,} bytes", hint="the artifact is untrusted")
+        data = data[:max_bytes]
+    return data.decode("utf-8", errors="replace")
+
+
+def check_artifact(folder: Path, expect_sha: str | None) -> None:
+    """Schema-check results.json and match head.json against the SHA the event names."""
+    text = read_artifact_file(folder, "results.json", MAX_RESULTS_BYTES)
+    if text is not None:
+        from evalgate.core.results import validate_results
+
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            raise RefusedError(f"{folder / 'results.json'}: not JSON ({exc})") from None
+        validate_results(doc, str(folder / "results.json"))
+    head_text = read_artifact_file(folder, "head.json", 4096)
+    if head_text is None:
+        return
+    try:
+        head = json.loads(head_text)
+    except ValueError:
+        head = None
+    if not (isinstance(head, dict) and set(head) == {"head_sha"} and _SHA_RE.match(str(head["head_sha"]))):
+        raise RefusedError(f'{folder / "head.json"}: expected {{"head_sha": "<40 hex>"}} only')
+    if expect_sha and head["head_sha"] != expect_sha.lower():
+        raise RefusedError(
+            f"{folder / 'head.json'}: the report is for {head['head_sha'][:12]}, "
+            f"but this run is for {expect_sha[:12]}",
+            hint="download the artifact of the workflow run that triggered this job",
+        )
+
+
+def defuse_mentions(text: str) -> str:
+    return _MENTION_RE.sub("@\u200d", text)
+
+
+def read_event(env: Mapping[str, str]) -> dict[str, Any]:
+    path = env.get("GITHUB_EVENT_PATH")
+    if not path or not Path(path).is_file():
+        return {}
+    try:
+        event = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return event if isinstance(event, dict) else {}
+
+
+def event_sha(env: Mapping[str, str], sha: str | None) -> str | None:
+    """The PR head SHA: --sha, else the event's workflow_run/pull_request head, else GITHUB_SHA.
+
+    GITHUB_SHA is last because in a pull_request run it is the merge commit, and in a workflow_run
+    run the default branch's tip: neither is the head of the PR.
+    """
+    event = read_event(env)
+    run_head = (event.get("workflow_run") or {}).get("head_sha")
+    pr_head = ((event.get("pull_request") or {}).get("head") or {}).get("sha")
+    found = sha or run_head or pr_head or env.get("GITHUB_SHA")
+    return str(found).lower() if found else None
+
+
+def resolve_pr(pr: int | None, sha: str | None, repo: str, env: Mapping[str, str], client: GitHubClient):
+    """(pr number or None, how it was found)."""
+    if pr:
+        return pr, "--pr"
+    number = (read_event(env).get("pull_request") or {}).get("number")
+    if isinstance(number, int):
+        return number, "the pull_request event"
+    if not sha:
+        raise RefusedError(
+            "no pull request to comment on",
+            hint="pass --pr N, or --sha SHA (or run inside a pull_request or workflow_run job)",
+        )
+    return client.find_pr_for_sha(repo, sha), f"head SHA {sha[:12]}"
+
+
+def write_fallback(body: str, reason: str, env: Mapping[str, str]) -> str:
+    """Append the notice and the report to the job summary; say where the report went."""
+    summary = env.get("GITHUB_STEP_SUMMARY")
+    print(f"::warning title=evalgate comment::could not post the PR comment ({reason}); see the job summary")
+    if not summary:
+        return "no GITHUB_STEP_SUMMARY: the report stays in its folder"
+    with open(summary, "a", encoding="utf-8") as fh:
+        fh.write(FALLBACK_NOTICE.format(reason=reason or "HTTP 403") + body.rstrip("\n") + "\n")
+    return f"the report was written to the job summary ({summary})"
+
+
+def post_report(
+    report_dir: str | os.PathLike[str],
+    *,
+    pr: int | None = None,
+    repo: str | None = None,
+    sha: str | None = None,
+    env: Mapping[str, str] | None = None,
+    strict: bool = False,
+    **client_options: Any,
+) -> CommentResult | None:
+    """Post report_dir/REPORT.md as the sticky comment; fall back to the job summary on a 403.
+
+    With strict=False (what `run --comment` uses) every failure is printed as a warning and None
+    returned: the report is already on disk and the gate's exit code must not change.
+    """
+    env = os.environ if env is None else env
+    folder = Path(report_dir)
+    try:
+        body = read_artifact_file(folder, "REPORT.md", MAX_REPORT_BYTES, cut=True)
+        if body is None:
+            raise RefusedError(
+                f"{folder / 'REPORT.md'}: not found", hint="pass the folder `evalgate run` wrote"
+            )
+        head_sha = event_sha(env, sha)
+        check_artifact(folder, head_sha)
+        repo = repo or env.get("GITHUB_REPOSITORY")
+        if not repo or repo.count("/") != 1:
+            raise RefusedError(
+                "no repository to comment on", hint="pass --repo OWNER/NAME or set GITHUB_REPOSITORY"
+            )
+        token = env.get("GITHUB_TOKEN") or env.get("GH_TOKEN")
+        if not token:
+            raise RefusedError(
+                "no GitHub token", hint="set GITHUB_TOKEN (`env: GITHUB_TOKEN: ${{ github.token }}`)"
+            )
+        client = GitHubClient(token, api_url_from_env(env), log=_stderr, **client_options)
+        number, how = resolve_pr(pr, head_sha, repo, env, client)
+        if number is None:
+            print(
+                f"evalgate: no open pull request has head {head_sha}; nothing posted "
+                "(the PR was closed or has newer commits)"
+            )
+            return None
+        result = post_or_update_comment(
+            repo, number, defuse_mentions(body), token=token, env=env, client=client
+        )
+    except EvalgateError as exc:
+        if strict:
+            raise
+        print(f"evalgate: warning: no PR comment: {exc.message}", file=sys.stderr)
+        if isinstance(exc, GitHubError) and exc.hint:
+            print(f"  hint: {exc.hint}", file=sys.stderr)
+        return None
+    cut = " (cut to GitHub's 65,536-character limit)" if result.truncated else ""
+    if result.fallback:
+        where = write_fallback(body, result.reason, env)
+        print(f"evalgate: could not comment on {repo}#{number}: {result.reason or 'HTTP 403'}; {where}")
+    else:
+        print(
+            f"evalgate: {result.action} the sticky comment on {repo}#{number} ({how}){cut}: "
+            f"{result.url or ''}"
+        )
+    return result
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def main(args: argparse.Namespace) -> int:
+    post_report(args.report, pr=args.pr, repo=args.repo, sha=getattr(args, "sha", None), strict=True)
+    return EXIT_PASS
