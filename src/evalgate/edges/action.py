@@ -1,0 +1,149 @@
+"""The GitHub Action's entry point: `python -m evalgate.edges.action`.
+
+Reads the Action's inputs from `INPUT_*` (GitHub keeps an input's hyphen in the variable name,
+`INPUT_FAIL-ON-REGRESSION`, which a shell cannot set, so `INPUT_FAIL_ON_REGRESSION` is accepted
+too), runs `evalgate run` in-process, then writes the step outputs (`verdict`, `accuracy`,
+`report-path`) to `$GITHUB_OUTPUT`, appends REPORT.md to `$GITHUB_STEP_SUMMARY`, and exits with
+the gate's code: 0 pass, 1 regression (0 when fail-on-regression is false), 2 refused, 3 error.
+The pieces are pure functions of the environment so they are tested without a model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from evalgate.errors import EXIT_PASS, EXIT_REFUSED, EXIT_REGRESSION
+
+DEFAULT_OUT = "evalgate-out"
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+_VERDICT_BY_CODE = {0: "pass", 1: "fail", 2: "refused"}
+# (input name, `evalgate run` flag) for the inputs that are passed through as they are.
+_PATH_INPUTS = (
+    ("config", "--config"),
+    ("checkpoint", "--checkpoint"),
+    ("baseline", "--baseline"),
+    ("gate-changes", "--gate-changes"),
+)
+
+
+class InputError(ValueError):
+    pass
+
+
+def input_value(env: Mapping[str, str], name: str) -> str | None:
+    """An input's value (stripped), or None when unset or empty, under either spelling."""
+    upper = name.upper()
+    for key in (f"INPUT_{upper}", f"INPUT_{upper.replace('-', '_')}"):
+        value = env.get(key)
+        if value is not None and value.strip():
+            return value.strip()
+    return None
+
+
+def input_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
+    value = input_value(env, name)
+    if value is None:
+        return default
+    if value.lower() in _TRUE:
+        return True
+    if value.lower() in _FALSE:
+        return False
+    raise InputError(f"input `{name}`: expected true or false, got {value!r}")
+
+
+def out_dir(env: Mapping[str, str]) -> str:
+    return input_value(env, "out") or DEFAULT_OUT
+
+
+def build_run_args(env: Mapping[str, str]) -> list[str]:
+    """The `evalgate run` argument list for these inputs; --out is always given so we know it."""
+    args = ["run", "--format", "github", "--out", out_dir(env)]
+    for name, flag in _PATH_INPUTS:
+        value = input_value(env, name)
+        if value is not None:
+            args += [flag, value]
+    if input_bool(env, "comment", False):
+        args.append("--comment")
+    return args
+
+
+def gate_outputs(out: str, code: int) -> dict[str, str]:
+    """verdict / accuracy / report-path, from results.json when the run wrote one."""
+    verdict, accuracy = _VERDICT_BY_CODE.get(code, "error"), ""
+    try:
+        results = json.loads((Path(out) / "results.json").read_text(encoding="utf-8"))
+        verdict = str(results.get("verdict") or verdict)
+        value = ((results.get("slices") or {}).get("overall") or {}).get("accuracy")
+        accuracy = "" if value is None else repr(float(value))
+    except (OSError, ValueError, TypeError, AttributeError):
+        pass
+    report = Path(out) / "REPORT.md"
+    return {"verdict": verdict, "accuracy": accuracy, "report-path": str(report) if report.is_file() else ""}
+
+
+def output_lines(outputs: Mapping[str, str]) -> str:
+    """`name<<DELIMITER` blocks: safe for any value, newlines included.
+
+    The delimiter is derived from the value (not random) so the file is reproducible; a value
+    cannot contain the hash of itself.
+    """
+    chunks = []
+    for name, value in outputs.items():
+        delimiter = "EVALGATE_EOF_" + hashlib.sha256(value.encode("utf-8")).hexdigest()[:24]
+        chunks.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+    return "".join(chunks)
+
+
+def write_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(output_lines(outputs))
+
+
+def append_summary(path: str | None, report_path: str, verdict: str) -> None:
+    if not path:
+        return
+    if report_path:
+        text = Path(report_path).read_text(encoding="utf-8", errors="replace").rstrip("\n") + "\n"
+    else:
+        text = f"## evalgate: {verdict}\n\nNo REPORT.md was written; see the step log.\n"
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def exit_code(code: int, fail_on_regression: bool) -> int:
+    if code == EXIT_REGRESSION and not fail_on_regression:
+        return EXIT_PASS
+    return code
+
+
+def main(env: Mapping[str, str] | None = None, run: Callable[[Sequence[str]], int] | None = None) -> int:
+    """`run` is `evalgate.cli.main` unless a test passes its own."""
+    env = os.environ if env is None else env
+    try:
+        args = build_run_args(env)
+        fail_on_regression = input_bool(env, "fail-on-regression", True)
+    except InputError as exc:
+        print(f"::error title=evalgate action::{exc}")
+        return EXIT_REFUSED
+    print("evalgate " + " ".join(args), flush=True)
+    if run is None:
+        from evalgate.cli import main as run
+    code = run(args)
+    outputs = gate_outputs(out_dir(env), code)
+    write_outputs(env.get("GITHUB_OUTPUT"), outputs)
+    append_summary(env.get("GITHUB_STEP_SUMMARY"), outputs["report-path"], outputs["verdict"])
+    final = exit_code(code, fail_on_regression)
+    if final != code:
+        print("::warning title=evalgate::a slice regressed, but fail-on-regression is false: the step passes")
+    return final
+
+
+if __name__ == "__main__":
+    sys.exit(main())
