@@ -1,0 +1,57 @@
+"""`evalgate probes seal`: write the sealed manifest (file hashes, version, digest, probe lock).
+
+Sealing runs the whole validation first and refuses anything but "the files changed since the
+last seal" (which is what sealing is for): an invalid set, a leaking set and, above all, a set
+that breaks the probe lock are refused, or re-sealing would be a way around immutability.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from evalgate.commands.validate import absolute
+from evalgate.config import load_config
+from evalgate.core.findings_render import render_text
+from evalgate.core.manifest import SEALABLE_CHECKS, ProbeFile, seal
+from evalgate.edges.files import atomic_write_json
+from evalgate.errors import EXIT_PASS, EXIT_REFUSED
+from evalgate.validation import display_path, manifest_key, manifest_path, probe_paths, validate
+
+
+def main(args: argparse.Namespace) -> int:
+    cfg = load_config(args.config)
+    probe_files = absolute(args.probes)
+    outcome = validate(cfg, probe_files)
+    # A partial seal would drop the other files from the manifest while their ids stay locked.
+    blocking = [f for f in outcome.findings if f.check not in SEALABLE_CHECKS]
+    blocking += [w for w in outcome.warnings if w.check == "manifest-partial"]
+    if blocking:
+        print(render_text(blocking, closing="nothing was sealed"))
+        return EXIT_REFUSED
+    path = manifest_path(cfg, probe_files)
+    shown = display_path(cfg.root, path)
+    previous = json.loads(path.read_bytes().decode("utf-8")) if path.is_file() else None
+    files = []
+    for p in probe_paths(cfg, probe_files):
+        entry = outcome.probe_set["files"][display_path(cfg.root, p)]
+        files.append(
+            ProbeFile(manifest_key(path, p), display_path(cfg.root, p), entry["sha256"], entry["cases"])
+        )
+    bump = args.bump or "patch"
+    new = seal(previous, files, list(outcome.probes), bump)
+    if previous == new:
+        print(f"evalgate: {shown} is up to date (version {new['version']}); nothing to seal")
+        return EXIT_PASS
+    atomic_write_json(path, new)
+    if previous is None:
+        change = f"version {new['version']} (first seal)"
+    elif previous["version"] == new["version"]:
+        change = f"version {new['version']} unchanged (same probes; file list updated)"
+    else:
+        change = f"version {previous['version']} -> {new['version']} ({bump})"
+    print(
+        f"evalgate: sealed {shown}: {change}; {new['n_probes']} probes in {len(files)} file(s), "
+        f"{len(new['lock'])} ids locked, digest {new['digest'][:12]}"
+    )
+    return EXIT_PASS

@@ -1,0 +1,91 @@
+"""`evalgate validate`: every problem of the probe set at once; exit 0 when clean, 2 otherwise.
+
+Under GitHub Actions (GITHUB_ACTIONS=true) the problems are also printed as `::error` workflow
+commands, whatever --format says, so they show on the pull request's diff.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from evalgate.config import GateConfig, load_config
+from evalgate.core.findings_render import render_github, render_json, render_text
+from evalgate.errors import EXIT_PASS, EXIT_REFUSED
+from evalgate.validation import ValidationOutcome, validate
+
+
+def absolute(paths: list[str] | None) -> list[str] | None:
+    """Path flags are relative to where the command runs, not to the configuration's folder."""
+    return None if not paths else [str(Path(p).absolute()) for p in paths]
+
+
+def summary(cfg: GateConfig, outcome: ValidationOutcome) -> dict:
+    probes = outcome.probes
+    live = [p for p in probes if not p.deprecated]
+    train = [k for k, v in outcome.inputs.items() if v["role"] == "train"]
+    return {
+        "probes": len(probes),
+        "core": sum(p.category == "core" for p in live),
+        "adversarial": sum(p.category == "adversarial" for p in live),
+        "deprecated": len(probes) - len(live),
+        "files": list(outcome.probe_set["files"]),
+        "coverage_ok": not any(f.check == "coverage" for f in outcome.findings),
+        "leaks": len(outcome.leaks),
+        "excluded": sorted(outcome.excluded),
+        "leak_detectors": list(cfg.leaks.detectors),
+        "train_files": train,
+        "version": outcome.probe_set["version"],
+        "digest": outcome.probe_set["digest"],
+    }
+
+
+def clean_text(cfg: GateConfig, s: dict) -> str:
+    detectors = ", ".join(f"{cfg.leaks.window}-gram" if d == "ngram" else d for d in cfg.leaks.detectors)
+    against = ", ".join(s["train_files"]) or "no training files"
+    leaks = f"{s['leaks']} leaks ({detectors}) against {against}"
+    if s["excluded"]:
+        leaks += f"; {len(s['excluded'])} leaking probe(s) excluded"
+    version = s["version"] or "unsealed"
+    return "\n".join(
+        [
+            "evalgate validate: OK",
+            f"  probes:   {s['probes']} ({s['core']} core, {s['adversarial']} adversarial, "
+            f"{s['deprecated']} deprecated) in {len(s['files'])} file(s)",
+            "  coverage: OK",
+            f"  leaks:    {leaks}",
+            f"  version:  {version} (digest {s['digest'][:12]})",
+        ]
+    )
+
+
+def one_line(s: dict) -> str:
+    return (
+        f"probe set OK: {s['probes']} probes, coverage OK, {s['leaks']} leaks, "
+        f"version {s['version'] or 'unsealed'}"
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    cfg = load_config(args.config)
+    fmt = args.format or "text"
+    outcome = validate(cfg, absolute(args.probes), absolute(args.train))
+    findings, warnings = outcome.findings, outcome.warnings
+    if fmt == "json":
+        print(render_json(findings, warnings, summary(cfg, outcome)))
+    elif fmt == "github":
+        if findings or warnings:
+            print(render_github(findings, warnings))
+        if outcome.ok:
+            print(f"::notice title=evalgate validate::{one_line(summary(cfg, outcome))}")
+    elif outcome.ok:
+        print(clean_text(cfg, summary(cfg, outcome)))
+        if warnings:
+            print()
+            print(render_text((), warnings))
+    else:
+        print(render_text(findings, warnings, closing="the probe set is refused (nothing was scored)"))
+    if fmt != "github" and os.environ.get("GITHUB_ACTIONS") == "true" and (findings or warnings):
+        print(render_github(findings, warnings))
+    return EXIT_PASS if outcome.ok else EXIT_REFUSED

@@ -1,0 +1,133 @@
+"""The coverage matrix (seed 000 "Matriz de cobertura") and one finding per short cell.
+
+Counted on the probes that will be scored: live (not deprecated), and not excluded by the leak
+policy, since the gate reads only those. Core cells count core probes; the adversarial cells
+count adversarial probes by reason_code. Every cell of the grid is listed, zero counts included,
+so a report can show what is missing and not only what is there.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from evalgate.core.grammar import Grammar
+from evalgate.types import LANGUAGES, PERSONS, REGULARITIES, TENSES, Finding, Probe
+
+
+class CoverageRules(Protocol):
+    """The fields of config.CoverageConfig read here (the core does not import the config)."""
+
+    per_language: int
+    per_regularity: int
+    per_tense: int
+    per_person: int
+    adversarial_total: int
+    adversarial_per_category_min: int
+    adversarial_per_category_max: int
+    adversarial_categories: tuple[str, ...]
+    regular_verb_min: int
+    irregular_verb_min: int
+
+
+HINT_CORE = "add core probes for the short cells (or lower the threshold under `coverage:` in evalgate.yml)"
+HINT_ADV = (
+    "add or retire adversarial probes of that reason_code (thresholds under `coverage:` in evalgate.yml)"
+)
+
+
+def _cells(counts: Counter[str], keys: Iterable[str], minimum: int) -> dict[str, dict[str, int]]:
+    return {k: {"n": counts.get(k, 0), "min": minimum} for k in keys}
+
+
+def coverage_matrix(
+    probes: Sequence[Probe], rules: CoverageRules, grammar: Grammar | None, excluded: Iterable[str] = ()
+) -> dict[str, Any]:
+    """Counts per cell with their thresholds; JSON-able, keys in a fixed order."""
+    left_out = set(excluded)
+    live = [p for p in probes if not p.deprecated and p.id not in left_out]
+    core = [p for p in live if p.category == "core"]
+    adv = [p for p in live if p.category == "adversarial"]
+    matrix: dict[str, Any] = {
+        "language": _cells(Counter(p.language for p in core), LANGUAGES, rules.per_language),
+        "regularity": _cells(Counter(p.regularity for p in core), REGULARITIES, rules.per_regularity),
+        "tense": _cells(Counter(p.tense for p in core), TENSES, rules.per_tense),
+        "person": _cells(Counter(p.person for p in core), PERSONS, rules.per_person),
+    }
+    if grammar is not None:
+        per_verb = Counter(f"{p.language}:{p.verb}" for p in core)
+        verbs: dict[str, dict[str, int]] = {}
+        for language in LANGUAGES:
+            for v in grammar.of_language(language):
+                minimum = rules.regular_verb_min if v.regularity == "regular" else rules.irregular_verb_min
+                key = f"{language}:{v.infinitive}"
+                verbs[key] = {"n": per_verb.get(key, 0), "min": minimum}
+        matrix["verb"] = verbs
+    by_code = Counter(p.reason_code or "(none)" for p in adv)
+    codes = list(rules.adversarial_categories) + sorted(set(by_code) - set(rules.adversarial_categories))
+    matrix["adversarial_total"] = {"n": len(adv), "min": rules.adversarial_total}
+    matrix["adversarial_category"] = {
+        code: {
+            "n": by_code.get(code, 0),
+            # codes outside the configured list are counted, never checked
+            "min": rules.adversarial_per_category_min if code in rules.adversarial_categories else 0,
+            "max": rules.adversarial_per_category_max if code in rules.adversarial_categories else None,
+        }
+        for code in codes
+    }
+    matrix["n_core"] = len(core)
+    matrix["n_adversarial"] = len(adv)
+    return matrix
+
+
+def coverage_findings(matrix: dict[str, Any], core_file: str | None, adv_file: str | None) -> list[Finding]:
+    """One finding per cell below its minimum (or above its maximum), saying by how much."""
+    out: list[Finding] = []
+    for family in ("language", "regularity", "tense", "person", "verb"):
+        for key, cell in matrix.get(family, {}).items():
+            if cell["n"] < cell["min"]:
+                short = cell["min"] - cell["n"]
+                out.append(
+                    Finding(
+                        "coverage",
+                        f"{family} {key}: {cell['n']} core probe(s), needs at least {cell['min']} "
+                        f"({short} short)",
+                        file=core_file,
+                        field=family,
+                        hint=HINT_CORE,
+                        evidence={"cell": f"{family}:{key}", "n": cell["n"], "min": cell["min"]},
+                    )
+                )
+    total = matrix["adversarial_total"]
+    if total["n"] < total["min"]:
+        out.append(
+            Finding(
+                "coverage",
+                f"adversarial total: {total['n']} probe(s), needs at least {total['min']} "
+                f"({total['min'] - total['n']} short)",
+                file=adv_file,
+                field="category",
+                hint=HINT_ADV,
+                evidence={"cell": "adversarial_total", **total},
+            )
+        )
+    for code, cell in matrix["adversarial_category"].items():
+        n, lo, hi = cell["n"], cell["min"], cell["max"]
+        if n < lo:
+            msg = f"adversarial {code}: {n} probe(s), needs {lo} to {hi} ({lo - n} short)"
+        elif hi is not None and n > hi:
+            msg = f"adversarial {code}: {n} probe(s), at most {hi} allowed ({n - hi} over)"
+        else:
+            continue
+        out.append(
+            Finding(
+                "coverage",
+                msg,
+                file=adv_file,
+                field="reason_code",
+                hint=HINT_ADV,
+                evidence={"cell": f"adversarial_category:{code}", **cell},
+            )
+        )
+    return out

@@ -1,0 +1,202 @@
+"""Bytes of a JSONL file -> (line number, object) records plus located findings.
+
+Every problem is reported with its line (and column or byte offset), and reading goes on after
+it, so a file with five bad lines gives five findings in one run. Nothing here raises on bad
+input: a BOM, Latin-1 bytes, a 10 MB line or `[[[[...` nested a million deep all become findings.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from evalgate.types import Finding
+
+DEFAULT_MAX_LINE_BYTES = 1_000_000
+
+BOM_UTF8 = b"\xef\xbb\xbf"
+_BOMS_UTF16 = (b"\xff\xfe", b"\xfe\xff")
+
+Record = tuple[int, dict[str, Any]]
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json.loads keeps the last of two equal keys silently; a probe with two "expected" values is
+    # a typo we must show, not resolve.
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON (RFC 8259 has no NaN or Infinity)")
+
+
+def _has_lone_surrogate(obj: Any) -> bool:
+    """True when a "\\ud800"-style escape left half a surrogate pair (it cannot be UTF-8 encoded)."""
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def key_hint(line: bytes, key: str) -> str | None:
+    """The value of `"key": "..."` in a line that is not valid JSON (to name the probe anyway)."""
+    match = re.search(rb'"' + re.escape(key.encode()) + rb'"\s*:\s*"([^"\\]{1,200})"', line)
+    if match is None:
+        return None
+    try:
+        return match.group(1).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _type_name(value: Any) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
+
+
+def parse_jsonl(
+    data: bytes,
+    file: str,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    allow_blank: bool = False,
+    id_key: str | None = "id",
+    what: str = "record",
+) -> tuple[list[Record], list[Finding]]:
+    """Parse one object per line. `id_key` names the field used to label findings on broken lines.
+
+    `allow_blank` skips blank lines silently (corpora); probe files report them.
+    """
+    findings: list[Finding] = []
+
+    def finding(check: str, message: str, line: int | None, hint: str, probe_id: str | None = None) -> None:
+        findings.append(Finding(check, message, file=file, line=line, probe_id=probe_id, hint=hint))
+
+    if not data.strip():
+        finding(
+            "jsonl-empty",
+            "the file is empty" if not data else "the file holds only whitespace",
+            None,
+            f"put one JSON object per line (one {what} each), or remove the file from the configuration",
+        )
+        return [], findings
+    if data.startswith(_BOMS_UTF16):
+        finding(
+            "jsonl-encoding",
+            "the file is UTF-16 (it starts with a UTF-16 byte-order mark); JSONL must be UTF-8",
+            1,
+            "save the file as UTF-8 without a byte-order mark",
+        )
+        return [], findings
+    if data.startswith(BOM_UTF8):
+        finding(
+            "jsonl-bom",
+            "the file starts with a UTF-8 byte-order mark (bytes EF BB BF)",
+            1,
+            "remove the byte-order mark: save as 'UTF-8' rather than 'UTF-8 with BOM'",
+        )
+        data = data[len(BOM_UTF8) :]
+
+    records: list[Record] = []
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()  # the final newline ends the last line; it does not open a new one
+    offset = 0
+    for line_no, raw in enumerate(lines, start=1):
+        line_start = offset
+        offset += len(raw) + 1
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if len(raw) > max_line_bytes:
+            finding(
+                "jsonl-line-too-long",
+                f"line is {len(raw):,} bytes, over the limit of {max_line_bytes:,}",
+                line_no,
+                f"a {what} should fit on a short line; check that the file was not mangled",
+            )
+            continue
+        if not raw.strip():
+            if not allow_blank:
+                finding(
+                    "jsonl-blank",
+                    "blank line",
+                    line_no,
+                    "remove the blank line: JSONL has one object per line",
+                )
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = raw[exc.start : exc.start + 1].hex().upper()
+            finding(
+                "jsonl-encoding",
+                f"byte 0x{bad} at byte {exc.start + 1} of the line (offset {line_start + exc.start} in "
+                "the file) is not valid UTF-8",
+                line_no,
+                "save the file as UTF-8 (it looks like Latin-1 or Windows-1252)",
+                key_hint(raw, id_key) if id_key else None,
+            )
+            continue
+        try:
+            obj = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+        except _DuplicateKey as exc:
+            findings.append(
+                Finding(
+                    "jsonl-duplicate-key",
+                    f'key "{exc.key}" appears twice in the object',
+                    file=file,
+                    line=line_no,
+                    probe_id=key_hint(raw, id_key) if id_key else None,
+                    field=exc.key,
+                    hint="keep one of the two values",
+                )
+            )
+            continue
+        except json.JSONDecodeError as exc:
+            finding(
+                "jsonl-syntax",
+                f"column {exc.colno}: invalid JSON: {exc.msg}",
+                line_no,
+                "fix the JSON on this line (each line must be one complete JSON object)",
+                key_hint(raw, id_key) if id_key else None,
+            )
+            continue
+        except ValueError as exc:  # NaN / Infinity
+            finding("jsonl-syntax", f"invalid JSON: {exc}", line_no, "write a number, a string or null")
+            continue
+        except RecursionError:
+            finding("jsonl-syntax", "invalid JSON: nested too deeply", line_no, "flatten the value")
+            continue
+        if not isinstance(obj, dict):
+            finding(
+                "jsonl-not-object",
+                f"expected a JSON object {{...}}, got {_type_name(obj)}",
+                line_no,
+                f"write each {what} as one JSON object",
+            )
+            continue
+        if b"\\u" in raw and _has_lone_surrogate(obj):
+            finding(
+                "jsonl-encoding",
+                "a \\u escape encodes half of a surrogate pair, which is not valid Unicode",
+                line_no,
+                "write the character itself, or both halves of the pair",
+                key_hint(raw, id_key) if id_key else None,
+            )
+            continue
+        records.append((line_no, obj))
+    return records, findings

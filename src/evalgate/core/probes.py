@@ -1,0 +1,261 @@
+"""Parsed JSONL records -> `Probe`s plus schema and semantic findings (SPEC "Probes", "Validation").
+
+Every record is checked completely: the schema errors of all its fields, then every semantic rule
+whose fields passed the schema, so one run lists every problem. Deprecated probes are never scored
+again, so they only have to stay schema-valid and keep their id unique (and their lock hash, see
+core/manifest.py); the other rules are about what a probe measures and skip them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from functools import cache
+from importlib import resources
+from pathlib import PurePosixPath
+from typing import Any
+
+import jsonschema
+
+from evalgate.core.grammar import Grammar
+from evalgate.core.text import normalize_exact
+from evalgate.types import BLANK, Finding, Probe
+
+_BLANK_RUN = re.compile(r"_{3,}")
+
+# Symbolic check names (Finding.check) with the hint that goes with each.
+HINTS = {
+    "schema": "see the field table in docs/validate.md (schema: evalgate/schemas/probe.schema.json)",
+    "unknown-field": "remove the field or fix its name: probe files allow only the documented fields",
+    "duplicate-id": "give one of the two probes a new id (ids are unique across all probe files)",
+    "expected-not-candidate": "make `expected` one of the `candidates` (a probe that cannot be right "
+    "could never fail)",
+    "blank": "write the prompt with exactly one ___ where the verb form goes",
+    "verb-unknown": "use one of the target verbs of that language (data/grammar/verbs.yaml)",
+    "regularity-mismatch": "set `regularity` to what the grammar table says",
+    "category-file": 'adversarial probes go in a file whose name contains "adversarial", core probes '
+    "in any other file",
+    "reason-code-missing": "give every adversarial probe a reason_code naming its category, e.g. PAST-IRREG",
+    "twin": "make the prompts differ, or deprecate one of the two probes",
+}
+
+
+@cache
+def probe_schema() -> dict[str, Any]:
+    text = resources.files("evalgate").joinpath("schemas", "probe.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(probe_schema())
+
+
+def expected_category(file: str) -> str:
+    """The category a file holds: "adversarial" when its name says so, else "core"."""
+    name = PurePosixPath(file.replace("\\", "/")).name.lower()
+    return "adversarial" if "adversarial" in name else "core"
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _schema_message(err: jsonschema.ValidationError) -> str:
+    """A short message: jsonschema's own repeats the whole instance (a 2,000-character prompt)."""
+    value, kind, arg = err.instance, err.validator, err.validator_value
+    sub = "".join(f"[{p}]" for p in list(err.absolute_path)[1:])
+    where = f"item {sub}: " if sub else ""
+    if kind == "enum":
+        return f"{where}{_short(value)} is not one of {', '.join(map(str, arg))}"
+    if kind == "type":
+        return f"{where}{_short(value)} is not of type {arg}"
+    if kind == "pattern":
+        if arg == r"\S":
+            return f"{where}{_short(value)} is blank"
+        return f"{where}{_short(value)} does not match the pattern {arg}"
+    if kind in ("minLength", "maxLength"):
+        n = len(value) if isinstance(value, str) else "?"
+        bound = "at least" if kind == "minLength" else "at most"
+        return f"{where}has {n} characters, {bound} {arg} allowed"
+    if kind in ("minItems", "maxItems"):
+        n = len(value) if isinstance(value, list) else "?"
+        bound = "at least" if kind == "minItems" else "at most"
+        return f"{where}has {n} items, {bound} {arg} allowed"
+    if kind == "uniqueItems":
+        seen: set[str] = set()
+        dups = sorted({_short(v) for v in value if (k := _short(v)) in seen or seen.add(k)})
+        return f"{where}repeats {', '.join(dups)}; candidates must be distinct"
+    return f"{where}{err.message[:200]}"
+
+
+def schema_findings(rec: dict[str, Any], file: str, line: int) -> tuple[list[Finding], set[str]]:
+    """Every schema error of one record, one finding per field, and the set of fields at fault."""
+    pid = rec.get("id") if isinstance(rec.get("id"), str) else None
+    allowed = probe_schema()["properties"]
+    findings: list[Finding] = []
+    bad: set[str] = set()
+    errors = sorted(_validator().iter_errors(rec), key=lambda e: [str(p) for p in e.absolute_path])
+    for err in errors:
+        if err.validator == "required":
+            for name in err.validator_value:
+                if name not in rec:
+                    bad.add(name)
+                    msg = f"missing required field '{name}'"
+                    findings.append(Finding("schema", msg, file, line, pid, name, HINTS["schema"]))
+        elif err.validator == "additionalProperties":
+            for name in sorted(set(rec) - set(allowed)):
+                bad.add(name)
+                close = difflib.get_close_matches(name, list(allowed), n=1)
+                msg = f"unknown field '{name}'" + (f" (did you mean '{close[0]}'?)" if close else "")
+                findings.append(Finding("schema", msg, file, line, pid, name, HINTS["unknown-field"]))
+        else:
+            path = list(err.absolute_path)
+            name = str(path[0]) if path else None
+            if name:
+                bad.add(name)
+            findings.append(Finding("schema", _schema_message(err), file, line, pid, name, HINTS["schema"]))
+    return findings, bad
+
+
+def _blank_problem(prompt: str) -> str | None:
+    runs = _BLANK_RUN.findall(prompt)
+    if not runs:
+        return f"the prompt has no blank: write {BLANK} where the verb form goes"
+    if len(runs) > 1:
+        return f"the prompt has {len(runs)} blanks; exactly one {BLANK} is allowed"
+    if runs[0] != BLANK:
+        return f"the blank is written with {len(runs[0])} underscores; write exactly three ({BLANK})"
+    return None
+
+
+def semantic_findings(
+    rec: dict[str, Any], file: str, line: int, grammar: Grammar | None, bad: set[str]
+) -> list[Finding]:
+    """The rules beyond the schema, each run only when the fields it reads passed the schema."""
+    pid = rec.get("id") if isinstance(rec.get("id"), str) else None
+    out: list[Finding] = []
+
+    def ok(*names: str) -> bool:
+        return all(n in rec and n not in bad for n in names)
+
+    def add(check: str, field: str, message: str, hint: str | None = None) -> None:
+        out.append(Finding(check, message, file, line, pid, field, hint or HINTS[check]))
+
+    if ok("expected", "candidates") and rec["expected"] not in rec["candidates"]:
+        shown = ", ".join(_short(c, 30) for c in rec["candidates"])
+        add(
+            "expected-not-candidate",
+            "expected",
+            f"{_short(rec['expected'])} is not one of the candidates ({shown})",
+        )
+    if ok("prompt") and (problem := _blank_problem(rec["prompt"])):
+        add("blank", "prompt", problem)
+    if ok("category"):
+        want = expected_category(file)
+        if rec["category"] != want:
+            add(
+                "category-file",
+                "category",
+                f"category is '{rec['category']}' but this file holds {want} probes",
+                f"set category to '{want}' or move the probe: {HINTS['category-file']}",
+            )
+        if rec["category"] == "adversarial" and "reason_code" not in rec:
+            add("reason-code-missing", "reason_code", "adversarial probe without a reason_code")
+    if grammar is not None and ok("language", "verb"):
+        verb = grammar.get(rec["language"], rec["verb"])
+        if verb is None:
+            add("verb-unknown", "verb", _unknown_verb(rec["language"], rec["verb"], grammar))
+        elif ok("regularity") and rec["regularity"] != verb.regularity:
+            add(
+                "regularity-mismatch",
+                "regularity",
+                f"'{rec['regularity']}' disagrees with the grammar table: "
+                f"{rec['language']} '{verb.infinitive}' is {verb.regularity}",
+                f"set regularity to '{verb.regularity}' (the grammar table is the reference)",
+            )
+    return out
+
+
+def _unknown_verb(language: str, verb: str, grammar: Grammar) -> str:
+    known = [v.infinitive for v in grammar.of_language(language)]
+    msg = f"'{verb}' is not one of the {len(known)} target verbs of '{language}'"
+    other = "es" if language == "en" else "en"
+    if grammar.get(other, verb) is not None:
+        return msg + f" (it is a target verb of '{other}': check the probe's language)"
+    close = difflib.get_close_matches(verb, known, n=1)
+    return msg + (f" (did you mean '{close[0]}'?)" if close else f" ({', '.join(known)})")
+
+
+def probes_from_records(
+    records: Iterable[tuple[int, dict[str, Any]]], file: str, grammar: Grammar | None
+) -> tuple[list[Probe], list[Finding], list[tuple[int, str]]]:
+    """The schema-valid probes of one file, every finding, and (line, id) of every record with an id."""
+    probes: list[Probe] = []
+    findings: list[Finding] = []
+    ids: list[tuple[int, str]] = []
+    for line, rec in records:
+        if isinstance(rec.get("id"), str):
+            ids.append((line, rec["id"]))
+        found, bad = schema_findings(rec, file, line)
+        findings.extend(found)
+        deprecated = rec.get("deprecated") is True
+        if not deprecated:
+            findings.extend(semantic_findings(rec, file, line, grammar, bad))
+        if not found:
+            probes.append(Probe.from_record(rec, file=file, line=line))
+    return probes, findings, ids
+
+
+def duplicate_ids(ids: Sequence[tuple[str, int, str]]) -> list[Finding]:
+    """(file, line, id) across all files: every repeat names the first location too."""
+    first: dict[str, tuple[str, int]] = {}
+    out: list[Finding] = []
+    for file, line, pid in ids:
+        if pid in first:
+            f0, l0 = first[pid]
+            out.append(
+                Finding(
+                    "duplicate-id",
+                    f"id '{pid}' is already used at {f0}:{l0}",
+                    file,
+                    line,
+                    pid,
+                    "id",
+                    HINTS["duplicate-id"],
+                    evidence={"first": f"{f0}:{l0}", "again": f"{file}:{line}"},
+                )
+            )
+        else:
+            first[pid] = (file, line)
+    return out
+
+
+def twins(probes: Sequence[Probe]) -> list[Finding]:
+    """Warnings for live probes whose prompts match ignoring case and whitespace (seed 003)."""
+    first: dict[str, Probe] = {}
+    out: list[Finding] = []
+    for p in probes:
+        if p.deprecated:
+            continue  # a replacement usually keeps the retired probe's prompt
+        key = normalize_exact(p.prompt)
+        if key in first:
+            q = first[key]
+            out.append(
+                Finding(
+                    "twin",
+                    f"the prompt repeats probe {q.id}'s ({q.file}:{q.line}) ignoring case and whitespace",
+                    p.file,
+                    p.line,
+                    p.id,
+                    "prompt",
+                    HINTS["twin"],
+                    evidence={"twin_of": q.id},
+                )
+            )
+        else:
+            first[key] = p
+    return out

@@ -1,0 +1,313 @@
+"""The validation edge: read every file the configuration names, run every core check, collect.
+
+Nothing here decides what is wrong (core/ does); this module only reads bytes, turns a missing
+or unreadable file into a finding, and puts the pieces together in order: probe files (JSONL,
+schema, semantics, duplicate ids, twins), prompt template, sealed manifest and probe lock,
+leaks against the training files, coverage. Every problem lands in one `ValidationOutcome`, so
+`evalgate validate` and `evalgate run` report all of them at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evalgate.config import GateConfig
+from evalgate.core.corpus import read_sentences
+from evalgate.core.coverage import coverage_findings, coverage_matrix
+from evalgate.core.grammar import Grammar, grammar_from_dict
+from evalgate.core.jsonl import parse_jsonl
+from evalgate.core.leaks import LeakIndex, find_leaks
+from evalgate.core.manifest import ProbeFile, check_manifest, manifest_problems, probe_set_digest
+from evalgate.core.probes import duplicate_ids, expected_category, probes_from_records, twins
+from evalgate.errors import EvalgateError
+from evalgate.types import Finding, Probe
+
+MANIFEST_NAME = "MANIFEST.json"
+TEMPLATE_SLOT = "{prompt}"
+
+_MISSING_HINTS = {
+    "probes": "check the path (--probes, or `probes:` in evalgate.yml); `evalgate probes build` writes the "
+    "shipped set",
+    "train": "check the path (--train, or `train:` in evalgate.yml); `train: []` skips leak detection",
+    "template": "check `template:` in evalgate.yml; the file holds the prompt template with {prompt} once",
+    "grammar": "check `grammar:` in evalgate.yml (the verb table, data/grammar/verbs.yaml)",
+}
+
+
+@dataclass(frozen=True)
+class ValidationOutcome:
+    probes: tuple[Probe, ...]  # every parsed probe, deprecated included, in file order
+    findings: tuple[Finding, ...]  # blocking failures; empty = ok
+    warnings: tuple[Finding, ...]  # non-blocking (unsealed set, twins, ...)
+    leaks: tuple[Finding, ...]  # every leak finding (also in findings unless leaks.policy == "exclude")
+    excluded: frozenset[str]  # ids left out under leaks.policy == "exclude"
+    coverage: dict  # the matrix, JSON-able
+    inputs: dict[str, dict]  # display path -> {"sha256", "bytes", "role"} for every file read
+    probe_set: dict  # {"version", "digest", "files": {path: {"sha256", "cases"}}, "n_generated", "n_hand"}
+    template: str | None  # the prompt template text, validated (None when missing or invalid)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+def display_path(root: Path, path: Path) -> str:
+    """Relative to the configuration's root (POSIX) when inside it, else the path as given."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return path.as_posix()
+
+
+def probe_paths(cfg: GateConfig, probe_files: Sequence[str] | None) -> list[Path]:
+    return [cfg.path(p) for p in (probe_files if probe_files else cfg.probes)]
+
+
+def manifest_path(cfg: GateConfig, probe_files: Sequence[str] | None) -> Path:
+    """The configured manifest; for explicit probe files elsewhere, MANIFEST.json beside the first."""
+    configured = cfg.path(cfg.manifest)
+    if probe_files:
+        first = probe_paths(cfg, probe_files)[0]
+        if first.parent.resolve() != configured.parent.resolve():
+            return first.parent / MANIFEST_NAME
+    return configured
+
+
+def manifest_key(manifest: Path, probe_file: Path) -> str:
+    """A probe file's name in the manifest: relative to the manifest's folder, so sets can move."""
+    return Path(os.path.relpath(probe_file.resolve(), manifest.parent.resolve())).as_posix()
+
+
+class _Collector:
+    """Reads files once, records them as inputs, and turns I/O failures into findings."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.inputs: dict[str, dict[str, Any]] = {}
+        self.findings: list[Finding] = []
+        self.warnings: list[Finding] = []
+
+    def show(self, path: Path) -> str:
+        return display_path(self.root, path)
+
+    def read(self, path: Path, role: str, what: str) -> bytes | None:
+        shown = self.show(path)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            problem = f"{what} not found"
+        except IsADirectoryError:
+            problem = f"{what} is a directory, not a file"
+        except OSError as exc:
+            problem = f"cannot read the {what}: {exc.strerror or exc}"
+        else:
+            self.inputs[shown] = {
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "bytes": len(data),
+                "role": role,
+            }
+            return data
+        self.findings.append(Finding("file-missing", problem, shown, hint=_MISSING_HINTS.get(role)))
+        return None
+
+
+def _load_grammar(cfg: GateConfig, col: _Collector) -> Grammar | None:
+    path = cfg.path(cfg.grammar)
+    data = col.read(path, "grammar", "grammar table")
+    if data is None:
+        return None
+    shown = col.show(path)
+    try:
+        return grammar_from_dict(yaml.safe_load(data.decode("utf-8")), shown)
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        col.findings.append(Finding("grammar", f"cannot read the grammar table: {exc}", shown))
+    except EvalgateError as exc:
+        col.findings.append(Finding("grammar", exc.message, shown, hint=_MISSING_HINTS["grammar"]))
+    return None
+
+
+def _load_template(cfg: GateConfig, col: _Collector) -> str | None:
+    path = cfg.path(cfg.template)
+    data = col.read(path, "template", "prompt template")
+    if data is None:
+        return None
+    shown = col.show(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        col.findings.append(Finding("template", f"byte {exc.start + 1} is not valid UTF-8", shown))
+        return None
+    n = text.count(TEMPLATE_SLOT)
+    if n != 1:
+        col.findings.append(
+            Finding(
+                "template",
+                f"the prompt template must contain {TEMPLATE_SLOT} exactly once (found {n})",
+                shown,
+                hint=f"write the template with a single {TEMPLATE_SLOT} where each probe's prompt goes",
+            )
+        )
+        return None
+    return text
+
+
+def _check_manifest(
+    path: Path,
+    col: _Collector,
+    files: list[tuple[Path, ProbeFile]],
+    probes: list[Probe],
+    seen: set[str] | None,
+) -> str | None:
+    """Check the seal and the lock; the sealed version, or None for an unsealed/invalid manifest."""
+    shown = col.show(path)
+    if not path.is_file():
+        col.warnings.append(
+            Finding(
+                "manifest-missing",
+                "the probe set is not sealed (no manifest at this path): version and probe lock not checked",
+                shown,
+                hint="seal it with `evalgate probes seal` once the set is final",
+            )
+        )
+        return None
+    data = col.read(path, "manifest", "manifest")
+    if data is None:
+        return None
+    try:
+        doc = json.loads(data.decode("utf-8"))
+        problems = manifest_problems(doc)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        problems = [f"not valid JSON ({exc})"]
+    if problems:
+        col.findings.append(
+            Finding(
+                "manifest-invalid",
+                "the sealed manifest cannot be read: " + "; ".join(problems[:5]),
+                shown,
+                hint="restore it from version control (it holds the probe lock); deleting it forgets "
+                "every sealed probe",
+            )
+        )
+        return None
+    keyed = [ProbeFile(manifest_key(path, p), f.display, f.sha256, f.cases) for p, f in files]
+    found, warned = check_manifest(doc, shown, keyed, probes, seen)
+    col.findings.extend(found)
+    col.warnings.extend(warned)
+    return doc["version"]
+
+
+def _leaks(cfg: GateConfig, col: _Collector, grammar: Grammar | None, probes, train_files) -> list[Finding]:
+    if not cfg.leaks.detectors:
+        return []
+    paths = [cfg.path(p) for p in (train_files if train_files else cfg.train)]
+    if not paths:
+        col.warnings.append(
+            Finding(
+                "leaks-skipped",
+                "no training files are configured: leak detection was skipped",
+                hint="name the training material under `train:` in evalgate.yml or with --train",
+            )
+        )
+        return []
+    keep = grammar.all_forms() if grammar is not None else set()
+    index = LeakIndex(keep, window=cfg.leaks.window, detectors=cfg.leaks.detectors)
+    for path in paths:
+        data = col.read(path, "train", "training file")
+        if data is None:
+            continue
+        shown = col.show(path)
+        sentences, found = read_sentences(data, shown)
+        col.findings.extend(found)
+        index.add_all(shown, sentences)
+    return find_leaks(probes, index)
+
+
+def validate(
+    cfg: GateConfig, probe_files: Sequence[str] | None = None, train_files: Sequence[str] | None = None
+) -> ValidationOutcome:
+    """Run every check on the probe set named by `cfg` (or the files given) and collect the results."""
+    col = _Collector(cfg.root)
+    grammar = _load_grammar(cfg, col)
+    probes: list[Probe] = []
+    ids: list[tuple[str, int, str]] = []
+    files: list[tuple[Path, ProbeFile]] = []
+    all_read, all_parsed, unreadable = True, True, 0
+    for path in probe_paths(cfg, probe_files):
+        data = col.read(path, "probes", "probe file")
+        if data is None:
+            all_read = False
+            continue
+        shown = col.show(path)
+        records, found = parse_jsonl(data, shown)
+        all_parsed &= all(f.check == "jsonl-bom" for f in found)
+        parsed, semantic, file_ids = probes_from_records(records, shown, grammar)
+        unreadable += len({f.line for f in found if f.check != "jsonl-bom"}) + len(records) - len(parsed)
+        col.findings.extend(sorted(found + semantic, key=lambda f: f.line or 0))
+        probes.extend(parsed)
+        ids.extend((shown, line, pid) for line, pid in file_ids)
+        sha = col.inputs[shown]["sha256"]
+        files.append((path, ProbeFile(shown, shown, sha, len(parsed))))
+    col.findings.extend(duplicate_ids(ids))
+    col.warnings.extend(twins(probes))
+    template = _load_template(cfg, col)
+
+    seen = {pid for _, _, pid in ids} if all_read and all_parsed else None
+    version = _check_manifest(manifest_path(cfg, probe_files), col, files, probes, seen)
+
+    leaks = _leaks(cfg, col, grammar, probes, train_files)
+    excluded: frozenset[str] = frozenset()
+    if cfg.leaks.policy == "exclude":
+        excluded = frozenset(f.probe_id for f in leaks if f.probe_id)
+        if excluded:
+            col.warnings.append(
+                Finding(
+                    "leaks-excluded",
+                    f"{len(excluded)} leaking probe(s) left out (leaks.policy: exclude); the gate reads "
+                    "the strict subset",
+                    hint="the report shows both series; fix the leaks to score the whole set",
+                )
+            )
+    else:
+        col.findings.extend(leaks)
+
+    matrix = coverage_matrix(probes, cfg.coverage, grammar, excluded)
+    if not all_read or unreadable:  # a file or a record we could not read hides probes: cells would lie
+        col.warnings.append(
+            Finding(
+                "coverage-skipped",
+                f"coverage not checked: {unreadable or 'a file of'} probe record(s) could not be read",
+                hint="fix the problems above; coverage is checked on a readable set",
+            )
+        )
+    else:
+        core_file = next((f.display for _, f in files if expected_category(f.display) == "core"), None)
+        adv_file = next((f.display for _, f in files if expected_category(f.display) == "adversarial"), None)
+        col.findings.extend(coverage_findings(matrix, core_file, adv_file))
+
+    live = [p for p in probes if not p.deprecated]
+    probe_set = {
+        "version": version,
+        "digest": probe_set_digest(probes),
+        "files": {f.display: {"sha256": f.sha256, "cases": f.cases} for _, f in files},
+        "n_generated": sum(p.source == "generated" for p in live),
+        "n_hand": sum(p.source == "hand" for p in live),
+    }
+    return ValidationOutcome(
+        probes=tuple(probes),
+        findings=tuple(col.findings),
+        warnings=tuple(col.warnings),
+        leaks=tuple(leaks),
+        excluded=excluded,
+        coverage=matrix,
+        inputs=col.inputs,
+        probe_set=probe_set,
+        template=template,
+    )
