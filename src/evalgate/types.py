@@ -206,13 +206,15 @@ class Loglik:
 
     `logprob` is the natural-log sum over the continuation's tokens; `decoded` is the
     continuation tokens decoded back to text (the boundary check compares it with the request);
-    `oov` is true when any continuation token is the tokenizer's unknown token.
+    `oov` is true when any continuation token is the tokenizer's unknown token; `tokens` holds
+    each continuation token decoded on its own (shown when the boundary check fails).
     """
 
     logprob: float
     n_tokens: int
     decoded: str
     oov: bool = False
+    tokens: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

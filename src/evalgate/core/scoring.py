@@ -1,0 +1,269 @@
+"""Multiple-choice scoring (SPEC "Scoring", seeds 004 and 002): requests out, per-probe entries in.
+
+Pure: the model sits behind any object with `loglikelihood(requests) -> list[Loglik]` (the
+`Scorer` protocol of scorers/base.py; `FakeScorer` in tests), so this module never sees torch.
+
+Render the template with the probe, split at `___` into context and suffix, and score each
+candidate by one of three methods:
+
+- `candidate` (default): log p(candidate | context) / normaliser;
+- `candidate-raw`: log p(candidate | context), unnormalised (favours short candidates);
+- `sentence`: log p(context + candidate + suffix) from the start of text (BLiMP's minimal
+  pairs), divided by the normaliser of the whole sentence.
+
+Normalisers: `tokens` (the continuation's token count; seed 004), `chars` (characters, as
+lm-eval's acc_norm: independent of the tokenizer), `bytes` (UTF-8 bytes), `none`. Runs with
+different methods or normalisations are not comparable (the manifest records both).
+
+The context's trailing whitespace moves to the front of the continuation before scoring
+("She " + "works" is scored as "She" + " works", lm-eval's convention); the entry records the
+strings exactly as scored, so `context + continuation` is always the scored text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from typing import Any, Protocol
+
+from evalgate.errors import CheckpointError, RefusedError
+from evalgate.types import (
+    BLANK,
+    STATUS_AMBIGUOUS,
+    STATUS_DEPRECATED,
+    STATUS_EXCLUDED,
+    STATUS_OOV,
+    STATUS_SCORED,
+    Finding,
+    Loglik,
+    LoglikRequest,
+    Probe,
+)
+
+METHODS = ("candidate", "candidate-raw", "sentence")
+NORMALIZATIONS = ("tokens", "chars", "bytes", "none")
+PLACEHOLDER = "{prompt}"
+
+
+class LoglikScorer(Protocol):
+    def loglikelihood(self, requests: Sequence[LoglikRequest]) -> list[Loglik]: ...
+
+
+def render(template_text: str, probe: Probe) -> tuple[str, str]:
+    """(context, suffix): the template with the prompt in place, split at the blank.
+
+    One trailing newline of the template is the file's, not the prompt's, and is dropped.
+    """
+    template = template_text[:-1] if template_text.endswith("\n") else template_text
+    if template.count(PLACEHOLDER) != 1:
+        raise RefusedError(
+            f"prompt template: must contain {PLACEHOLDER} exactly once (found {template.count(PLACEHOLDER)})",
+            hint="edit data/eval/probe_prompt.txt (or the `template:` file of evalgate.yml)",
+        )
+    if BLANK in template:
+        raise RefusedError(
+            f"prompt template: must not contain {BLANK} itself (only the prompt has the blank)"
+        )
+    text = template.replace(PLACEHOLDER, probe.prompt)
+    if text.count(BLANK) != 1:
+        raise RefusedError(f"probe {probe.id}: the prompt must contain {BLANK} exactly once")
+    context, suffix = text.split(BLANK)
+    return context, suffix
+
+
+def split_whitespace(context: str, continuation: str) -> tuple[str, str]:
+    """Move the context's trailing whitespace to the front of the continuation (lm-eval)."""
+    n = len(context) - len(context.rstrip())
+    return (context[:-n], context[-n:] + continuation) if n else (context, continuation)
+
+
+def normaliser(normalization: str, text: str, n_tokens: int) -> float:
+    if normalization == "tokens":
+        return float(n_tokens)
+    if normalization == "chars":
+        return float(len(text))
+    if normalization == "bytes":
+        return float(len(text.encode("utf-8")))
+    return 1.0
+
+
+def softmax(scores: Sequence[float]) -> list[float]:
+    top = max(scores)
+    exps = [math.exp(s - top) for s in scores]
+    total = math.fsum(exps)
+    return [e / total for e in exps]
+
+
+def entropy(probs: Sequence[float]) -> float:
+    """Shannon entropy in nats (0 log 0 = 0)."""
+    return -math.fsum(p * math.log(p) for p in probs if p > 0)
+
+
+def _requests(probe: Probe, context: str, suffix: str, method: str) -> list[tuple[str, str, str]]:
+    """(context, continuation, normalised text) per candidate, in candidate order."""
+    out = []
+    for cand in probe.candidates:
+        if method == "sentence":
+            sentence = context + cand + suffix
+            out.append(("", sentence, sentence))
+        else:
+            ctx, cont = split_whitespace(context, cand)
+            out.append((ctx, cont, cand))
+    return out
+
+
+def _metadata(probe: Probe) -> dict[str, Any]:
+    return {
+        "prompt": probe.prompt,
+        "language": probe.language,
+        "verb": probe.verb,
+        "regularity": probe.regularity,
+        "tense": probe.tense,
+        "person": probe.person,
+        "category": probe.category,
+        "label": probe.label,
+        "reason_code": probe.reason_code,
+        "source": probe.source,
+        "kind": probe.kind,
+        "content_hash": probe.content_hash(),
+    }
+
+
+def _unscored(probe: Probe, status: str) -> dict[str, Any]:
+    return {
+        "id": probe.id,
+        "status": status,
+        "candidates": [{"text": c} for c in probe.candidates],
+        "pred": None,
+        "expected": probe.expected,
+        "correct": None,
+        "confidence": None,
+        "entropy": None,
+        "entropy_norm": None,
+        **_metadata(probe),
+    }
+
+
+def _boundary_problem(probe: Probe, cand: str, ctx: str, cont: str, res: Loglik) -> str | None:
+    if res.n_tokens == 0:
+        why = "the continuation has no tokens of its own"
+    elif res.decoded.strip() != cont.strip():
+        why = f"its tokens decode to {res.decoded!r}"
+    else:
+        return None
+    split = " ".join(repr(t) for t in res.tokens) or "(none)"
+    return (
+        f"probe {probe.id}, candidate {cand!r}: context {ctx[-30:]!r} + continuation {cont!r}: "
+        f"{why}; continuation tokens: {split}"
+    )
+
+
+def score_probes(
+    probes: Sequence[Probe],
+    template: str,
+    scorer: LoglikScorer,
+    method: str = "candidate",
+    normalization: str = "tokens",
+    excluded: Collection[str] = frozenset(),
+) -> list[dict[str, Any]]:
+    """The results.json "probes" entries, in probe order (docs/ARCHITECTURE.md)."""
+    if method not in METHODS:
+        raise RefusedError(f"scoring.method {method!r}: expected one of {', '.join(METHODS)}")
+    if normalization not in NORMALIZATIONS:
+        raise RefusedError(
+            f"scoring.normalization {normalization!r}: expected one of {', '.join(NORMALIZATIONS)}"
+        )
+    norm = "none" if method == "candidate-raw" else normalization
+    excluded = frozenset(excluded)
+    plans: list[tuple[Probe, str, list[tuple[str, str, str]]] | None] = []
+    requests: list[LoglikRequest] = []
+    for probe in probes:
+        if probe.deprecated or probe.id in excluded:
+            plans.append(None)
+            continue
+        context, suffix = render(template, probe)
+        reqs = _requests(probe, context, suffix, method)
+        plans.append((probe, "" if method == "sentence" else reqs[0][0], reqs))
+        requests.extend(LoglikRequest(ctx, cont) for ctx, cont, _ in reqs)
+    results = scorer.loglikelihood(requests) if requests else []
+    if len(results) != len(requests):
+        raise CheckpointError(f"the scorer returned {len(results)} results for {len(requests)} requests")
+
+    entries: list[dict[str, Any]] = []
+    boundary: list[Finding] = []
+    broken: list[str] = []
+    it = iter(results)
+    for probe, plan in zip(probes, plans, strict=True):
+        if plan is None:
+            entries.append(_unscored(probe, STATUS_DEPRECATED if probe.deprecated else STATUS_EXCLUDED))
+            continue
+        _, shown_context, reqs = plan
+        res = [next(it) for _ in reqs]
+        oov = any(r.oov for r in res)
+        if not oov:
+            for cand, (ctx, cont, _), r in zip(probe.candidates, reqs, res, strict=True):
+                problem = _boundary_problem(probe, cand, ctx, cont, r)
+                if problem:
+                    boundary.append(
+                        Finding(
+                            check="tokenization-boundary",
+                            message=problem,
+                            file=probe.file or None,
+                            line=probe.line or None,
+                            probe_id=probe.id,
+                            field="candidates",
+                        )
+                    )
+        if any(not math.isfinite(r.logprob) for r in res):
+            broken.append(probe.id)
+            continue
+        cands, scores = [], []
+        for cand, (_, cont, text), r in zip(probe.candidates, reqs, res, strict=True):
+            denom = normaliser(norm, text, r.n_tokens) or 1.0
+            score = r.logprob / denom
+            scores.append(score)
+            entry = {
+                "text": cand,
+                "continuation": cont,
+                "loglik": r.logprob,
+                "n_tokens": r.n_tokens,
+                "score": score,
+                "surprisal": -r.logprob,
+            }
+            if r.oov:
+                entry["oov"] = True
+            cands.append(entry)
+        probs = softmax(scores)
+        k = max(range(len(scores)), key=lambda i: (scores[i], -i))  # ties -> first candidate
+        h = entropy(probs)
+        status = STATUS_OOV if oov else STATUS_AMBIGUOUS if probe.label == "ambiguous" else STATUS_SCORED
+        entries.append(
+            {
+                "id": probe.id,
+                "status": status,
+                "context": shown_context,
+                "candidates": cands,
+                "pred": probe.candidates[k],
+                "expected": probe.expected,
+                "correct": probe.candidates[k] == probe.expected,
+                "confidence": probs[k],
+                "entropy": h,
+                "entropy_norm": h / math.log(len(scores)) if len(scores) > 1 else 0.0,
+                **_metadata(probe),
+            }
+        )
+    if boundary:
+        raise RefusedError(
+            f"tokenization boundary: {len(boundary)} candidate(s) would be scored on the wrong span:\n  "
+            + "\n  ".join(f.message for f in boundary),
+            hint="the tokenizer merges the candidate with the text around the blank; put a space "
+            "before ___ in the prompt or the template, or use method `sentence`",
+            findings=boundary,
+        )
+    if broken:
+        raise CheckpointError(
+            f"the model gave a non-finite log-likelihood (probability 0 or NaN) on probe(s) "
+            f"{', '.join(broken)}",
+            hint="the checkpoint's weights are broken (NaN/inf); retrain or restore it",
+        )
+    return entries
