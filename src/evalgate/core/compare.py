@@ -1,0 +1,297 @@
+"""The paired comparison with a baseline, the two gate rules and the verdict.
+
+`compare(results, baseline, rules, baseline_path)` returns results.json's "comparison" object;
+`verdict(comparison)` turns it into "pass"/"fail" with one human reason per regression.
+
+Pairing is by probe id: only probes scored (status "scored") in both runs are compared, so a
+slice's baseline and new accuracies are measured on exactly the same items. New probes are
+reported, not gated; deprecated ones are left out; a probe whose content changed under the same id
+is refused (deprecate it and add a replacement). A run measured differently (method,
+normalisation, template, dtype, scoring version) is refused as not comparable. A new tokenizer
+is what the gate exists for, so it never blocks accuracy; it only makes perplexity incomparable.
+
+The baseline may be a baseline document (core/baseline.py) or another results.json: both are
+read into one `_View` first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from evalgate.core.baseline import BASELINE_KIND, validate_baseline
+from evalgate.core.slices import slice_keys, slice_sort_key
+from evalgate.core.stats import (
+    ASSUMED_DISAGREEMENT,
+    exceeds,
+    holm,
+    mcnemar_exact_one_sided,
+    mde_paired,
+    mde_wilson,
+    wilson_interval,
+)
+from evalgate.errors import NotComparableError, RefusedError
+from evalgate.types import STATUS_DEPRECATED, STATUS_SCORED, Finding
+
+if TYPE_CHECKING:  # the core reads the rules, it never loads a configuration
+    from evalgate.config import GateRules
+
+# Manifest keys that must match for two runs to be comparable at all (SPEC "Comparability").
+# The probe-set digest is deliberately absent: new probes are allowed, and immutability is
+# enforced per id through content hashes.
+COMPARABLE_KEYS = ("method", "normalization", "template_sha256", "dtype", "scoring_version")
+# Keys that only make perplexity incomparable (a different tokenizer or test set).
+PERPLEXITY_KEYS = ("tokenizer_sha256", "test_sha256")
+
+
+@dataclass(frozen=True)
+class _View:
+    """A baseline document or a results.json, reduced to what the comparison needs."""
+
+    manifest: dict[str, Any]
+    outcomes: dict[str, dict[str, Any]]  # id -> {status, correct, content_hash}
+    slices: frozenset[str]  # slices with at least one scored probe
+    perplexity: dict[str, Any] | None
+    name: str | None
+
+
+def _as_view(doc: Any, source: str) -> _View:
+    if isinstance(doc, dict) and doc.get("kind") == BASELINE_KIND:
+        validate_baseline(doc, source)
+        outcomes = doc["outcomes"]
+    elif (
+        isinstance(doc, dict)
+        and isinstance(doc.get("probes"), list)
+        and isinstance(doc.get("manifest"), dict)
+    ):
+        bad = [
+            i
+            for i, e in enumerate(doc["probes"])
+            if not (isinstance(e, dict) and "id" in e and "status" in e)
+        ]
+        if bad:
+            raise RefusedError(
+                f"{source}: probes[{bad[0]}] (and {len(bad) - 1} more) lack an 'id' or a 'status'",
+                hint="pass a results.json written by `evalgate run`, or a baseline file",
+            )
+        outcomes = {e["id"]: e for e in doc["probes"]}
+    else:
+        raise RefusedError(
+            f"{source}: neither an evalgate baseline nor a results.json",
+            hint="pass baselines/<name>.json or the results.json of an earlier `evalgate run`",
+        )
+    slices = frozenset(k for k, s in (doc.get("slices") or {}).items() if isinstance(s, dict) and s.get("n"))
+    return _View(doc["manifest"], outcomes, slices, doc.get("perplexity"), doc.get("name"))
+
+
+def _check_comparable(new: dict[str, Any], base: dict[str, Any], baseline_path: str) -> None:
+    diffs = [
+        f"{key}: baseline {base.get(key)!r}, this run {new.get(key)!r}"
+        for key in COMPARABLE_KEYS
+        if new.get(key) != base.get(key)
+    ]
+    if diffs:
+        raise NotComparableError(
+            f"baseline {baseline_path} was measured differently from this run, so it cannot gate it:\n  "
+            + "\n  ".join(diffs),
+            hint="run with the baseline's settings, or regenerate the baseline for the new settings "
+            "(`evalgate baseline update` in a PR labelled evalgate:update-baseline)",
+        )
+
+
+def _check_locks(entries: list[dict[str, Any]], base: _View, baseline_path: str) -> None:
+    findings = []
+    for e in entries:
+        old = base.outcomes.get(e["id"], {}).get("content_hash")
+        if old and e.get("content_hash") and old != e["content_hash"]:
+            findings.append(
+                Finding(
+                    check="probe-changed",
+                    message=f"probe {e['id']} changed under the same id: "
+                    "deprecate it and add a replacement with a new id",
+                    probe_id=e["id"],
+                    evidence={"baseline": baseline_path, "baseline_hash": old, "hash": e["content_hash"]},
+                )
+            )
+    if findings:
+        raise RefusedError(
+            "\n".join(f.message for f in findings),
+            hint='set "deprecated": true on the old probe (`evalgate probes deprecate ID`) and add the '
+            "changed content under a new id; ids are compared with the baseline forever",
+            findings=findings,
+        )
+
+
+def _perplexity(results: dict[str, Any], base: _View, max_ratio: float) -> dict[str, Any]:
+    new_ppl, old_ppl = results.get("perplexity"), base.perplexity
+    out: dict[str, Any] = {
+        "baseline": old_ppl.get("value") if old_ppl else None,
+        "value": new_ppl.get("value") if new_ppl else None,
+        "ratio": None,
+        "max_ratio": max_ratio,
+        "comparable": True,
+        "reason": None,
+    }
+    changed = [k for k in PERPLEXITY_KEYS if results["manifest"].get(k) != base.manifest.get(k)]
+    if out["baseline"] is None or out["value"] is None:
+        out.update(status="missing", comparable=False, reason="perplexity missing from one of the runs")
+    elif changed:
+        out.update(
+            status="not_comparable",
+            comparable=False,
+            reason=f"{' and '.join(changed)} differ: perplexities over different tokens are not comparable",
+        )
+    else:
+        out["ratio"] = out["value"] / out["baseline"]
+        out["status"] = "regressed" if out["ratio"] > max_ratio else "ok"
+    return out
+
+
+def _slice_row(key: str, ids: list[str], new: dict, old: dict, rules: GateRules) -> dict[str, Any]:
+    n = len(ids)
+    b = sum(1 for i in ids if old[i]["correct"] and not new[i]["correct"])
+    c = sum(1 for i in ids if not old[i]["correct"] and new[i]["correct"])
+    row: dict[str, Any] = {"n_shared": n, "b": b, "c": c}
+    if n == 0:
+        row.update(baseline_accuracy=None, accuracy=None, delta=None, wilson_low=None, wilson_high=None)
+        row.update(p_value=None, mde=None)
+        return row
+    base_acc = sum(1 for i in ids if old[i]["correct"]) / n
+    k_new = sum(1 for i in ids if new[i]["correct"])
+    lo, hi = wilson_interval(k_new, n, rules.z)
+    row.update(
+        baseline_accuracy=base_acc, accuracy=k_new / n, delta=(c - b) / n, wilson_low=lo, wilson_high=hi
+    )
+    row["p_value"] = mcnemar_exact_one_sided(b, c)
+    if rules.rule == "wilson":
+        row["mde"] = mde_wilson(n, base_acc, rules.z, rules.tolerance)
+    else:
+        row["mde"] = mde_paired(n, rules.alpha, rules.tolerance, base_acc)
+    return row
+
+
+def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules, baseline_path: str) -> dict:
+    """results.json's "comparison": per gated slice, perplexity, flipped/new/gone probes.
+
+    Raises NotComparableError when the manifests differ, RefusedError when a probe changed
+    under the same id or the baseline is not a valid baseline/results document.
+    """
+    base = _as_view(baseline, baseline_path)
+    _as_view(results, "results")
+    entries = results["probes"]
+    _check_comparable(results["manifest"], base.manifest, baseline_path)
+    _check_locks(entries, base, baseline_path)
+
+    new_by_id = {e["id"]: e for e in entries}
+    shared = [
+        e["id"]
+        for e in entries
+        if e["status"] == STATUS_SCORED and base.outcomes.get(e["id"], {}).get("status") == STATUS_SCORED
+    ]
+    keys_of = {e["id"]: set(slice_keys(e)) for e in entries}
+    new_slices = frozenset(k for k, s in results.get("slices", {}).items() if s.get("n"))
+    families = set(rules.slices)
+    candidates = sorted(
+        (k for k in new_slices | base.slices if k.partition(":")[0] in families), key=slice_sort_key
+    )
+
+    rows: dict[str, dict[str, Any]] = {}
+    for key in candidates:
+        ids = [i for i in shared if key in keys_of[i]]
+        row = _slice_row(key, ids, new_by_id, base.outcomes, rules)
+        row["n_new"] = sum(
+            1
+            for e in entries
+            if e["status"] == STATUS_SCORED and e["id"] not in base.outcomes and key in keys_of[e["id"]]
+        )
+        if not ids:
+            row["status"] = "new" if key in new_slices else "too_small"
+        elif len(ids) < rules.min_n or row["mde"] is None or exceeds(row["mde"], rules.mde_max):
+            row["status"] = "too_small"
+        else:
+            row["status"] = "gated"  # decided below, once every slice's p-value is known
+        rows[key] = row
+
+    gated = [k for k, r in rows.items() if r["status"] == "gated"]
+    adjusted = holm({k: rows[k]["p_value"] for k in gated}) if rules.rule == "paired" else {}
+    for key, row in rows.items():
+        row["gated"] = row["status"] == "gated"
+        row["p_adjusted"] = adjusted.get(key)
+        if not row["gated"]:
+            continue
+        drop = -row["delta"]
+        if rules.rule == "wilson":
+            regressed = row["baseline_accuracy"] > row["wilson_high"] + rules.tolerance
+        else:
+            regressed = row["p_adjusted"] < rules.alpha and exceeds(drop, rules.tolerance)
+        row["status"] = "regressed" if regressed else "ok"
+
+    old = base.outcomes
+    return {
+        "baseline": baseline_path,
+        "baseline_name": base.name,
+        "rule": rules.rule,
+        "thresholds": {
+            "alpha": rules.alpha,
+            "tolerance": rules.tolerance,
+            "min_n": rules.min_n,
+            "mde_max": rules.mde_max,
+            "z": rules.z,
+            "perplexity_max_ratio": rules.perplexity_max_ratio,
+            "assumed_disagreement": ASSUMED_DISAGREEMENT,
+        },
+        "n_paired": len(shared),
+        "slices": rows,
+        "regressed": [k for k, r in rows.items() if r["status"] == "regressed"],
+        "perplexity": _perplexity(results, base, rules.perplexity_max_ratio),
+        "flipped": {
+            "right_to_wrong": [i for i in shared if old[i]["correct"] and not new_by_id[i]["correct"]],
+            "wrong_to_right": [i for i in shared if not old[i]["correct"] and new_by_id[i]["correct"]],
+        },
+        "new_probes": [e["id"] for e in entries if e["status"] != STATUS_DEPRECATED and e["id"] not in old],
+        "gone_probes": sorted(i for i in old if i not in new_by_id),
+        "deprecated": [e["id"] for e in entries if e["status"] == STATUS_DEPRECATED and e["id"] in old],
+        "unpaired": [
+            {"id": e["id"], "baseline_status": old[e["id"]]["status"], "status": e["status"]}
+            for e in entries
+            if e["id"] in old
+            and e["status"] != STATUS_DEPRECATED
+            and not (e["status"] == STATUS_SCORED and old[e["id"]]["status"] == STATUS_SCORED)
+        ],
+    }
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def verdict(comparison: dict[str, Any] | None) -> tuple[str, list[str]]:
+    """("pass" | "fail", one human reason per regressed slice or perplexity regression)."""
+    if not comparison:
+        return "pass", []
+    t = comparison["thresholds"]
+    reasons = []
+    for key, r in comparison["slices"].items():
+        if r["status"] != "regressed":
+            continue
+        head = (
+            f"{key}: accuracy {_pct(r['baseline_accuracy'])} -> {_pct(r['accuracy'])} "
+            f"({100 * r['delta']:+.1f} points) on {r['n_shared']} shared probes"
+        )
+        if comparison["rule"] == "wilson":
+            reasons.append(
+                f"{head}; the baseline lies above the new Wilson upper bound {_pct(r['wilson_high'])} "
+                f"+ tolerance {_pct(t['tolerance'])}"
+            )
+        else:
+            reasons.append(
+                f"{head}; {r['b']} right->wrong vs {r['c']} wrong->right, exact McNemar "
+                f"p = {r['p_value']:.3g}, Holm-adjusted {r['p_adjusted']:.3g} < alpha {t['alpha']}"
+            )
+    ppl = comparison.get("perplexity") or {}
+    if ppl.get("status") == "regressed":
+        reasons.append(
+            f"perplexity rose {ppl['baseline']:.3f} -> {ppl['value']:.3f} "
+            f"(x{ppl['ratio']:.3f}, limit x{ppl['max_ratio']:.2f})"
+        )
+    return ("fail" if reasons else "pass"), reasons
