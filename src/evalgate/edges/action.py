@@ -139,6 +139,8 @@ def main(env: Mapping[str, str] | None = None, run: Callable[[Sequence[str]], in
     outputs = gate_outputs(out_dir(env), code)
     write_outputs(env.get("GITHUB_OUTPUT"), outputs)
     append_summary(env.get("GITHUB_STEP_SUMMARY"), outputs["report-path"], outputs["verdict"])
+    if code >= EXIT_REFUSED and not outputs["report-path"]:
+        print(f"::error title=evalgate::evalgate run ended with exit code {code} and no report; see the log")
     final = exit_code(code, fail_on_regression)
     if final != code:
         print("::warning title=evalgate::a slice regressed, but fail-on-regression is false: the step passes")
