@@ -1,0 +1,69 @@
+"""`evalgate corpus build --seed 42 [--out-dir data/corpus] [--train-size N]`: the synthetic corpus.
+
+Reads the probe files the config names (build them first: `evalgate probes build --seed 42`) and
+drops every candidate sentence that the leak detectors would match to a probe, then writes
+train.jsonl, val.jsonl and test.jsonl atomically. Same seed and probes -> byte-identical files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from evalgate.build import jsonl_text
+from evalgate.build.corpus import ProbeFilter, build_corpus, split_sizes
+from evalgate.commands.probes_build import load_grammar_and_lexicon
+from evalgate.config import GateConfig, load_config
+from evalgate.core import text as T
+from evalgate.edges.files import atomic_write_text
+from evalgate.errors import RefusedError
+
+_BUILD_PROBES_HINT = "build the probes first: `evalgate probes build --seed 42`"
+
+
+def held_out_texts(cfg: GateConfig) -> list[tuple[str, str]]:
+    """(probe id, prompt filled with its expected form) for every probe of every probe file."""
+    out: list[tuple[str, str]] = []
+    for rel in cfg.probes:
+        path = cfg.path(rel)
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            raise RefusedError(f"{rel}: probe file not found", hint=_BUILD_PROBES_HINT) from None
+        except UnicodeDecodeError:
+            raise RefusedError(f"{rel}: not UTF-8", hint="run `evalgate validate` for details") from None
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                probe_id, prompt, expected = rec["id"], rec["prompt"], rec["expected"]
+            except (ValueError, KeyError, TypeError):
+                raise RefusedError(
+                    f"{rel}:{number}: not a probe with id, prompt and expected",
+                    hint="run `evalgate validate` to see every problem of the probe files",
+                ) from None
+            out.append((str(probe_id), T.fill(str(prompt), str(expected))))
+    return out
+
+
+def main(args: argparse.Namespace) -> int:
+    cfg = load_config(getattr(args, "config", None))
+    if args.train_size < 12:
+        raise RefusedError(f"--train-size {args.train_size} is too small", hint="use 12 or more")
+    grammar, lexicon = load_grammar_and_lexicon(cfg.path(cfg.grammar))
+    held_out = held_out_texts(cfg)
+    probe_filter = ProbeFilter(held_out, grammar.all_forms(), cfg.leaks.window)
+    corpus = build_corpus(grammar, lexicon, args.seed, split_sizes(args.train_size), probe_filter.collision)
+    out = Path(args.out_dir)
+    for name, records in (("train", corpus.train), ("val", corpus.val), ("test", corpus.test)):
+        atomic_write_text(out / f"{name}.jsonl", jsonl_text(records))
+        print(f"wrote {out / (name + '.jsonl')}: {len(records)} sentences")
+    st = corpus.stats
+    print(
+        f"decontamination against {len(held_out)} probes: dropped {st.dropped_total} candidate sentences "
+        f"(exact {st.dropped['exact']}, template {st.dropped['template']}, "
+        f"{cfg.leaks.window}-gram {st.dropped['ngram']}); {st.duplicates} repeated draws skipped"
+    )
+    return 0

@@ -1,0 +1,75 @@
+"""`evalgate probes build --seed 42 [--out-dir data/eval]`: write the shipped probe set.
+
+Writes probes.jsonl (core), adversarial.jsonl and probe_prompt.txt atomically; the same seed
+gives byte-identical files. Run it before `evalgate corpus build`, which filters the corpus
+against these probes.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evalgate.build import jsonl_text
+from evalgate.build.lexicon import Lexicon, lexicon_from_dict
+from evalgate.build.probes import build_probes
+from evalgate.config import load_config
+from evalgate.core.grammar import Grammar, grammar_from_dict
+from evalgate.edges.files import atomic_write_text
+from evalgate.errors import RefusedError
+
+# For our small LMs the template adds nothing around the sentence: the prompt, then a newline.
+PROBE_PROMPT_TEMPLATE = "{prompt}\n"
+LEXICON_FILENAME = "lexicon.yaml"  # read from the grammar table's folder
+
+
+def read_yaml(path: Path, what: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RefusedError(f"{path}: {what} not found", hint="run from the repository root") from None
+    except UnicodeDecodeError as exc:
+        raise RefusedError(f"{path}: {what} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise RefusedError(f"{path}{where}: {what} is not valid YAML ({exc})") from None
+
+
+def load_grammar_and_lexicon(grammar_path: Path) -> tuple[Grammar, Lexicon]:
+    grammar = grammar_from_dict(read_yaml(grammar_path, "verb table"), str(grammar_path))
+    lexicon_path = grammar_path.with_name(LEXICON_FILENAME)
+    lexicon = lexicon_from_dict(read_yaml(lexicon_path, "lexicon"), grammar, str(lexicon_path))
+    return grammar, lexicon
+
+
+def main(args: argparse.Namespace) -> int:
+    cfg = load_config(getattr(args, "config", None))
+    grammar_path = Path(args.grammar) if getattr(args, "grammar", None) else cfg.path(cfg.grammar)
+    grammar, lexicon = load_grammar_and_lexicon(grammar_path)
+    core, adversarial = build_probes(grammar, lexicon, args.seed)
+    out = Path(args.out_dir)
+    files = {
+        "probes.jsonl": jsonl_text(p.to_record() for p in core),
+        "adversarial.jsonl": jsonl_text(p.to_record() for p in adversarial),
+        "probe_prompt.txt": PROBE_PROMPT_TEMPLATE,
+    }
+    for name, text in files.items():
+        atomic_write_text(out / name, text)
+    langs = Counter(p.language for p in core)
+    codes = Counter(p.reason_code for p in adversarial)
+    print(f"wrote {out / 'probes.jsonl'}: {len(core)} core probes ({langs['en']} en, {langs['es']} es)")
+    print(
+        f"wrote {out / 'adversarial.jsonl'}: {len(adversarial)} adversarial probes ("
+        + ", ".join(f"{code} {n}" for code, n in sorted(codes.items()))
+        + ")"
+    )
+    print(f"wrote {out / 'probe_prompt.txt'}")
+    print("next: `evalgate corpus build --seed 42` filters the corpus against these probes")
+    return 0
