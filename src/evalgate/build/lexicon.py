@@ -189,4 +189,3 @@ def _language(entry: dict[str, Any]) -> LanguageLexicon:
         },
         plural_subjects={p: tuple(s) for p, s in entry["plural_subjects"].items()},
     )
-
