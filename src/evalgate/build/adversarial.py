@@ -40,7 +40,7 @@ ADVERSARIAL: tuple[tuple[str, str, str, str, str, str | None], ...] = (
     ("AUX-MISMATCH", "en", "take", "past_participle", "3sg", None),
     ("AUX-MISMATCH", "es", "hacer", "past_participle", "3sg", None),
     ("EN-ES-MISMATCH", "en", "go", "past_simple", "1sg", None),
-    ("EN-ES-MISMATCH", "en", "eat", "present_simple", "3sg", None),
+    ("EN-ES-MISMATCH", "en", "have", "present_simple", "3sg", None),
     ("EN-ES-MISMATCH", "es", "ir", "past_simple", "1sg", None),
     ("EN-ES-MISMATCH", "es", "trabajar", "future", "3sg", None),
     ("PLURAL-OOS", "en", "work", "present_simple", "1sg", None),
