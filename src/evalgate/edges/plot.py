@@ -1,0 +1,146 @@
+"""per_slice.png: four panels (EN/ES, regular/irregular, tense, person), Wilson error bars, baseline ticks.
+
+With a baseline the bars show what the gate compared (the probes both runs scored), like the
+report's table and text chart; without one, every scored probe.
+
+Drawn on a bare `Figure` with the Agg canvas (no pyplot: no global state, no display needed) under
+matplotlib's default style, so a user's matplotlibrc cannot change the picture. The PNG carries no
+"Software" or date metadata: the same results give the same bytes (seed 004 asks for a re-run to be
+identical, and this file goes into the artifact next to results.json).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+PANELS = (
+    ("language", "Language", ("en", "es")),
+    ("regularity", "Regularity", ("regular", "irregular")),
+    ("tense", "Tense", ("infinitive", "present_simple", "past_simple", "past_participle", "future")),
+    ("person", "Person", ("1sg", "2sg", "3sg")),
+)
+BAR = "#4c72b0"
+BAR_REGRESSED = "#c44e52"
+DPI = 100
+
+
+def ensure_mplconfigdir() -> None:
+    """Give matplotlib a writable config/cache folder when HOME has none (containers with HOME=/).
+
+    Without it matplotlib warns and builds its font cache in a fresh temporary folder anyway.
+    """
+    if os.environ.get("MPLCONFIGDIR"):
+        return
+    try:
+        config = Path.home() / ".config" / "matplotlib"
+        config.mkdir(parents=True, exist_ok=True)
+        if os.access(config, os.W_OK):
+            return
+    except (OSError, RuntimeError):
+        pass
+    os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="evalgate-matplotlib-")
+
+
+def _values(family: str, order: tuple[str, ...], slices: Mapping[str, Any]) -> list[str]:
+    present = [k.partition(":")[2] for k in slices if k.startswith(family + ":")]
+    return [v for v in order if v in present] + sorted(v for v in present if v not in order)
+
+
+def build_figure(results: Mapping[str, Any]) -> Any:
+    """The matplotlib Figure (four axes, one per panel)."""
+    ensure_mplconfigdir()
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.style
+    from matplotlib.figure import Figure
+
+    slices: Mapping[str, Any] = results.get("slices") or {}
+    comparison: Mapping[str, Any] = (results.get("comparison") or {}).get("slices") or {}
+    with matplotlib.style.context("default"), matplotlib.rc_context({"font.family": "DejaVu Sans"}):
+        fig = Figure(figsize=(11, 7.5), dpi=DPI, layout="constrained")
+        axes = fig.subplots(2, 2).ravel()
+        for ax, (family, title, order) in zip(axes, PANELS, strict=True):
+            _panel(ax, family, title, _values(family, order, slices), slices, comparison)
+        _legend(fig, bool(comparison))
+        verdict = str(results.get("verdict", "?"))
+        fig.suptitle(f"evalgate: accuracy per slice (verdict: {verdict})", fontsize=13)
+    return fig
+
+
+def _numbers(family: str, value: str, slices: Mapping[str, Any], comparison: Mapping[str, Any]) -> dict:
+    """With a baseline, the numbers the gate compared (shared probes), as in the report; else the slice."""
+    key = f"{family}:{value}"
+    s, c = slices.get(key) or {}, comparison.get(key) or {}
+    if c.get("accuracy") is not None:
+        return {**c, "n": c.get("n_shared", s.get("n", 0))}
+    return dict(s)
+
+
+def _panel(
+    ax: Any,
+    family: str,
+    title: str,
+    values: list[str],
+    slices: Mapping[str, Any],
+    comparison: Mapping[str, Any],
+) -> None:
+    xs = list(range(len(values)))
+    heights, low, high, colors, labels, base = [], [], [], [], [], []
+    for x, value in zip(xs, values, strict=True):
+        s = _numbers(family, value, slices, comparison)
+        acc, lo, hi = s.get("accuracy"), s.get("wilson_low"), s.get("wilson_high")
+        heights.append(0.0 if acc is None else 100 * acc)
+        low.append(0.0 if acc is None or lo is None else 100 * (acc - lo))
+        high.append(0.0 if acc is None or hi is None else 100 * (hi - acc))
+        colors.append(BAR_REGRESSED if s.get("status") == "regressed" else BAR)
+        labels.append(f"{value.replace('_', chr(10))}\nn={s.get('n', 0)}")
+        if s.get("baseline_accuracy") is not None:
+            base.append((x, 100 * s["baseline_accuracy"]))
+        if acc is None:
+            ax.annotate("n/a", (x, 2), ha="center", fontsize=9, color="#666666")
+    ax.bar(xs, heights, color=colors, width=0.6, yerr=[low, high], capsize=4, ecolor="#333333")
+    if base:
+        bx, by = zip(*base, strict=True)
+        ax.scatter(bx, by, marker="_", s=900, linewidths=2.5, color="black", zorder=3)
+    ax.set_title(title)
+    ax.set_xticks(xs, labels, fontsize=9)
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("accuracy (%)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+
+
+def _legend(fig: Any, compared: bool) -> None:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=BAR, label="accuracy, Wilson 95% interval")]
+    if compared:
+        handles += [
+            Patch(color=BAR_REGRESSED, label="regressed"),
+            Line2D(
+                [],
+                [],
+                color="black",
+                marker="_",
+                markersize=18,
+                linestyle="none",
+                markeredgewidth=2.5,
+                label="baseline (shared probes)",
+            ),
+        ]
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=9, frameon=False)
+
+
+def render_png(results: Mapping[str, Any]) -> bytes:
+    """The PNG bytes (deterministic: no Software/date metadata)."""
+    fig = build_figure(results)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    return buf.getvalue()
