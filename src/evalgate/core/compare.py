@@ -188,7 +188,16 @@ def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules,
         for e in entries
         if e["status"] == STATUS_SCORED and base.outcomes.get(e["id"], {}).get("status") == STATUS_SCORED
     ]
-    keys_of = {e["id"]: set(slice_keys(e)) for e in entries}
+    shared_set = set(shared)
+    members: dict[str, list[str]] = {}  # slice -> shared ids, in the new run's order
+    n_new: dict[str, int] = {}  # slice -> scored probes the baseline does not know
+    for e in entries:
+        if e["id"] in shared_set:
+            for key in slice_keys(e):
+                members.setdefault(key, []).append(e["id"])
+        elif e["status"] == STATUS_SCORED and e["id"] not in base.outcomes:
+            for key in slice_keys(e):
+                n_new[key] = n_new.get(key, 0) + 1
     new_slices = frozenset(k for k, s in results.get("slices", {}).items() if s.get("n"))
     families = set(rules.slices)
     candidates = sorted(
@@ -197,13 +206,9 @@ def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules,
 
     rows: dict[str, dict[str, Any]] = {}
     for key in candidates:
-        ids = [i for i in shared if key in keys_of[i]]
+        ids = members.get(key, [])
         row = _slice_row(key, ids, new_by_id, base.outcomes, rules)
-        row["n_new"] = sum(
-            1
-            for e in entries
-            if e["status"] == STATUS_SCORED and e["id"] not in base.outcomes and key in keys_of[e["id"]]
-        )
+        row["n_new"] = n_new.get(key, 0)
         if not ids:
             row["status"] = "new" if key in new_slices else "too_small"
         elif len(ids) < rules.min_n or row["mde"] is None or exceeds(row["mde"], rules.mde_max):

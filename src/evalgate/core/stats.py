@@ -14,9 +14,11 @@ import numpy as np
 
 # Background disagreement between two equally good checkpoints: the fraction of probes whose
 # outcome differs although accuracy does not change (half flip each way). The paired MDE needs it
-# because McNemar's power depends on the discordant pairs, not only on the drop. 10% is the upper
-# end of what bench/gate_power.py simulates; larger churn makes the real MDE larger.
-ASSUMED_DISAGREEMENT = 0.10
+# because McNemar's power depends on the discordant pairs, not only on the drop. 5% is the low end
+# of what bench/gate_power.py simulates (consecutive checkpoints of one line); with 10% every MDE
+# grows by about a fifth (docs/gate.md). It only decides which slices are "too small": the
+# false-alarm guarantee of the paired rule does not depend on it.
+ASSUMED_DISAGREEMENT = 0.05
 TARGET_POWER = 0.8
 # Accuracy differences are ratios of small integers; this keeps "a drop of exactly the tolerance"
 # from counting as exceeding it through float rounding (0.1 - 0.08 = 0.020000000000000004).
@@ -148,18 +150,18 @@ def _power_paired(n: int, drop: float, alpha: float, tolerance: float, backgroun
     return power
 
 
-def _power_wilson(n: int, baseline: float, drop: float, z: float, tolerance: float) -> float:
-    # The rule fires when the new count K has wilson_high(K) + tolerance < baseline; the upper
-    # bound grows with K, so that is K <= kmax.
+def _wilson_kmax(n: int, baseline: float, z: float, tolerance: float) -> int:
+    """Largest new correct count K the Wilson rule flags (-1 if none).
+
+    The rule fires when wilson_high(K) + tolerance < baseline, and the upper bound grows with K.
+    """
     kmax = -1
     for k in range(n + 1):
         if baseline > wilson_interval(k, n, z)[1] + tolerance:
             kmax = k
         else:
             break
-    if kmax < 0:
-        return 0.0
-    return float(_binom_pmf(n, max(0.0, baseline - drop), _log_factorials(n))[: kmax + 1].sum())
+    return kmax
 
 
 def _smallest_drop(power_at, d_max: float, target: float) -> float | None:
@@ -176,7 +178,6 @@ def _smallest_drop(power_at, d_max: float, target: float) -> float | None:
     return round(hi, 4)
 
 
-@lru_cache(maxsize=1024)
 def mde_paired(
     n: int,
     alpha: float,
@@ -197,13 +198,20 @@ def mde_paired(
     competes with the others, so its real MDE is somewhat larger. A drop cannot exceed the
     baseline accuracy; None when even that drop is not detected with the target power.
     """
-    if n <= 0:
-        return None
-    d_max = min(baseline, 1.0 - background)
-    return _smallest_drop(lambda d: _power_paired(n, d, alpha, tolerance, background), d_max, power)
+    mde = _mde_paired(n, alpha, tolerance, background, power)
+    return None if mde is None or mde > baseline else mde
 
 
 @lru_cache(maxsize=1024)
+def _mde_paired(n: int, alpha: float, tolerance: float, background: float, power: float) -> float | None:
+    if n <= 0:
+        return None
+    return _smallest_drop(
+        lambda d: _power_paired(n, d, alpha, tolerance, background), 1.0 - background, power
+    )
+
+
+@lru_cache(maxsize=4096)
 def mde_wilson(
     n: int, baseline: float, z: float, tolerance: float, power: float = TARGET_POWER
 ) -> float | None:
@@ -216,7 +224,15 @@ def mde_wilson(
     """
     if n <= 0:
         return None
-    return _smallest_drop(lambda d: _power_wilson(n, baseline, d, z, tolerance), baseline, power)
+    kmax = _wilson_kmax(n, baseline, z, tolerance)
+    if kmax < 0:
+        return None
+    lf = _log_factorials(n)
+
+    def power_at(drop: float) -> float:
+        return float(_binom_pmf(n, max(0.0, baseline - drop), lf)[: kmax + 1].sum())
+
+    return _smallest_drop(power_at, baseline, power)
 
 
 # --- calibration and entropy ---------------------------------------------------------------

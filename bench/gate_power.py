@@ -1,0 +1,253 @@
+"""How often does the gate cry wolf, and how often does it catch a real drop? (issue 4, point 8)
+
+Simulates pairs of runs on the same probes and reports, for both gate rules:
+
+A. one slice on its own (no multiple testing): the false-alarm rate when nothing changed and the
+   detection rate for 5-, 10- and 20-point drops, on slices of 30, 60 and 120 probes, next to the
+   minimum detectable effect that `core.stats` reports for that slice;
+B. the real gate: `core.compare.compare` on a 240-probe set with 15 gated slices (overall,
+   language x2, regularity x2, tense x5, person x3, category x2), Holm across the gated ones, the
+   drop confined to the Spanish probes (30, 60 or 120 of them); with the shipped `mde_max` and
+   with every slice of at least `min_n` probes gated.
+
+"Nothing changed" is not "identical outcomes": two equally good checkpoints disagree on some
+probes. Each probe the baseline got right turns wrong with probability (churn/2)/p0, each wrong
+one turns right with (churn/2)/(1-p0), so `churn` of the probes flip, half each way, and the
+expected accuracy is unchanged. A drop of d adds d/p0 to the right->wrong probability.
+
+    .venv/bin/python bench/gate_power.py [--seed 4] [--reps 2000] [--gate-reps 200]
+
+Prints tables only (no timings); the same seed prints the same numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from functools import cache
+
+import numpy as np
+from tabulate import tabulate
+
+from evalgate.config import GateRules, default_config_dict
+from evalgate.core.compare import compare
+from evalgate.core.slices import aggregate_slices
+from evalgate.core.stats import exceeds, mcnemar_exact_one_sided, mde_paired, mde_wilson, wilson_interval
+
+SIZES = (30, 60, 120)
+DROPS = (0.0, 0.05, 0.10, 0.20)
+CHURNS = (0.05, 0.10)
+P0 = 0.75  # baseline accuracy of the slice
+N_TOTAL = 240
+
+
+def default_rules(**overrides) -> GateRules:
+    gate = default_config_dict()["gate"]
+    return dataclasses.replace(GateRules(**{**gate, "slices": tuple(gate["slices"])}), **overrides)
+
+
+@cache
+def _p(b: int, c: int) -> float:
+    return mcnemar_exact_one_sided(b, c)
+
+
+@cache
+def _whigh(k: int, n: int, z: float) -> float:
+    return wilson_interval(k, n, z)[1]
+
+
+def redraw(rng: np.random.Generator, base: np.ndarray, churn: float, drop: np.ndarray) -> np.ndarray:
+    """New outcomes given baseline outcomes (bool array), churn and a per-probe drop."""
+    to_wrong = np.minimum(1.0, (churn / 2 + drop) / P0)
+    to_right = (churn / 2) / (1 - P0)
+    u = rng.random(base.shape)
+    return np.where(base, u >= to_wrong, u < to_right)
+
+
+def single_slice(rng: np.random.Generator, rules: GateRules, reps: int) -> list[list]:
+    rows = []
+    for rule in ("paired", "wilson"):
+        for churn in CHURNS:
+            for n in SIZES:
+                if rule == "paired":
+                    mde = mde_paired(n, rules.alpha, rules.tolerance, P0, churn)
+                else:
+                    mde = mde_wilson(n, P0, rules.z, rules.tolerance)
+                row = [rule, f"{churn:.0%}", n, "-" if mde is None else f"{100 * mde:.1f}"]
+                for d in DROPS:
+                    base = rng.random((reps, n)) < P0
+                    new = redraw(rng, base, churn, np.full((reps, n), d))
+                    b = (base & ~new).sum(axis=1)
+                    c = (~base & new).sum(axis=1)
+                    k0 = base.sum(axis=1)
+                    hits = 0
+                    for bi, ci, ki in zip(b.tolist(), c.tolist(), k0.tolist(), strict=True):
+                        if rule == "paired":
+                            hits += _p(bi, ci) < rules.alpha and exceeds((bi - ci) / n, rules.tolerance)
+                        else:
+                            hits += ki / n > _whigh(ki - bi + ci, n, rules.z) + rules.tolerance
+                    row.append(f"{hits / reps:.3f}")
+                rows.append(row)
+    return rows
+
+
+def _probe_set(rng: np.random.Generator, n_es: int) -> list[dict]:
+    langs = ["es"] * n_es + ["en"] * (N_TOTAL - n_es)
+    return [
+        {
+            "id": f"p{i:03d}",
+            "status": "scored",
+            "language": lang,
+            "verb": "v",
+            "regularity": ("regular", "irregular")[int(rng.integers(2))],
+            "tense": ("infinitive", "present_simple", "past_simple", "past_participle", "future")[
+                int(rng.integers(5))
+            ],
+            "person": ("1sg", "2sg", "3sg")[int(rng.integers(3))],
+            "category": "adversarial" if rng.random() < 0.2 else "core",
+            "label": "correct",
+            "content_hash": f"{i:064x}",
+        }
+        for i, lang in enumerate(langs)
+    ]
+
+
+def _results(probes: list[dict], correct: np.ndarray, slices: dict) -> dict:
+    entries = [{**p, "correct": bool(ok)} for p, ok in zip(probes, correct.tolist(), strict=True)]
+    manifest = {k: "x" for k in ("method", "normalization", "template_sha256", "dtype", "scoring_version")}
+    return {"manifest": manifest, "probes": entries, "slices": slices, "perplexity": None}
+
+
+def whole_gate(rng: np.random.Generator, reps: int, churn: float) -> list[list]:
+    rows = []
+    for rule in ("paired", "wilson"):
+        for mde_max in (default_rules().mde_max, 1.0):
+            rules = default_rules(rule=rule, mde_max=mde_max)
+            for n_es in SIZES:
+                probes = _probe_set(rng, n_es)
+                slices = aggregate_slices([{**p, "correct": True} for p in probes], rules.z)
+                is_es = np.array([p["language"] == "es" for p in probes])
+                row = [rule, "shipped" if mde_max < 1 else "off", n_es]
+                gated = es_gated = 0
+                for d in DROPS:
+                    fails = 0
+                    for _ in range(reps):
+                        base = rng.random(N_TOTAL) < P0
+                        new = redraw(rng, base, churn, np.where(is_es, d, 0.0))
+                        cmp = compare(
+                            _results(probes, new, slices), _results(probes, base, slices), rules, "sim"
+                        )
+                        fails += bool(cmp["regressed"])
+                        if d == 0.0:
+                            gated += sum(r["gated"] for r in cmp["slices"].values())
+                            es_gated += cmp["slices"]["language:es"]["gated"]
+                    row.append(f"{fails / reps:.3f}")
+                row[3:3] = [f"{gated / reps:.1f}", f"{es_gated / reps:.0%}"]
+                rows.append(row)
+    return rows
+
+
+def _gate_false_alarms(rng: np.random.Generator, reps: int, rule: str, churn: float) -> float:
+    rules = default_rules(rule=rule, mde_max=1.0)
+    probes = _probe_set(rng, 60)
+    slices = aggregate_slices([{**p, "correct": True} for p in probes], rules.z)
+    fails = 0
+    for _ in range(reps):
+        base = rng.random(N_TOTAL) < P0
+        new = redraw(rng, base, churn, np.zeros(N_TOTAL))
+        fails += bool(
+            compare(_results(probes, new, slices), _results(probes, base, slices), rules, "sim")["regressed"]
+        )
+    return fails / reps
+
+
+def false_alarms_by_churn(rng: np.random.Generator, reps: int) -> list[list]:
+    """Family-wise false alarms of the whole gate (every slice gated) as checkpoints disagree more."""
+    churns = (0.05, 0.10, 0.20, 0.40)
+    return [
+        [rule, *(f"{_gate_false_alarms(rng, reps, rule, ch):.3f}" for ch in churns)]
+        for rule in ("paired", "wilson")
+    ]
+
+
+def _smallest_n(mde_at, target: float = 0.10, hi: int = 4096) -> int | None:
+    """Smallest slice size whose MDE is at most `target` (the MDE shrinks as n grows)."""
+    if (mde_at(hi) or 1.0) > target:
+        return None
+    lo = 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if (mde_at(mid) or 1.0) <= target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def sizes_needed(rules: GateRules) -> list[list]:
+    """Probes a slice needs before a 10-point drop is caught with power 0.8."""
+    rows = []
+    for churn in (0.0, *CHURNS):
+        alone = _smallest_n(lambda n, ch=churn: mde_paired(n, rules.alpha, rules.tolerance, P0, ch))
+        holm_worst = _smallest_n(lambda n, ch=churn: mde_paired(n, rules.alpha / 15, rules.tolerance, P0, ch))
+        rows.append(["paired", f"{churn:.0%}", alone, holm_worst])
+    rows.append(["wilson", "any", _smallest_n(lambda n: mde_wilson(n, P0, rules.z, rules.tolerance)), "-"])
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=4)
+    ap.add_argument("--reps", type=int, default=2000, help="draws per cell of table A")
+    ap.add_argument("--gate-reps", type=int, default=200, help="draws per cell of table B")
+    ap.add_argument("--churn", type=float, default=0.10, help="disagreement used in table B")
+    args = ap.parse_args()
+    rng = np.random.default_rng(args.seed)
+    rules = default_rules()
+    print(
+        f"alpha {rules.alpha}, tolerance {rules.tolerance:.0%}, min_n {rules.min_n}, mde_max "
+        f"{rules.mde_max:.0%}, baseline accuracy {P0:.0%}, seed {args.seed}\n"
+    )
+    head = ["drop 0 (false alarm)", "drop 5", "drop 10", "drop 20"]
+    print(f"A. One slice, one test ({args.reps} draws per cell): share of draws flagged as regressed")
+    print(
+        tabulate(
+            single_slice(rng, rules, args.reps),
+            headers=["rule", "churn", "n", "MDE (points)", *head],
+            tablefmt="github",
+        )
+    )
+    print(
+        f"\nB. The whole gate via core.compare, {N_TOTAL} probes, 15 slices, drop on the Spanish "
+        f"probes only, churn {args.churn:.0%} ({args.gate_reps} draws per cell): share of runs that fail"
+    )
+    print(
+        tabulate(
+            whole_gate(rng, args.gate_reps, args.churn),
+            headers=["rule", "mde_max", "n (es)", "slices gated", "es gated", *head],
+            tablefmt="github",
+        )
+    )
+    print(
+        f"\nC. False alarms of the whole gate (every slice of >= min_n gated, es = 60) as two equally "
+        f"good checkpoints disagree more ({args.gate_reps} draws per cell)"
+    )
+    print(
+        tabulate(
+            false_alarms_by_churn(rng, args.gate_reps),
+            headers=["rule", "churn 5%", "churn 10%", "churn 20%", "churn 40%"],
+            tablefmt="github",
+        )
+    )
+    print("\nD. Probes a slice needs so that a 10-point drop is caught with power 0.8 (from core.stats MDEs)")
+    print(
+        tabulate(
+            sizes_needed(rules),
+            headers=["rule", "churn", "alone (alpha)", "Holm worst case (alpha/15)"],
+            tablefmt="github",
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
