@@ -31,6 +31,8 @@ from evalgate.errors import EvalgateError
 from evalgate.types import Finding, Probe
 
 MANIFEST_NAME = "MANIFEST.json"
+# libyaml's safe loader when present: the same safe subset, ~10x faster on the 300-line verb table.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 TEMPLATE_SLOT = "{prompt}"
 
 _MISSING_HINTS = {
@@ -126,7 +128,7 @@ def _load_grammar(cfg: GateConfig, col: _Collector) -> Grammar | None:
         return None
     shown = col.show(path)
     try:
-        return grammar_from_dict(yaml.safe_load(data.decode("utf-8")), shown)
+        return grammar_from_dict(yaml.load(data.decode("utf-8"), Loader=_YAML_LOADER), shown)
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         col.findings.append(Finding("grammar", f"cannot read the grammar table: {exc}", shown))
     except EvalgateError as exc:

@@ -144,8 +144,8 @@ def parse_jsonl(
             bad = raw[exc.start : exc.start + 1].hex().upper()
             finding(
                 "jsonl-encoding",
-                f"byte 0x{bad} at byte {exc.start + 1} of the line (offset {line_start + exc.start} in "
-                "the file) is not valid UTF-8",
+                f"byte 0x{bad} at byte {exc.start + 1} of the line (file offset {line_start + exc.start}, "
+                "counting from 0) is not valid UTF-8",
                 line_no,
                 "save the file as UTF-8 (it looks like Latin-1 or Windows-1252)",
                 key_hint(raw, id_key) if id_key else None,
