@@ -133,7 +133,7 @@ def _perplexity(results: dict[str, Any], base: _View, max_ratio: float) -> dict[
         "reason": None,
     }
     changed = [k for k in PERPLEXITY_KEYS if results["manifest"].get(k) != base.manifest.get(k)]
-    if out["baseline"] is None or out["value"] is None:
+    if not (isinstance(out["baseline"], int | float) and out["baseline"] > 0) or out["value"] is None:
         out.update(status="missing", comparable=False, reason="perplexity missing from one of the runs")
     elif changed:
         out.update(
@@ -147,7 +147,12 @@ def _perplexity(results: dict[str, Any], base: _View, max_ratio: float) -> dict[
     return out
 
 
-def _slice_row(key: str, ids: list[str], new: dict, old: dict, rules: GateRules) -> dict[str, Any]:
+def _scored(outcome: dict[str, Any]) -> bool:
+    # A scored entry always carries a boolean; one without is not evidence either way.
+    return outcome.get("status") == STATUS_SCORED and isinstance(outcome.get("correct"), bool)
+
+
+def _slice_row(ids: list[str], new: dict, old: dict, rules: GateRules) -> dict[str, Any]:
     n = len(ids)
     b = sum(1 for i in ids if old[i]["correct"] and not new[i]["correct"])
     c = sum(1 for i in ids if not old[i]["correct"] and new[i]["correct"])
@@ -183,11 +188,7 @@ def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules,
     _check_locks(entries, base, baseline_path)
 
     new_by_id = {e["id"]: e for e in entries}
-    shared = [
-        e["id"]
-        for e in entries
-        if e["status"] == STATUS_SCORED and base.outcomes.get(e["id"], {}).get("status") == STATUS_SCORED
-    ]
+    shared = [e["id"] for e in entries if _scored(e) and _scored(base.outcomes.get(e["id"], {}))]
     shared_set = set(shared)
     members: dict[str, list[str]] = {}  # slice -> shared ids, in the new run's order
     n_new: dict[str, int] = {}  # slice -> scored probes the baseline does not know
@@ -207,7 +208,7 @@ def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules,
     rows: dict[str, dict[str, Any]] = {}
     for key in candidates:
         ids = members.get(key, [])
-        row = _slice_row(key, ids, new_by_id, base.outcomes, rules)
+        row = _slice_row(ids, new_by_id, base.outcomes, rules)
         row["n_new"] = n_new.get(key, 0)
         if not ids:
             row["status"] = "new" if key in new_slices else "too_small"
@@ -261,7 +262,7 @@ def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules,
             for e in entries
             if e["id"] in old
             and e["status"] != STATUS_DEPRECATED
-            and not (e["status"] == STATUS_SCORED and old[e["id"]]["status"] == STATUS_SCORED)
+            and not (_scored(e) and _scored(old[e["id"]]))
         ],
     }
 
