@@ -1,0 +1,123 @@
+"""Tokenizer adapters: native `tokenizers`, Hugging Face `transformers`, and a plugin's own object.
+
+Each gives the scorer the same small surface (`base.TokenizerAdapter`): encode without special
+tokens, decode, the special ids, whether the model's sequences start with BOS, and an identity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from evalgate.errors import CheckpointError
+
+# A fixed bilingual text whose encoding fingerprints a tokenizer that has no file to hash.
+FINGERPRINT_TEXT = "Ayer fui al mercado y compré pan. She went home; he works. ¿Qué año? ñ á é í ó ú ü 12"
+
+
+class TokenizersAdapter:
+    """A `tokenizers.Tokenizer` (the native format): the ids come from the checkpoint's config."""
+
+    def __init__(self, tok: Any, *, bos_id: int, eos_id: int, pad_id: int, unk_id: int | None, sha256: str):
+        self.tok = tok
+        self.bos_id, self.eos_id, self.pad_id, self.unk_id = bos_id, eos_id, pad_id, unk_id
+        self.uses_bos = True  # native models are trained on [bos] + sentence + [eos]
+        self.sha256 = sha256
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tok.encode(text, add_special_tokens=False).ids)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.tok.decode(list(ids), skip_special_tokens=False)
+
+
+class HFTokenizerAdapter:
+    """A `transformers` tokenizer.
+
+    BOS is used when the tokenizer's own default adds it (Llama-style); GPT-2-style tokenizers add
+    nothing, so contexts are encoded bare and an empty context is the BOS/EOS prefix token, as in
+    lm-evaluation-harness. GPT-2 declares its end-of-text token as "unknown" although byte-level
+    BPE never produces an unknown token: an unk id equal to BOS/EOS is therefore not an unk id.
+    """
+
+    def __init__(self, tok: Any, *, sha256: str):
+        self.tok = tok
+        self.bos_id = tok.bos_token_id
+        self.eos_id = tok.eos_token_id
+        self.pad_id = tok.pad_token_id
+        unk = tok.unk_token_id
+        self.unk_id = None if unk is not None and unk in (self.bos_id, self.eos_id) else unk
+        self.sha256 = sha256
+        plain = tok.encode("a", add_special_tokens=False)
+        default = tok.encode("a")
+        self.uses_bos = (
+            self.bos_id is not None
+            and len(default) > len(plain)
+            and default[0] == self.bos_id
+            and (not plain or plain[0] != self.bos_id)
+        )
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tok.encode(text, add_special_tokens=False))
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.tok.decode(list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+
+def _first_int_attr(obj: Any, names: Sequence[str]) -> int | None:
+    for name in names:
+        value = getattr(obj, name, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _as_int_list(value: Any, what: str) -> list[int]:
+    if hasattr(value, "tolist"):  # torch tensor / numpy array
+        value = value.tolist()
+    if hasattr(value, "ids"):  # a `tokenizers.Encoding`
+        value = value.ids
+    if not isinstance(value, list | tuple) or not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in value
+    ):
+        raise CheckpointError(
+            f"{what} returned {type(value).__name__}, expected a flat list of token ids",
+            hint="tokenizer.encode(text) must return a list of ints (or a 1-D tensor)",
+        )
+    return list(value)
+
+
+class PluginTokenizerAdapter:
+    """Whatever a `--loader` function returned: `encode(str) -> ids` and `decode(ids) -> str`.
+
+    Sequences are used as the plugin's `encode` returns them (no BOS is added); an empty context
+    uses its `bos_token_id` (or `bos_id`), else `eos_token_id` (or `eos_id`), when it has one.
+    """
+
+    def __init__(self, tok: Any, *, loader: str):
+        self.tok = tok
+        self.loader = loader
+        for method in ("encode", "decode"):
+            if not callable(getattr(tok, method, None)):
+                raise CheckpointError(
+                    f"--loader {loader}: the tokenizer it returned has no {method}() method",
+                    hint="return (model, tokenizer) where tokenizer.encode(str) -> ids and "
+                    "tokenizer.decode(ids) -> str (the boundary check decodes every continuation)",
+                )
+        self.bos_id = _first_int_attr(tok, ("bos_token_id", "bos_id"))
+        self.eos_id = _first_int_attr(tok, ("eos_token_id", "eos_id"))
+        self.pad_id = _first_int_attr(tok, ("pad_token_id", "pad_id"))
+        self.unk_id = _first_int_attr(tok, ("unk_token_id", "unk_id"))
+        self.uses_bos = False
+        self.sha256: str | None = None  # set by the loader from a behavioural fingerprint
+
+    def encode(self, text: str) -> list[int]:
+        return _as_int_list(self.tok.encode(text), f"--loader {self.loader}: tokenizer.encode")
+
+    def decode(self, ids: Sequence[int]) -> str:
+        out = self.tok.decode(list(ids))
+        if not isinstance(out, str):
+            raise CheckpointError(
+                f"--loader {self.loader}: tokenizer.decode returned {type(out).__name__}, expected str"
+            )
+        return out

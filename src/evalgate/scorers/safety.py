@@ -1,0 +1,189 @@
+"""Checks that run before any checkpoint byte reaches a deserialiser: nothing here executes a file.
+
+- `scan_pickle`: reads a pickle's opcodes (`pickletools.genops`, which decodes and never runs
+  them) and refuses any global a PyTorch state dict does not need. A `pytorch_model.bin` that
+  passes is then loaded by transformers through `torch.load(weights_only=True)` (its default,
+  which we also pass explicitly): two independent locks.
+- `check_safetensors`: the header and every tensor's byte range against the file's size, so a
+  truncated download is one line naming the file instead of a library traceback.
+- `checkpoint_files`: the SHA-256 of every file of a checkpoint.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pickletools
+import re
+import struct
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from evalgate.edges.files import file_record
+from evalgate.errors import CheckpointError
+
+PICKLE_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle", ".joblib")
+
+_CONVERT_HINT = (
+    "evalgate never unpickles checkpoints; save the weights as safetensors "
+    "(model.save_pretrained(dir, safe_serialization=True), or safetensors.torch.save_file)"
+)
+
+# What torch.save of a state dict references (protocol 2). Anything else is refused.
+_TORCH_DTYPES = {
+    "float16", "float32", "float64", "bfloat16", "half", "float", "double", "complex64", "complex128",
+    "uint8", "int8", "int16", "int32", "int64", "bool", "float8_e4m3fn", "float8_e5m2",
+}  # fmt: skip
+_SAFE_GLOBALS = {
+    ("collections", "OrderedDict"),
+    ("torch", "Size"),
+    ("torch", "device"),
+    ("torch.serialization", "_get_layout"),
+    ("torch.storage", "UntypedStorage"),
+    ("torch", "UntypedStorage"),
+    ("_codecs", "encode"),
+    ("builtins", "set"),
+    ("builtins", "frozenset"),
+}
+_STRING_OPS = {"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "STRING", "BINSTRING"}
+
+
+def _global_is_safe(module: str, name: str) -> bool:
+    if (module, name) in _SAFE_GLOBALS:
+        return True
+    if module == "torch._utils" and re.fullmatch(
+        r"_rebuild_(tensor(_v2|_v3)?|parameter(_with_state)?)", name
+    ):
+        return True
+    return module == "torch" and (name in _TORCH_DTYPES or re.fullmatch(r"[A-Z][A-Za-z0-9]*Storage", name))
+
+
+def _pickle_globals(data: bytes, source: str) -> list[tuple[str, str]]:
+    """Every (module, name) the pickle stream(s) in `data` would import, without unpickling."""
+    found: list[tuple[str, str]] = []
+    stream = io.BytesIO(data)
+    while stream.tell() < len(data) and data[stream.tell() : stream.tell() + 1] == b"\x80":
+        recent: list[Any] = []  # values pushed lately (strings only; None for anything else)
+        memo: dict[int, Any] = {}
+        try:
+            for op, arg, _ in pickletools.genops(stream):
+                if op.name in ("GLOBAL", "INST"):
+                    module, name = arg.split(" ", 1)
+                    found.append((module, name))
+                elif op.name == "STACK_GLOBAL":
+                    if len(recent) < 2 or not all(isinstance(v, str) for v in recent[-2:]):
+                        raise CheckpointError(f"{source}: unrecognised pickle structure; refusing it")
+                    found.append((recent[-2], recent[-1]))
+                elif op.name in ("EXT1", "EXT2", "EXT4"):
+                    raise CheckpointError(
+                        f"{source}: pickle uses the copyreg extension registry; refusing it"
+                    )
+                if op.name in _STRING_OPS:
+                    recent.append(arg)
+                elif op.name == "MEMOIZE":
+                    memo[len(memo)] = recent[-1] if recent else None
+                elif op.name in ("BINPUT", "LONG_BINPUT", "PUT"):
+                    memo[int(arg)] = recent[-1] if recent else None
+                elif op.name in ("BINGET", "LONG_BINGET", "GET"):
+                    recent.append(memo.get(int(arg)))
+                elif op.name not in ("FRAME", "PROTO"):
+                    recent.append(None)
+        except CheckpointError:
+            raise
+        except Exception as exc:  # malformed opcode stream
+            raise CheckpointError(f"truncated or corrupt: {source} ({exc})", hint=_CONVERT_HINT) from None
+    return found
+
+
+def scan_pickle(path: Path) -> None:
+    """Refuse a torch pickle checkpoint that references anything beyond tensors and storages."""
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as zf:
+                members = [(f"{path}:{n}", zf.read(n)) for n in zf.namelist() if n.endswith(".pkl")]
+            if not members:
+                raise CheckpointError(f"{path}: a zip archive without a pickle; not a PyTorch checkpoint")
+        else:
+            members = [(str(path), path.read_bytes())]
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise CheckpointError(f"truncated or corrupt: {path} ({exc})") from None
+    for source, data in members:
+        if not data.startswith(b"\x80"):
+            raise CheckpointError(
+                f"{source}: not a pickle of protocol 2 or later; refusing it", hint=_CONVERT_HINT
+            )
+        for module, name in _pickle_globals(data, source):
+            if not _global_is_safe(module, name):
+                raise CheckpointError(
+                    f"{path}: unsafe pickle: loading it would call {module}.{name}; "
+                    "refused, nothing was loaded",
+                    hint=_CONVERT_HINT,
+                )
+
+
+_ST_ITEMSIZE = {
+    "BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
+    "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8,
+}  # fmt: skip
+
+
+def check_safetensors(path: Path) -> None:
+    """Header readable and every tensor's bytes inside the file (pure Python, nothing loaded)."""
+
+    def corrupt(why: str) -> CheckpointError:
+        return CheckpointError(
+            f"truncated or corrupt: {path} ({why})", hint="re-download or re-save the checkpoint"
+        )
+
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+        if len(head) < 8:
+            raise corrupt("shorter than the 8-byte header length")
+        (n,) = struct.unpack("<Q", head)
+        if n > size - 8:
+            raise corrupt(f"header of {n} bytes but the file has {size} bytes")
+        try:
+            header = json.loads(fh.read(n))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise corrupt(f"header is not JSON: {exc}") from None
+    if not isinstance(header, dict):
+        raise corrupt("header is not a JSON object")
+    data_bytes = size - 8 - n
+    for name, meta in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            begin, end = meta["data_offsets"]
+            count = 1
+            for dim in meta["shape"]:
+                count *= int(dim)
+            itemsize = _ST_ITEMSIZE[meta["dtype"]]
+        except (KeyError, TypeError, ValueError):
+            raise corrupt(f"tensor '{name}' has a malformed entry") from None
+        if end > data_bytes:
+            raise corrupt(f"tensor '{name}' ends at byte {end} of {data_bytes} data bytes")
+        if end - begin != count * itemsize:
+            raise corrupt(f"tensor '{name}' has {end - begin} bytes for shape {meta['shape']}")
+
+
+def checkpoint_files(path: Path) -> dict[str, dict[str, Any]]:
+    """{relative POSIX path: {"sha256", "bytes"}} for a checkpoint directory (or a single file)."""
+    if path.is_file():
+        return {path.name: file_record(path)}
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames.sort()
+        for name in sorted(filenames):
+            full = Path(dirpath) / name
+            out[full.relative_to(path).as_posix()] = file_record(full)
+    return dict(sorted(out.items()))
+
+
+def refuse_pickle_file(path: Path) -> CheckpointError:
+    return CheckpointError(
+        f"{path}: a pickle checkpoint; refused: unpickling can run arbitrary code, nothing was loaded",
+        hint=_CONVERT_HINT,
+    )

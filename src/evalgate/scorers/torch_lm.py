@@ -1,0 +1,280 @@
+"""`TorchScorer`: batched log-likelihoods and perplexity for any causal LM; the only torch math.
+
+Token alignment (lm-evaluation-harness's convention, docs/model_guide.md), for context "Ayer"
+and continuation " fui" (trailing whitespace of a context is moved to its continuation first):
+
+    whole       = encode(context + continuation)            [bos]? Ayer  ·fui
+    context_enc = encode(context)                           [bos]? Ayer
+    cont_enc    = whole[len(context_enc):]                                ·fui
+
+    input  (fed to the model)  [bos]  Ayer           (= (context_enc + cont_enc)[:-1])
+    logits                      ↓      ↓
+    predicts                   Ayer   ·fui           logit at position i predicts token i+1
+                                       └─ CONT ─┘    summed: log p(·fui | [bos] Ayer)
+
+An empty context is the BOS token (or EOS when the tokenizer has no BOS), as lm-eval's
+`prefix_token_id`. Requests sharing an identical `context_enc` are grouped, and one forward over
+the longest input of a group serves every request whose input is a prefix of it (a causal model
+gives the same logits at those positions); reuse never crosses different `context_enc`s, which
+is where lm-eval 0.4.13's logits cache goes wrong. Rows are sorted by length (longest first, so
+the largest batch comes first), right-padded, and only the positions that predict a target are
+projected onto the vocabulary when the model supports it; padded positions are never read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+from evalgate.errors import CheckpointError, RefusedError
+from evalgate.scorers.base import ScorerInfo, TokenizerAdapter
+from evalgate.types import Loglik, LoglikRequest, Perplexity
+
+# (B, T) ids, (B, T) bool mask of wanted positions -> (N, V) logits for the True positions, row-major.
+LogitsFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+# Largest logits tensor (elements) one forward may produce: 2**24 float32 = 64 MiB (+ its float64 copy).
+MAX_LOGITS = 1 << 24
+
+
+def full_logits_fn(model: Callable) -> LogitsFn:
+    """For models that return every position: `model(ids)` -> logits or an object with `.logits`."""
+
+    def call(ids: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        out = model(ids)
+        logits = getattr(out, "logits", out)
+        if not isinstance(logits, torch.Tensor) or logits.dim() != 3 or logits.shape[:2] != ids.shape:
+            shape = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits).__name__
+            raise CheckpointError(
+                f"the model returned logits of shape {shape} for input ids of shape {tuple(ids.shape)}",
+                hint="model(ids) must return (batch, time, vocab) logits, or an object with .logits",
+            )
+        return logits[keep]
+
+    call.selects_positions = False  # type: ignore[attr-defined]
+    return call
+
+
+def hf_logits_fn(model: torch.nn.Module) -> LogitsFn:
+    """Hugging Face causal LMs that take a boolean `logits_to_keep`: the LM head runs on N rows only."""
+
+    def call(ids: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        return model(input_ids=ids, logits_to_keep=keep, use_cache=False).logits
+
+    call.selects_positions = True  # type: ignore[attr-defined]
+    return call
+
+
+@dataclass
+class _Row:
+    """One model input and the (position, target token, owner) triples read from its logits."""
+
+    tokens: tuple[int, ...]
+    targets: list[tuple[int, int, int]] = field(default_factory=list)
+
+
+class TorchScorer:
+    def __init__(
+        self,
+        model_fn: LogitsFn,
+        tokenizer: TokenizerAdapter,
+        batch_size: int = 32,
+        *,
+        info: ScorerInfo,
+        max_length: int | None = None,
+        append_eos: bool = False,
+        vocab_size: int | None = None,
+        dtype: torch.dtype = torch.float32,
+        threads: int = 0,
+    ):
+        """`max_length`: longest input the model accepts (longer inputs are left-truncated, as
+        lm-eval does); `append_eos`: perplexity texts end with EOS (the model was trained so)."""
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        self.model_fn = model_fn
+        self.tok = tokenizer
+        self.batch_size = batch_size
+        self.info = info
+        self.max_length = max_length
+        self.append_eos = append_eos
+        self.vocab_size = vocab_size
+        self.dtype = dtype
+        if threads > 0:
+            torch.set_num_threads(threads)
+        self.pad_id = tokenizer.pad_id if tokenizer.pad_id is not None else 0
+
+    # --- encoding -------------------------------------------------------------------------
+
+    def prefix_id(self) -> int | None:
+        """The token standing for "start of text": BOS, else EOS (lm-eval's prefix_token_id)."""
+        return self.tok.bos_id if self.tok.bos_id is not None else self.tok.eos_id
+
+    def encode_pair(self, context: str, continuation: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(context_enc, continuation_enc) per the module docstring's diagram."""
+        n_spaces = len(context) - len(context.rstrip())
+        if n_spaces:
+            continuation = context[-n_spaces:] + continuation
+            context = context[:-n_spaces]
+        if not context:
+            prefix = self.prefix_id()
+            if prefix is None:
+                raise RefusedError(
+                    f"cannot score {continuation!r} with an empty context: "
+                    "the tokenizer has no BOS or EOS token",
+                    hint="use method `candidate` with prompts that have text before the blank, "
+                    "or give the tokenizer a bos/eos token",
+                )
+            return (prefix,), tuple(self.tok.encode(continuation))
+        head = (self.tok.bos_id,) if self.tok.uses_bos else ()
+        context_enc = head + tuple(self.tok.encode(context))
+        whole = head + tuple(self.tok.encode(context + continuation))
+        return context_enc, whole[len(context_enc) :]
+
+    def _truncate(self, ctx: tuple[int, ...], cont: tuple[int, ...]) -> tuple[int, ...]:
+        if self.max_length is None or len(ctx) + len(cont) - 1 <= self.max_length:
+            return ctx
+        if len(cont) > self.max_length:
+            raise RefusedError(
+                f"a continuation of {len(cont)} tokens does not fit the model's "
+                f"{self.max_length}-token window"
+            )
+        return (ctx + cont)[-(self.max_length + 1) : -len(cont)]
+
+    # --- the public interface -------------------------------------------------------------
+
+    def loglikelihood(self, requests: Sequence[LoglikRequest]) -> list[Loglik]:
+        encoded = []
+        for req in requests:
+            ctx, cont = self.encode_pair(req.context, req.continuation)
+            encoded.append((self._truncate(ctx, cont), cont))
+        rows = self._group_rows(encoded)
+        sums, _ = self._run(rows, len(encoded))
+        out = []
+        for (_, cont), logprob in zip(encoded, sums, strict=True):
+            out.append(
+                Loglik(
+                    logprob=logprob,
+                    n_tokens=len(cont),
+                    decoded=self.tok.decode(cont),
+                    oov=self.tok.unk_id is not None and self.tok.unk_id in cont,
+                    tokens=tuple(self.tok.decode([t]) for t in cont),
+                )
+            )
+        return out
+
+    def perplexity(self, texts: Sequence[str]) -> Perplexity:
+        prefix = self.tok.bos_id if self.tok.uses_bos else self.prefix_id()
+        tail = (self.tok.eos_id,) if self.append_eos and self.tok.eos_id is not None else ()
+        rows: list[_Row] = []
+        for owner, text in enumerate(texts):
+            seq = ((prefix,) if prefix is not None else ()) + tuple(self.tok.encode(text)) + tail
+            rows.extend(self._windows(seq, owner))
+        sums, counts = self._run(rows, len(texts))
+        nll, n_tokens = -math.fsum(sums), sum(counts)
+        if n_tokens == 0:
+            raise RefusedError("perplexity: the texts hold no token to predict")
+        return Perplexity(value=math.exp(nll / n_tokens), n_tokens=n_tokens, nll=nll)
+
+    # --- planning -------------------------------------------------------------------------
+
+    @staticmethod
+    def _group_rows(encoded: Sequence[tuple[tuple[int, ...], tuple[int, ...]]]) -> list[_Row]:
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for i, (ctx, cont) in enumerate(encoded):
+            if cont:  # an empty continuation has nothing to score (the core refuses it)
+                groups.setdefault(ctx, []).append(i)
+        rows: list[_Row] = []
+        for ctx, members in groups.items():
+            members.sort(key=lambda i: (-len(encoded[i][1]), encoded[i][1]))
+            by_prefix: dict[tuple[int, ...], _Row] = {}  # every prefix (>= ctx) of a row -> that row
+            for i in members:
+                cont = encoded[i][1]
+                inp = ctx + cont[:-1]
+                row = by_prefix.get(inp)
+                if row is None:
+                    row = _Row(inp)
+                    rows.append(row)
+                    for end in range(len(ctx), len(inp) + 1):
+                        by_prefix.setdefault(inp[:end], row)
+                for j, token in enumerate(cont):
+                    row.targets.append((len(ctx) - 1 + j, token, i))
+        return rows
+
+    def _windows(self, seq: tuple[int, ...], owner: int) -> list[_Row]:
+        """Rows predicting seq[1:]; texts longer than the window are cut into disjoint target
+        spans, each seeing as much preceding text as fits (lm-eval's rolling windows)."""
+        span = self.max_length or max(len(seq) - 1, 1)
+        rows = []
+        for start in range(1, len(seq), span):
+            end = min(start + span, len(seq))
+            lo = max(0, end - 1 - span)
+            rows.append(_Row(seq[lo : end - 1], [(k - 1 - lo, seq[k], owner) for k in range(start, end)]))
+        return rows
+
+    def _batches(self, rows: list[_Row]) -> list[list[_Row]]:
+        """Longest first; at most batch_size rows and MAX_LOGITS logits per forward."""
+        order = sorted(rows, key=lambda r: (-len(r.tokens), r.tokens))
+        selects = getattr(self.model_fn, "selects_positions", False)
+        batches: list[list[_Row]] = []
+        current: list[_Row] = []
+        positions = 0
+        for row in order:
+            n = len({p for p, _, _ in row.targets})
+            if current:
+                # a full-logits model materialises (B, T, V); T is the first (longest) row's length
+                elements = positions + n if selects else (len(current) + 1) * len(current[0].tokens)
+                too_big = self.vocab_size is not None and elements * self.vocab_size > MAX_LOGITS
+                if len(current) >= self.batch_size or too_big:
+                    batches.append(current)
+                    current, positions = [], 0
+            current.append(row)
+            positions += n
+        if current:
+            batches.append(current)
+        return batches
+
+    # --- the forward passes ---------------------------------------------------------------
+
+    @torch.inference_mode()
+    def _run(self, rows: list[_Row], n_owners: int) -> tuple[list[float], list[int]]:
+        """Sum of target log-probs and target count per owner (float64, in target order)."""
+        sums = [0.0] * n_owners
+        counts = [0] * n_owners
+        for batch in self._batches(rows):
+            width = max(len(r.tokens) for r in batch)
+            ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
+            keep = torch.zeros((len(batch), width), dtype=torch.bool)
+            for b, row in enumerate(batch):
+                ids[b, : len(row.tokens)] = torch.tensor(row.tokens, dtype=torch.long)
+                for pos, _, _ in row.targets:
+                    keep[b, pos] = True
+            # flat index of every kept (row, position), in the row-major order the logits come in
+            flat = torch.full((len(batch), width), -1, dtype=torch.long)
+            flat[keep] = torch.arange(int(keep.sum()))
+            logits = self.model_fn(ids, keep)
+            if logits.dim() != 2 or logits.shape[0] != int(keep.sum()):
+                raise CheckpointError(
+                    f"the model returned logits of shape {tuple(logits.shape)} "
+                    f"for {int(keep.sum())} positions"
+                )
+            # float64 normaliser: batched and one-at-a-time then agree to ~1e-7, not float32's ~1e-6
+            logp = torch.log_softmax(logits.to(torch.float64), dim=-1)
+            where, tokens, owners = [], [], []
+            for b, row in enumerate(batch):
+                for pos, token, owner in row.targets:
+                    where.append(int(flat[b, pos]))
+                    tokens.append(token)
+                    owners.append(owner)
+            if max(tokens) >= logp.shape[1]:
+                raise CheckpointError(
+                    f"token id {max(tokens)} is outside the model's vocabulary of {logp.shape[1]}",
+                    hint="the tokenizer does not belong to this model",
+                )
+            values = logp[torch.tensor(where), torch.tensor(tokens)].double().tolist()
+            for owner, value in zip(owners, values, strict=True):
+                sums[owner] += value
+                counts[owner] += 1
+        return sums, counts
