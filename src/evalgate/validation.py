@@ -206,7 +206,13 @@ def _check_manifest(
     return doc["version"]
 
 
-def _leaks(cfg: GateConfig, col: _Collector, grammar: Grammar | None, probes, train_files) -> list[Finding]:
+def _leaks(
+    cfg: GateConfig,
+    col: _Collector,
+    grammar: Grammar | None,
+    probes: Sequence[Probe],
+    train_files: Sequence[str] | None,
+) -> list[Finding]:
     if not cfg.leaks.detectors:
         return []
     paths = [cfg.path(p) for p in (train_files if train_files else cfg.train)]

@@ -86,8 +86,8 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
         bound = "at least" if kind == "minItems" else "at most"
         return f"{where}has {n} items, {bound} {arg} allowed"
     if kind == "uniqueItems":
-        seen: set[str] = set()
-        dups = sorted({_short(v) for v in value if (k := _short(v)) in seen or seen.add(k)})
+        shown = [_short(v) for v in value]
+        dups = sorted({v for v in shown if shown.count(v) > 1})
         return f"{where}repeats {', '.join(dups)}; candidates must be distinct"
     return f"{where}{err.message[:200]}"
 
