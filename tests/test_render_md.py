@@ -284,3 +284,42 @@ def test_report_does_not_modify_results():
     before = copy.deepcopy(results)
     render_report(results)
     assert results == before
+
+
+EMPTY_SLICE = {"n": 0, "correct": 0, "accuracy": None, "wilson_low": None, "wilson_high": None}
+
+
+@pytest.mark.parametrize(
+    "results",
+    [
+        {"verdict": "pass"},
+        {"verdict": "refused"},
+        {
+            "verdict": "fail",
+            "comparison": {
+                "slices": {"overall": {"status": "regressed"}},
+                "perplexity": {"status": "regressed", "ratio": None},
+            },
+            "slices": {"overall": EMPTY_SLICE},
+        },
+        {
+            "verdict": "pass",
+            "comparison": {"flipped": {"right_to_wrong": ["gone-probe"]}, "new_probes": ["x"]},
+            "probes": [
+                {
+                    "id": "o",
+                    "status": "scored",
+                    "kind": "ordinal",
+                    "expected": "a",
+                    "entropy_norm": 0.9,
+                    "candidates": [{"text": "a", "score": -1.0}, {"text": "b", "score": -2.0}],
+                }
+            ],
+            "calibration": {"bins": [{}], "entropy": {"correct": {"n": 1, "mean": None}}},
+        },
+    ],
+)
+def test_partial_results_still_render(results):
+    """Missing optional parts (older results, a comparison without perplexity...) never crash the report."""
+    text = render_report(results)
+    assert text.startswith("## ") and text.rstrip().endswith("-->") and text.count(MARKER_PREFIX) == 1

@@ -134,7 +134,8 @@ def verdict(results: Results) -> Section:
     overall = (results.get("slices") or {}).get("overall") or {}
     if v == "refused":
         n = len(results.get("findings") or [])
-        line = f"## ⛔ evalgate: refused — {n:,} problem(s) in the input; nothing was scored"
+        problems = f"{n:,} problem(s) in the input; " if n else ""
+        line = f"## ⛔ evalgate: refused — {problems}nothing was scored"
     elif v == "fail":
         names = [
             f"{inline(k)} ({points(rows[k].get('delta'))} pts)"
@@ -143,7 +144,8 @@ def verdict(results: Results) -> Section:
         ]
         ppl = comparison.get("perplexity") or {}
         if ppl.get("status") == "regressed":
-            names.append(f"perplexity (×{ppl.get('ratio', 0):.2f})")
+            ratio = ppl.get("ratio")
+            names.append(f"perplexity (×{ratio:.2f})" if isinstance(ratio, int | float) else "perplexity")
         line = "## ❌ evalgate: fail" + (" — regressed: " + ", ".join(names) if names else "")
     else:
         line = f"## ✅ evalgate: pass — overall {pct(overall.get('accuracy'))}"
