@@ -74,6 +74,7 @@ class GateRules:
     tolerance: float  # accuracy drop (absolute) that is tolerated
     min_n: int  # slices smaller than this are shown, not gated
     mde_max: float  # slices that cannot detect a drop this large are marked too small
+    assumed_disagreement: float  # share of probes two equally good checkpoints disagree on (MDE model)
     z: float  # Wilson interval z (1.96 = 95%)
     perplexity_max_ratio: float
     slices: tuple[str, ...]  # slice families that are gated (overall, language, ...)

@@ -141,11 +141,11 @@ def score(
     excluded = set(outcome.excluded)
     aggregate_full = None
     if excluded:
-        aggregate_full = aggregate(entries, cfg.gate.z)
+        aggregate_full = aggregate(entries, cfg.gate.z, review_entropy=cfg.report.review_entropy)
         for entry in entries:
             if entry["id"] in excluded and entry["status"] != "deprecated":
                 entry["status"] = STATUS_EXCLUDED
-    agg = aggregate(entries, cfg.gate.z)
+    agg = aggregate(entries, cfg.gate.z, review_entropy=cfg.report.review_entropy)
     ppl = None
     if shard is None or shard[0] == 1:
         with progress.phase(f"perplexity on {len(test_sentences)} test sentences"):
@@ -166,6 +166,7 @@ def score(
         probe_set_digest=outcome.probe_set.get("digest", ""),
         probe_set_version=outcome.probe_set.get("version"),
         tokenizer_sha256=info.tokenizer_sha256,
+        test_sha256=next(iter(test_input.values()))["sha256"],
     )
     checkpoint_rec = {
         "path": ckpt_display,

@@ -72,7 +72,7 @@ def main(args: argparse.Namespace) -> int:
     name = args.name or Path(results["checkpoint"]["path"]).name or "baseline"
     if not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
         raise RefusedError(f"--name {name!r}: use letters, digits, '-', '_' and '.' only")
-    provenance = {"git_commit": args.commit or git_commit(cfg.root), "pr": args.pr or pr_from_event()}
+    provenance = {"git_commit": args.commit or git_commit(cfg.root), "pr_number": args.pr or pr_from_event()}
     doc = baseline_from_results(results, name, provenance)
     validate_baseline(doc, f"baselines/{name}.json")
     target = cfg.root / "baselines" / f"{name}.json"

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from evalgate.core.baseline import BASELINE_KIND, validate_baseline
 from evalgate.core.slices import slice_keys, slice_sort_key
 from evalgate.core.stats import (
-    ASSUMED_DISAGREEMENT,
     exceeds,
     holm,
     mcnemar_exact_one_sided,
@@ -171,7 +170,7 @@ def _slice_row(ids: list[str], new: dict, old: dict, rules: GateRules) -> dict[s
     if rules.rule == "wilson":
         row["mde"] = mde_wilson(n, base_acc, rules.z, rules.tolerance)
     else:
-        row["mde"] = mde_paired(n, rules.alpha, rules.tolerance, base_acc)
+        row["mde"] = mde_paired(n, rules.alpha, rules.tolerance, base_acc, rules.assumed_disagreement)
     return row
 
 
@@ -244,7 +243,7 @@ def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules,
             "mde_max": rules.mde_max,
             "z": rules.z,
             "perplexity_max_ratio": rules.perplexity_max_ratio,
-            "assumed_disagreement": ASSUMED_DISAGREEMENT,
+            "assumed_disagreement": rules.assumed_disagreement,
         },
         "n_paired": len(shared),
         "slices": rows,

@@ -20,7 +20,9 @@ from evalgate import SCORING_VERSION, __version__
 from evalgate.errors import RefusedError
 
 SCHEMA_VERSION = 1
-ROUND_DIGITS = 6
+# Significant digits kept for every float: float32 carries about 7, and a fixed count (not fixed
+# decimals) keeps a p-value of 3e-9 from printing as 0.0.
+ROUND_DIGITS = 7
 
 
 def round_floats(obj: Any, digits: int = ROUND_DIGITS) -> Any:
@@ -28,7 +30,7 @@ def round_floats(obj: Any, digits: int = ROUND_DIGITS) -> Any:
     if isinstance(obj, float):
         if not math.isfinite(obj):
             return None
-        value = round(obj, digits)
+        value = float(f"{obj:.{digits}g}")
         return 0.0 if value == 0 else value
     if isinstance(obj, Mapping):
         return {k: round_floats(v, digits) for k, v in obj.items()}
@@ -46,6 +48,7 @@ def comparability_manifest(
     probe_set_digest: str,
     probe_set_version: str | None,
     tokenizer_sha256: str | None,
+    test_sha256: str | None = None,
 ) -> dict[str, Any]:
     """How a result was measured. Two results are comparable only if the measuring keys agree.
 
@@ -61,6 +64,7 @@ def comparability_manifest(
         "probe_set_digest": probe_set_digest,
         "probe_set_version": probe_set_version,
         "tokenizer_sha256": tokenizer_sha256,
+        "test_sha256": test_sha256,
     }
 
 
