@@ -57,7 +57,8 @@ class FakeGitHub:
         return self
 
     def stop(self) -> None:
-        self.server.shutdown()
+        if self._thread.is_alive():
+            self.server.shutdown()
         self.server.server_close()
 
     def add_comment(self, pr: int, login: str, body: str) -> int:

@@ -299,3 +299,13 @@ def test_comment_command_without_a_pr_or_token_is_a_usage_error(artifact, monkey
     monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
     assert main(["comment", "--report", str(artifact), "--pr", "3"]) == 2
     assert "no GitHub token" in capsys.readouterr().err
+
+
+def test_an_unreachable_api_is_retried_then_reported(gh):
+    closed = gh.url
+    gh.stop()  # nothing listens on that port any more
+    waits: list[float] = []
+    client = GitHubClient("ghs-installation", closed, max_retries=2, backoff_base=0.25, sleep=waits.append)
+    with pytest.raises(GitHubError) as info:
+        client.own_login({})
+    assert waits == [0.25, 0.5] and "GITHUB_API_URL" in (info.value.hint or "")

@@ -237,7 +237,11 @@ class GitHubClient:
         )
         raise GitHubError(
             f"{method} {url}: {error} after {attempt + 1} attempt(s){later}",
-            hint="GitHub is rate limiting or failing; rerun the job later (the report is on disk)",
+            hint=(
+                "GitHub is rate limiting or failing; rerun the job later (the report is on disk)"
+                if error.startswith("HTTP")
+                else f"check GITHUB_API_URL ({self.api_url}) and the network; the report is on disk"
+            ),
         )
 
     def request(self, method: str, path_or_url: str, payload: Any = None) -> Response:
