@@ -212,6 +212,10 @@ def load_config(
         root, source = cwd, CONFIG_FILENAME
     else:
         user, root, source = {}, find_root(cwd), "embedded default"
+        if root != cwd:
+            # Inputs borrowed from the bundled demo, outputs where the command runs: the bundle is
+            # read-only in the image, and `docker run -v "$PWD:/work" -w /work` expects them in /work.
+            user = {"out": str(cwd / default_config_dict()["out"])}
     problems = _schema_errors(user, source)
     if problems:
         raise ConfigError(
