@@ -16,6 +16,7 @@ from evalgate.edges.github import (
     MARKER_PREFIX,
     MAX_COMMENT_CHARS,
     GitHubClient,
+    fit_body,
     post_or_update_comment,
 )
 from evalgate.errors import GitHubError
@@ -183,6 +184,14 @@ def test_an_over_long_body_is_cut_with_a_note_and_stays_sticky(gh):
     assert post(gh, body).action == "updated" and len(gh.by(PR, BOT_LOGIN)) == 1
 
 
+def test_the_limit_counts_utf16_units_like_github():
+    body = "\U0001f7e2" * 40000 + f"\n{MARKER_PREFIX} verdict=pass -->\n"  # 40,000 code points, 80,000 units
+    cut, truncated = fit_body(body)
+    assert truncated and len(cut.encode("utf-16-le")) // 2 <= MAX_COMMENT_CHARS
+    assert cut.rstrip().endswith(f"{MARKER_PREFIX} verdict=pass -->")
+    assert fit_body("short") == ("short", False)
+
+
 def test_links_to_another_host_never_get_the_token(gh):
     gh.fail("GET", r"/comments", 200, body=[], headers={"Link": '<http://127.0.0.2:9/steal>; rel="next"'})
     with pytest.raises(GitHubError, match="another host"):
@@ -309,3 +318,31 @@ def test_an_unreachable_api_is_retried_then_reported(gh):
     with pytest.raises(GitHubError) as info:
         client.own_login({})
     assert waits == [0.25, 0.5] and "GITHUB_API_URL" in (info.value.hint or "")
+
+
+@pytest.mark.parametrize(("token", "posted"), [("ghs-installation", True), ("ghs-readonly", False)])
+def test_run_comment_keeps_the_gates_exit_code(gh, tmp_path, monkeypatch, token, posted):
+    """`evalgate run --comment` on a refused probe set (no model needed): exit 2 either way."""
+    (tmp_path / "evalgate.yml").write_text("probes: [bad.jsonl]\n", encoding="utf-8")
+    (tmp_path / "bad.jsonl").write_text("not json\n", encoding="utf-8")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": PR, "head": {"sha": SHA}}}), encoding="utf-8")
+    summary = tmp_path / "summary.md"
+    for key, value in {
+        "GITHUB_TOKEN": token,
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_API_URL": gh.url,
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_STEP_SUMMARY": str(summary),
+    }.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", "--config", "evalgate.yml", "--out", "out", "--comment"])
+    assert code == 2
+    report_text = (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8")
+    if posted:
+        (mine,) = gh.by(PR, BOT_LOGIN)
+        assert mine["body"] == report_text and "verdict=refused" in mine["body"]
+    else:
+        assert gh.comments.get(PR, []) == []
+        assert "could not post the pull request comment" in summary.read_text(encoding="utf-8")

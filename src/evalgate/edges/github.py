@@ -94,17 +94,24 @@ def api_url_from_env(env: Mapping[str, str] | None = None) -> str:
     return (env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
 
 
+def utf16_len(text: str) -> int:
+    """Length as GitHub counts it (UTF-16 code units, like render_md): an emoji counts 2."""
+    return len(text.encode("utf-16-le")) // 2
+
+
 def fit_body(body: str, limit: int = MAX_COMMENT_CHARS) -> tuple[str, bool]:
     """Cut a body to `limit` characters, closing open code fences/<details>, keeping the marker line last."""
-    if len(body) <= limit:
+    if utf16_len(body) <= limit:
         return body, False
     lines = body.rstrip("\n").split("\n")
     marker = next((ln for ln in reversed(lines) if ln.startswith(MARKER_PREFIX)), DEFAULT_MARKER)
     text = "\n".join(ln for ln in lines if ln != marker)
-    # Reserve room for the note, the closers and the marker; the note's number has at most 6 digits.
+    # Room for the note, the closers and the marker; the note's number has at most 6 digits.
     closers_max = len("\n```") + len("\n</details>") * 20
-    room = limit - len(TRUNCATION_NOTE.format(cut=999_999)) - closers_max - len(marker) - 2
+    room = limit - len(TRUNCATION_NOTE.format(cut=999_999)) - closers_max - utf16_len(marker) - 2
     kept = text[:room]
+    while (over := utf16_len(kept) - room) > 0:
+        kept = kept[: len(kept) - over]
     cut_newline = kept.rfind("\n")
     if cut_newline > room // 2:  # end on a whole line when that loses little
         kept = kept[:cut_newline]
