@@ -1,0 +1,278 @@
+"""GitHub REST over urllib: retries that honour GitHub's rate-limit guidance, and pagination.
+
+The base URL comes from `GITHUB_API_URL` (GitHub Enterprise Server serves the same API under
+`https://HOST/api/v3`). Retries follow "Rate limits for the REST API": wait `retry-after` seconds
+when given, else until `x-ratelimit-reset` when `x-ratelimit-remaining` is 0, else back off
+exponentially (at least `secondary_min_wait` for a secondary rate limit, which GitHub asks to be a
+minute); a wait longer than `max_wait` is reported, not slept through. 5xx and network errors are
+retried too. A 403 that is none of these is a token that may not do this (`ReadOnlyToken`).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import os
+import re
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evalgate import __version__
+from evalgate.errors import GitHubError
+
+DEFAULT_API_URL = "https://api.github.com"
+# `GET /user` answers 403 for the installation token GITHUB_TOKEN; its comments are written by
+# this login (user id 41898282). EVALGATE_COMMENT_AUTHOR overrides it (e.g. a GitHub App's bot).
+BOT_LOGIN = "github-actions[bot]"
+_TRANSIENT_STATUS = {500, 502, 503, 504}
+_SECONDARY_RE = re.compile(r"secondary rate limit|abuse detection", re.IGNORECASE)
+_LINK_NEXT_RE = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
+
+
+@dataclass
+class Response:
+    status: int
+    headers: Mapping[str, str]
+    data: Any
+
+
+class GitHubHTTPError(GitHubError):
+    """GitHub answered with an error status that retrying will not fix."""
+
+    def __init__(self, message: str, hint: str | None, status: int):
+        super().__init__(message, hint)
+        self.status = status
+
+
+class ReadOnlyToken(Exception):
+    """A 403 that is not a rate limit: the token may not write here."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def api_url_from_env(env: Mapping[str, str] | None = None) -> str:
+    env = os.environ if env is None else env
+    return (env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
+
+
+def _retry_after_seconds(headers: Mapping[str, str], now: float) -> float | None:
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:  # an HTTP-date is allowed too (RFC 9110)
+        when = email.utils.parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when - now)
+
+
+class GitHubClient:
+    """GitHub REST over urllib. `sleep`/`clock` are parameters so tests need not wait."""
+
+    def __init__(
+        self,
+        token: str,
+        api_url: str | None = None,
+        *,
+        max_retries: int = 5,
+        backoff_base: float = 2.0,
+        max_wait: float = 120.0,
+        secondary_min_wait: float = 60.0,
+        timeout: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        log: Callable[[str], None] | None = None,
+    ):
+        if not token:
+            raise GitHubError(
+                "no GitHub token", hint="set GITHUB_TOKEN (e.g. `env: GITHUB_TOKEN: ${{ github.token }}`)"
+            )
+        self.token = token
+        self.api_url = (api_url or DEFAULT_API_URL).rstrip("/")
+        self._origin = urllib.parse.urlsplit(self.api_url)[:2]
+        self.max_retries = max_retries
+        self.backoff_base = backoff_base
+        self.max_wait = max_wait
+        self.secondary_min_wait = secondary_min_wait
+        self.timeout = timeout
+        self.sleep = sleep
+        self.clock = clock
+        self.log = log or (lambda _msg: None)
+
+    # -- transport -------------------------------------------------------------------------------
+
+    def _url(self, path_or_url: str) -> str:
+        if path_or_url.startswith(("http://", "https://")):
+            # A pagination link pointing elsewhere must never receive the token.
+            if urllib.parse.urlsplit(path_or_url)[:2] != self._origin:
+                raise GitHubError(f"refusing to follow a link to another host: {path_or_url}")
+            return path_or_url
+        return self.api_url + path_or_url
+
+    def _once(self, method: str, url: str, payload: Any) -> Response:
+        data = None if payload is None else json.dumps(payload).encode("utf-8")
+        req = urllib.request.Request(url, data=data, method=method)
+        req.add_header("Accept", "application/vnd.github+json")
+        req.add_header("Authorization", f"Bearer {self.token}")
+        req.add_header("X-GitHub-Api-Version", "2022-11-28")
+        req.add_header("User-Agent", f"evalgate/{__version__}")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                status, headers, raw = resp.status, resp.headers, resp.read()
+        except urllib.error.HTTPError as exc:
+            status, headers, raw = exc.code, exc.headers, exc.read()
+        lowered = {k.lower(): v for k, v in headers.items()}
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = {"message": raw[:500].decode("utf-8", "replace")}
+        return Response(status, lowered, body)
+
+    def _wait_for(self, resp: Response, attempt: int) -> float | None:
+        """Seconds to wait before retrying `resp`, or None when it is not a transient failure."""
+        message = str((resp.data or {}).get("message", "")) if isinstance(resp.data, dict) else ""
+        retry_after = _retry_after_seconds(resp.headers, self.clock())
+        exhausted = resp.headers.get("x-ratelimit-remaining") == "0"
+        limited = resp.status == 429 or (
+            resp.status == 403
+            and (bool(_SECONDARY_RE.search(message)) or retry_after is not None or exhausted)
+        )
+        if not limited and resp.status not in _TRANSIENT_STATUS:
+            return None
+        if retry_after is not None:
+            return retry_after
+        if limited and exhausted and resp.headers.get("x-ratelimit-reset", "").isdigit():
+            return max(0.0, float(resp.headers["x-ratelimit-reset"]) - self.clock())
+        backoff = self.backoff_base * (2**attempt)
+        return max(backoff, self.secondary_min_wait) if limited else backoff
+
+    def attempt(
+        self, method: str, url: str, payload: Any, attempt: int
+    ) -> tuple[Response | None, float | None, str]:
+        """One try: (response, seconds to wait before the next try or None when final, error text)."""
+        try:
+            resp = self._once(method, url, payload)
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+            return None, self.backoff_base * (2**attempt), str(getattr(exc, "reason", exc))
+        if 200 <= resp.status < 300:
+            return resp, None, ""
+        return resp, self._wait_for(resp, attempt), f"HTTP {resp.status}"
+
+    def give_up(self, method: str, url: str, attempt: int, wait: float, error: str) -> None:
+        """Raise when the retries are spent or the server asks for a wait longer than `max_wait`."""
+        if attempt < self.max_retries and wait <= self.max_wait:
+            self.log(f"evalgate: GitHub {method} failed ({error}); retrying in {wait:.1f} s")
+            return
+        later = (
+            f"; GitHub asks to wait {wait:.0f} s (more than {self.max_wait:.0f})"
+            if wait > self.max_wait
+            else ""
+        )
+        raise GitHubError(
+            f"{method} {url}: {error} after {attempt + 1} attempt(s){later}",
+            hint=(
+                "GitHub is rate limiting or failing; rerun the job later (the report is on disk)"
+                if error.startswith("HTTP")
+                else f"check GITHUB_API_URL ({self.api_url}) and the network; the report is on disk"
+            ),
+        )
+
+    def request(self, method: str, path_or_url: str, payload: Any = None) -> Response:
+        """One call with retries; returns the final response (2xx or a non-transient error)."""
+        url = self._url(path_or_url)
+        attempt = 0
+        while True:
+            resp, wait, error = self.attempt(method, url, payload, attempt)
+            if wait is None:
+                assert resp is not None
+                return resp
+            self.give_up(method, url, attempt, wait, error)
+            self.sleep(wait)
+            attempt += 1
+
+    def checked(self, method: str, path_or_url: str, payload: Any = None) -> Response:
+        """`request`, then a 403 → ReadOnlyToken and any other error status → GitHubError."""
+        resp = self.request(method, path_or_url, payload)
+        if 200 <= resp.status < 300:
+            return resp
+        self.raise_for(resp, method, self._url(path_or_url))
+        raise AssertionError("unreachable")
+
+    def raise_for(self, resp: Response, method: str, url: str) -> None:
+        message = resp.data.get("message", "") if isinstance(resp.data, dict) else ""
+        if resp.status == 403:
+            raise ReadOnlyToken(message or "HTTP 403")
+        hints = {
+            401: "the token is invalid or expired: check GITHUB_TOKEN",
+            404: "check the repository and pull request number, and that the token can see them",
+            422: "GitHub rejected the request body",
+        }
+        raise GitHubHTTPError(
+            f"{method} {url}: HTTP {resp.status} {message}".rstrip(),
+            hints.get(resp.status, "see GitHub's message above"),
+            resp.status,
+        )
+
+    def paginate(self, path: str) -> Iterator[Any]:
+        """Every item of a list endpoint, following `Link: <...>; rel="next"`."""
+        sep = "&" if "?" in path else "?"
+        url: str | None = f"{path}{sep}per_page=100"
+        while url:
+            resp = self.checked("GET", url)
+            if not isinstance(resp.data, list):
+                raise GitHubError(f"GET {url}: expected a JSON list, got {type(resp.data).__name__}")
+            yield from resp.data
+            match = _LINK_NEXT_RE.search(resp.headers.get("link", ""))
+            url = match.group(1) if match else None
+
+    # -- endpoints -------------------------------------------------------------------------------
+
+    def own_login(self, env: Mapping[str, str] | None = None) -> str:
+        """The login the token writes as; GITHUB_TOKEN cannot read `/user`, so the bot login then."""
+        env = os.environ if env is None else env
+        if env.get("EVALGATE_COMMENT_AUTHOR"):
+            return env["EVALGATE_COMMENT_AUTHOR"]
+        resp = self.request("GET", "/user")
+        if resp.status == 200 and isinstance(resp.data, dict) and resp.data.get("login"):
+            return str(resp.data["login"])
+        if resp.status == 401:
+            raise GitHubError("GET /user: HTTP 401 (bad credentials)", hint="check GITHUB_TOKEN")
+        return BOT_LOGIN
+
+    def find_pr_for_sha(self, repo: str, sha: str) -> int | None:
+        """The open pull request whose head is `sha` (lowest number if several), or None.
+
+        `commits/{sha}/pulls` finds same-repository PRs, but returns nothing for a fork's head
+        commit (the commit lives in the fork), so the open PRs are scanned next.
+        """
+        sha = sha.lower()
+        for source in (f"/repos/{repo}/commits/{sha}/pulls", f"/repos/{repo}/pulls?state=open"):
+            try:
+                numbers = sorted(
+                    int(pr["number"])
+                    for pr in self.paginate(source)
+                    if pr.get("state") == "open" and str((pr.get("head") or {}).get("sha", "")).lower() == sha
+                )
+            except GitHubHTTPError as exc:
+                if exc.status in (404, 422):
+                    continue  # a commit unknown to this repository (a fork's): scan the open PRs
+                raise
+            except ReadOnlyToken as exc:
+                raise GitHubError(
+                    f"{source}: {exc.message}", hint="give the job `pull-requests: read` permission"
+                ) from None
+            if numbers:
+                return numbers[0]
+        return None
