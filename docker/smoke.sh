@@ -145,7 +145,7 @@ expect() {
 
 fail() {
   echo "SMOKE FAIL: $*" >&2
-  FAILED+=("$1")
+  FAILED+=("${1%%:*}")
 }
 
 # Every file the gate wrote into the mounted folder must belong to the calling uid:gid.
@@ -226,6 +226,9 @@ EOF
     grep -q "$probe_id" "$SCRATCH/leak.log" || fail "leak: the output does not name probe $probe_id"
     grep -qi "leak" "$SCRATCH/leak.log" || fail "leak: the output does not say 'leak'"
     expect_owned leak "$work/evalgate-out" "$user"
+    [[ ! -s "$work/evalgate-out/results.json" ]] \
+      || [[ $(json_field "$work/evalgate-out/results.json" verdict) == refused ]] \
+      || fail "leak: results.json verdict is not 'refused'"
   fi
 
   log "image size: $((size / 1000000)) MB"
