@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import math
 from pathlib import Path
 
@@ -313,3 +314,12 @@ def test_word_level_tokenizer_with_unk_marks_model_oov(tmp_path):
     oov, ok = score_probes(probes, "{prompt}", scorer)
     assert oov["status"] == "model_oov" and oov["candidates"][1]["oov"] is True
     assert ok["status"] == "scored"
+
+
+def test_perplexity_on_the_shipped_test_set_batched_equals_unbatched(gpt2_mild_dir, repo_root):
+    lines = (repo_root / "data/corpus/test.jsonl").read_text(encoding="utf-8").splitlines()[:150]
+    texts = [json.loads(line)["text"] for line in lines]
+    one = load_scorer(gpt2_mild_dir, None, root=repo_root, batch_size=1).perplexity(texts)
+    many = load_scorer(gpt2_mild_dir, None, root=repo_root, batch_size=64).perplexity(texts)
+    assert one.n_tokens == many.n_tokens > len(texts)
+    assert many.value == pytest.approx(one.value, rel=1e-6)
