@@ -1,13 +1,13 @@
-"""The deterministic probe builder: 50 EN + 50 ES core probes and 25 adversarial ones.
+"""The deterministic probe builder: 194 EN + 194 ES core probes and 25 adversarial ones.
 
 Pure: grammar, lexicon and seed in, `Probe`s out; one `random.Random(seed)` drives every choice,
 so the same seed gives the same probes on any machine.
 
-Core design (seed 000's coverage matrix, aimed well above its minimums): per language, 25
-regular slots (each of the 12 regular verbs twice, one of them three times) and 25 irregular
-slots (each of the 8 irregular verbs three times, one four times); slot i gets tense i mod 5 and
-person i mod 3, so a language has 10 probes per tense, 16-17 per person, and a verb's slots (which
-are consecutive) never repeat a tense or a person.
+Core design (seed 000's coverage matrix, aimed well above its minimums): per language, 97
+regular slots (each of the 12 regular verbs 2 x SCALE times, one once more) and 97 irregular
+slots (each of the 8 irregular verbs 3 x SCALE times, one once more); slot i gets tense i mod 5
+and person i mod 3, so a language has ~39 probes per tense, ~65 per person, and a verb's slots
+(which are consecutive, at most 15) never repeat a (tense, person) cell.
 
 Everything that decides the answer sits left of the blank (the scorer reads log p(candidate |
 text before the blank)). Distractors are other forms of the same verb: one person-agreement form,
@@ -28,7 +28,10 @@ from evalgate.core.grammar import Grammar
 from evalgate.core.text import normalize_exact
 from evalgate.types import LANGUAGES, PERSONS, TENSES, Probe
 
-CORE_PER_LANGUAGE = 50
+# Slots per verb are (2, 3) x SCALE for (regular, irregular) verbs, plus one extra of each kind:
+# 50 x SCALE core probes per language. SCALE 4 gives ~200 per language, so the language,
+# regularity and person slices can detect a 10-point drop (see docs/gate.md, the power study).
+SCALE = 4
 # Core probes labelled ambiguous (seed 000: "You work" reads as 2sg or plural; without a time
 # marker it also reads as past): kept few, they leave the accuracy denominators.
 AMBIGUOUS_PER_LANGUAGE = {"en": 2, "es": 1}
@@ -50,7 +53,7 @@ def design_cells(grammar: Grammar, language: str, rng: random.Random) -> list[tu
     """The (verb, tense, person) of each core probe of one language (see module docstring)."""
     regular = [v.infinitive for v in grammar.of_language(language) if v.regularity == "regular"]
     irregular = [v.infinitive for v in grammar.of_language(language) if v.regularity == "irregular"]
-    counts = {v: 2 for v in regular} | {v: 3 for v in irregular}
+    counts = {v: 2 * SCALE for v in regular} | {v: 3 * SCALE for v in irregular}
     counts[rng.choice(regular)] += 1
     counts[rng.choice(irregular)] += 1
     order = regular + irregular
