@@ -418,3 +418,18 @@ def test_no_torch_load_or_unpickling_anywhere_in_the_scorers():
                 assert not {"pickle", "dill", "joblib", "cloudpickle"} & set(names), (
                     f"{path.name}:{node.lineno}"
                 )
+
+
+@pytest.mark.parametrize("zipped", [True, False])
+def test_the_pickle_scan_reads_both_torch_formats(tmp_path, zipped):
+    from evalgate.scorers.safety import scan_pickle
+
+    good, bad = tmp_path / "good.bin", tmp_path / "bad.bin"
+    marker = tmp_path / "PWNED"
+    state = {"w": torch.zeros(2, 3), "b": torch.ones(3, dtype=torch.float16)}
+    torch.save(state, good, _use_new_zipfile_serialization=zipped)
+    torch.save({**state, "x": Hostile(marker)}, bad, _use_new_zipfile_serialization=zipped)
+    scan_pickle(good)  # a plain state dict passes
+    with pytest.raises(CheckpointError, match="unsafe pickle"):
+        scan_pickle(bad)
+    assert not marker.exists()

@@ -180,6 +180,11 @@ def _hf_weights(path: Path) -> bool:
         return True
     bins = sorted(path.glob("pytorch_model*.bin"))
     if bins:
+        if _version_tuple(torch.__version__) < (2, 10):
+            raise CheckpointError(
+                f"{bins[0]}: .bin weights need torch >= 2.10 (older weights_only has known bypasses)",
+                hint="convert the weights to safetensors, or upgrade torch",
+            )
         for f in bins:
             scan_pickle(f)
         return False
@@ -187,6 +192,10 @@ def _hf_weights(path: Path) -> bool:
     if pickles:
         raise refuse_pickle_file(pickles[0])
     raise CheckpointError(f"missing weights: {path} has no model.safetensors", hint=_HINT_DIR)
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", version.split("+")[0])[:2])
 
 
 def _keeps_positions(model: torch.nn.Module, vocab_size: int) -> bool:

@@ -60,11 +60,17 @@ def _global_is_safe(module: str, name: str) -> bool:
     return module == "torch" and (name in _TORCH_DTYPES or re.fullmatch(r"[A-Z][A-Za-z0-9]*Storage", name))
 
 
-def _pickle_globals(data: bytes, source: str) -> list[tuple[str, str]]:
-    """Every (module, name) the pickle stream(s) in `data` would import, without unpickling."""
+def _pickle_globals(data: bytes, source: str, max_pickles: int) -> list[tuple[str, str]]:
+    """Every (module, name) the pickle stream(s) in `data` would import, without unpickling.
+
+    A zip checkpoint's data.pkl is one pickle; torch's legacy format is five in a row (magic
+    number, protocol, system info, the object, the storage keys), then raw tensor bytes.
+    """
     found: list[tuple[str, str]] = []
     stream = io.BytesIO(data)
-    while stream.tell() < len(data) and data[stream.tell() : stream.tell() + 1] == b"\x80":
+    for _ in range(max_pickles):
+        if data[stream.tell() : stream.tell() + 1] != b"\x80":
+            break
         recent: list[Any] = []  # values pushed lately (strings only; None for anything else)
         memo: dict[int, Any] = {}
         try:
@@ -102,19 +108,19 @@ def scan_pickle(path: Path) -> None:
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as zf:
-                members = [(f"{path}:{n}", zf.read(n)) for n in zf.namelist() if n.endswith(".pkl")]
+                members = [(f"{path}:{n}", zf.read(n), 1) for n in zf.namelist() if n.endswith(".pkl")]
             if not members:
                 raise CheckpointError(f"{path}: a zip archive without a pickle; not a PyTorch checkpoint")
         else:
-            members = [(str(path), path.read_bytes())]
+            members = [(str(path), path.read_bytes(), 5)]
     except (OSError, zipfile.BadZipFile) as exc:
         raise CheckpointError(f"truncated or corrupt: {path} ({exc})") from None
-    for source, data in members:
+    for source, data, max_pickles in members:
         if not data.startswith(b"\x80"):
             raise CheckpointError(
                 f"{source}: not a pickle of protocol 2 or later; refusing it", hint=_CONVERT_HINT
             )
-        for module, name in _pickle_globals(data, source):
+        for module, name in _pickle_globals(data, source, max_pickles):
             if not _global_is_safe(module, name):
                 raise CheckpointError(
                     f"{path}: unsafe pickle: loading it would call {module}.{name}; "

@@ -215,21 +215,27 @@ class TorchScorer:
         return rows
 
     def _batches(self, rows: list[_Row]) -> list[list[_Row]]:
-        """Longest first; at most batch_size rows and MAX_LOGITS logits per forward."""
+        """Longest first. A batch ends at batch_size rows, at MAX_LOGITS logits, or when padding
+        would exceed 1/4 of it: compute grows with padded positions, and a new forward costs about
+        as much as a few dozen positions (weights stream through the cache once per forward)."""
         order = sorted(rows, key=lambda r: (-len(r.tokens), r.tokens))
         selects = getattr(self.model_fn, "selects_positions", False)
         batches: list[list[_Row]] = []
         current: list[_Row] = []
-        positions = 0
+        positions = padding = 0
         for row in order:
             n = len({p for p, _, _ in row.targets})
             if current:
+                width = len(current[0].tokens)
                 # a full-logits model materialises (B, T, V); T is the first (longest) row's length
-                elements = positions + n if selects else (len(current) + 1) * len(current[0].tokens)
+                elements = positions + n if selects else (len(current) + 1) * width
                 too_big = self.vocab_size is not None and elements * self.vocab_size > MAX_LOGITS
-                if len(current) >= self.batch_size or too_big:
+                too_padded = (padding + width - len(row.tokens)) * 4 > width * (len(current) + 1)
+                if len(current) >= self.batch_size or too_big or too_padded:
                     batches.append(current)
-                    current, positions = [], 0
+                    current, positions, padding = [], 0, 0
+                else:
+                    padding += width - len(row.tokens)
             current.append(row)
             positions += n
         if current:
