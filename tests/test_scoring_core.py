@@ -194,7 +194,7 @@ def test_boundary_errors_are_collected_and_name_probe_candidate_and_split():
         score_probes(probes, TEMPLATE, scorer)
     err = info.value
     assert "tokenization boundary" in err.message
-    assert "probe p-merge, candidate 'works'" in err.message
+    assert "data/eval/probes.jsonl:7: probe p-merge, candidate 'works'" in err.message
     assert "decode to 'orks'" in err.message and "continuation tokens: 'works'" in err.message
     assert "probe p-empty, candidate ' '" in err.message and "no tokens of its own" in err.message
     by_probe = {f.probe_id for f in err.findings}

@@ -152,8 +152,15 @@ def _boundary_problem(probe: Probe, cand: str, ctx: str, cont: str, res: Loglik)
     else:
         return None
     split = " ".join(repr(t) for t in res.tokens) or "(none)"
+    where = (
+        f"{probe.file}:{probe.line}: "
+        if probe.file and probe.line
+        else f"{probe.file}: "
+        if probe.file
+        else ""
+    )
     return (
-        f"probe {probe.id}, candidate {cand!r}: context {ctx[-30:]!r} + continuation {cont!r}: "
+        f"{where}probe {probe.id}, candidate {cand!r}: context {ctx[-30:]!r} + continuation {cont!r}: "
         f"{why}; continuation tokens: {split}"
     )
 
