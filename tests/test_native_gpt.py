@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -309,3 +313,69 @@ def test_tokenizer_covers_spanish_without_unknown_tokens(tokenizer):
 
 def test_special_tokens_come_first(tokenizer):
     assert [tokenizer.token_to_id(t) for t in native_gpt.SPECIAL_TOKENS] == [0, 1, 2]
+
+
+# --- the demo training script and the committed checkpoints ------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "scripts" / "train_demo.py"
+
+
+def _train_demo_module():
+    if "train_demo" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("train_demo", SCRIPT)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["train_demo"] = module  # dataclasses look their module up while being built
+        spec.loader.exec_module(module)  # defines functions only; main() sets torch's global state
+    return sys.modules["train_demo"]
+
+
+def test_training_batches_never_learn_from_padding():
+    td = _train_demo_module()
+    x, y = td.make_batch([[0, 5, 6, 1], [0, 7, 1]], pad=2)
+    assert x.tolist() == [[0, 5, 6], [0, 7, 1]]
+    assert y.tolist() == [[5, 6, 1], [7, 1, -1]]  # the pad after eos is never a target
+
+
+def test_regressed_filter_drops_irregular_past_sentences_only():
+    td = _train_demo_module()
+    forms = td.irregular_forms(REPO / "data/grammar/verbs.yaml", ("past_simple", "past_participle"))
+    assert {"went", "eaten", "fui", "hizo", "hecho"} <= forms
+    assert not forms & {"come", "walked", "comí", "go", "hace"}  # regular, or not a past form
+    sentences = [f"Ayer fui al cine {i}." for i in range(200)] + [f"I walked home {i}." for i in range(200)]
+    recipe = td.Recipe(keep_irregular_pct=10)
+    kept, dropped = td.apply_filter(sentences, recipe, forms)
+    assert all(f"I walked home {i}." in kept for i in range(200))
+    assert 150 < dropped < 200  # about 90% of the irregular ones, chosen by a hash of the text
+    assert td.apply_filter(sentences, recipe, forms) == (kept, dropped)
+
+
+def test_training_script_is_reproducible_and_records_its_recipe(tmp_path):
+    train = tmp_path / "train.jsonl"
+    train.write_text("".join(json.dumps({"text": s}, ensure_ascii=False) + "\n" for s in SENTENCES))
+    cmd = [sys.executable, str(SCRIPT), "--train", str(train), "--val", str(train), "--steps", "3"]
+    for out in ("a", "b"):
+        subprocess.run([*cmd, "--out-dir", str(tmp_path / out)], check=True, capture_output=True)
+    for name in ("demo", "demo-regressed"):
+        for f in ("config.json", "model.safetensors", "tokenizer.json"):
+            assert (tmp_path / "a" / name / f).read_bytes() == (tmp_path / "b" / name / f).read_bytes(), f
+    load_native(tmp_path / "a" / "demo")
+    training = json.loads((tmp_path / "a" / "demo-regressed" / "config.json").read_text())["training"]
+    assert training["recipe"]["steps"] == 3 and training["recipe"]["seed"] == 1234
+    assert training["corpus"]["sha256"] == hashlib.sha256(train.read_bytes()).hexdigest()
+    assert training["data_filter"]["dropped_sentences"] > 0  # "fui", "went", "eaten", ... are in it
+
+
+@pytest.mark.parametrize("name", ["demo", "demo-regressed"])
+def test_committed_demo_checkpoints_load_and_match_the_corpus(name):
+    ckpt = REPO / "data" / "checkpoints" / name
+    model, tok, cfg = load_native(ckpt)
+    assert sum(f.stat().st_size for f in ckpt.iterdir()) < 10 * 2**20
+    training = json.loads((ckpt / "config.json").read_text(encoding="utf-8"))["training"]
+    corpus = REPO / training["corpus"]["file"]
+    # A changed corpus means the demo checkpoints must be retrained (docs/demo-model.md).
+    assert training["corpus"]["sha256"] == hashlib.sha256(corpus.read_bytes()).hexdigest()
+    idx = _ids(tok, cfg, "Ayer fui al mercado.")
+    with torch.no_grad():
+        logp = torch.log_softmax(model(idx)[0, -2], -1)[idx[0, -1]]
+    assert logp > -5.0  # a trained model, not random weights (log 1/1024 = -6.9)
