@@ -57,7 +57,7 @@ def _build(out: Path, *extra: str) -> int:
 def test_same_seed_gives_byte_identical_files_and_the_committed_ones(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(REPO)
     assert _build(tmp_path / "a", "--seed", "42") == 0
-    assert "388 core probes (194 en, 194 es)" in capsys.readouterr().out
+    assert "600 core probes (300 en, 300 es)" in capsys.readouterr().out
     assert _build(tmp_path / "b", "--seed", "42") == 0
     assert _build(tmp_path / "c", "--seed", "7") == 0
     for name in FILES:
@@ -100,20 +100,23 @@ def test_core_coverage_is_well_above_the_minimums(shipped, grammar):
     core, _ = shipped
     cov = load_config(None, cwd=REPO).coverage
     counts = {key: Counter(p[key] for p in core) for key in ("language", "regularity", "tense", "person")}
-    # ~200 per language so that the main slices can detect a 10-point drop (docs/gate.md).
-    assert counts["language"] == {"en": 194, "es": 194}
-    assert counts["regularity"] == {"regular": 194, "irregular": 194}
-    assert set(counts["tense"]) == set(TENSES) and min(counts["tense"].values()) >= 77
-    assert min(counts["person"].values()) >= 129 > 2 * cov.per_person
-    per_verb = Counter((p["language"], p["verb"]) for p in core)
-    for (lang, name), verb in grammar.verbs.items():
-        floor = 8 if verb.regularity == "regular" else 12
-        assert per_verb[(lang, name)] >= floor, (lang, name)
-    # Within a language a verb never repeats a (tense, person) cell: its probes are really different.
+    # The whole grid, every (verb, tense, person) cell once: each tense slice holds 120 probes,
+    # enough to detect a 10-point drop (docs/gate.md).
+    assert counts["language"] == {"en": 300, "es": 300}
+    assert counts["regularity"] == {"regular": 360, "irregular": 240}
+    assert counts["tense"] == dict.fromkeys(TENSES, 120)
+    assert counts["person"] == dict.fromkeys(PERSONS, 200)
+    assert min(counts["person"].values()) > 2 * cov.per_person
     cells = Counter((p["language"], p["verb"], p["tense"], p["person"]) for p in core)
+    assert set(cells) == {
+        (lang, name, tense, person)
+        for (lang, name) in grammar.verbs
+        for tense in TENSES
+        for person in PERSONS
+    }
     assert max(cells.values()) == 1
     labels = Counter(p["label"] for p in core)
-    assert labels == {"correct": 385, "ambiguous": 3}
+    assert labels == {"correct": 597, "ambiguous": 3}
 
 
 def test_adversarial_covers_the_six_categories(shipped):

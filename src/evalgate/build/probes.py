@@ -1,13 +1,13 @@
-"""The deterministic probe builder: 194 EN + 194 ES core probes and 25 adversarial ones.
+"""The deterministic probe builder: 300 EN + 300 ES core probes and 25 adversarial ones.
 
 Pure: grammar, lexicon and seed in, `Probe`s out; one `random.Random(seed)` drives every choice,
 so the same seed gives the same probes on any machine.
 
-Core design (seed 000's coverage matrix, aimed well above its minimums): per language, 97
-regular slots (each of the 12 regular verbs 2 x SCALE times, one once more) and 97 irregular
-slots (each of the 8 irregular verbs 3 x SCALE times, one once more); slot i gets tense i mod 5
-and person i mod 3, so a language has ~39 probes per tense, ~65 per person, and a verb's slots
-(which are consecutive, at most 15) never repeat a (tense, person) cell.
+Core design: the whole grid of seed 000's coverage matrix, every (verb, tense, person) cell of
+each language exactly once (20 verbs x 5 tenses x 3 persons = 300 per language). Seed 000 samples
+the grid because its probes are hand-written; generated probes can afford all of it, and the gate
+needs the size: a slice must hold ~100 probes to detect a 10-point drop at realistic
+checkpoint-to-checkpoint disagreement (docs/gate.md), and each tense slice then has 120.
 
 Everything that decides the answer sits left of the blank (the scorer reads log p(candidate |
 text before the blank)). Distractors are other forms of the same verb: one person-agreement form,
@@ -28,10 +28,6 @@ from evalgate.core.grammar import Grammar
 from evalgate.core.text import normalize_exact
 from evalgate.types import LANGUAGES, PERSONS, TENSES, Probe
 
-# Slots per verb are (2, 3) x SCALE for (regular, irregular) verbs, plus one extra of each kind:
-# 50 x SCALE core probes per language. SCALE 4 gives ~200 per language, so the language,
-# regularity and person slices can detect a 10-point drop (see docs/gate.md, the power study).
-SCALE = 4
 # Core probes labelled ambiguous (seed 000: "You work" reads as 2sg or plural; without a time
 # marker it also reads as past): kept few, they leave the accuracy denominators.
 AMBIGUOUS_PER_LANGUAGE = {"en": 2, "es": 1}
@@ -50,20 +46,19 @@ PERSON_WORDS = {
 
 
 def design_cells(grammar: Grammar, language: str, rng: random.Random) -> list[tuple[str, str, str]]:
-    """The (verb, tense, person) of each core probe of one language (see module docstring)."""
-    regular = [v.infinitive for v in grammar.of_language(language) if v.regularity == "regular"]
-    irregular = [v.infinitive for v in grammar.of_language(language) if v.regularity == "irregular"]
-    counts = {v: 2 * SCALE for v in regular} | {v: 3 * SCALE for v in irregular}
-    counts[rng.choice(regular)] += 1
-    counts[rng.choice(irregular)] += 1
-    order = regular + irregular
-    rng.shuffle(order)
-    slots = [v for v in order for _ in range(counts[v])]
-    t0, p0 = rng.randrange(len(TENSES)), rng.randrange(len(PERSONS))
-    return [
-        (verb, TENSES[(i + t0) % len(TENSES)], PERSONS[(i + p0) % len(PERSONS)])
-        for i, verb in enumerate(slots)
-    ]
+    """The (verb, tense, person) of each core probe of one language: every cell of the grid once.
+
+    Verbs in a shuffled order, each verb's 15 cells in a shuffled order: the file reads varied,
+    and the same seed always gives the same order.
+    """
+    cells: list[tuple[str, str, str]] = []
+    verbs = [v.infinitive for v in grammar.of_language(language)]
+    rng.shuffle(verbs)
+    for verb in verbs:
+        grid = [(verb, tense, person) for tense in TENSES for person in PERSONS]
+        rng.shuffle(grid)
+        cells.extend(grid)
+    return cells
 
 
 class _Builder:
