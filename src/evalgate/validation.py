@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,8 +91,11 @@ def manifest_key(manifest: Path, probe_file: Path) -> str:
 class _Collector:
     """Reads files once, records them as inputs, and turns I/O failures into findings."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, contents: Mapping[Path, bytes] | None = None):
         self.root = root
+        # Would-be file contents (resolved path -> bytes): `probes import`/`deprecate` validate
+        # the result of a change before writing it.
+        self.contents = {p.resolve(): b for p, b in (contents or {}).items()}
         self.inputs: dict[str, dict[str, Any]] = {}
         self.findings: list[Finding] = []
         self.warnings: list[Finding] = []
@@ -103,7 +106,7 @@ class _Collector:
     def read(self, path: Path, role: str, what: str) -> bytes | None:
         shown = self.show(path)
         try:
-            data = path.read_bytes()
+            data = self.contents[path.resolve()] if path.resolve() in self.contents else path.read_bytes()
         except FileNotFoundError:
             problem = f"{what} not found"
         except IsADirectoryError:
@@ -239,10 +242,17 @@ def _leaks(
 
 
 def validate(
-    cfg: GateConfig, probe_files: Sequence[str] | None = None, train_files: Sequence[str] | None = None
+    cfg: GateConfig,
+    probe_files: Sequence[str] | None = None,
+    train_files: Sequence[str] | None = None,
+    *,
+    contents: Mapping[Path, bytes] | None = None,
 ) -> ValidationOutcome:
-    """Run every check on the probe set named by `cfg` (or the files given) and collect the results."""
-    col = _Collector(cfg.root)
+    """Run every check on the probe set named by `cfg` (or the files given) and collect the results.
+
+    `contents` replaces the bytes of some files (path -> would-be bytes) without touching the disk.
+    """
+    col = _Collector(cfg.root, contents)
     grammar = _load_grammar(cfg, col)
     probes: list[Probe] = []
     ids: list[tuple[str, int, str]] = []
