@@ -153,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("file", metavar="FILE")
     imp.add_argument("--into", metavar="FILE", help="probe file to add to (default: by category)")
     imp.add_argument("--allow-twins", action="store_true", help="accept prompts that duplicate another's")
+    imp.add_argument("--bump", choices=("patch", "minor", "major"), help="re-seal version bump (patch)")
     _add_config(imp)
     exp = p_sub.add_parser("export", help="write the probe set as CSV or JSONL")
     exp.add_argument("--format", choices=("csv", "jsonl"), required=True)
@@ -162,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     dep = p_sub.add_parser("deprecate", help="retire a probe (and append its replacement)")
     dep.add_argument("id", metavar="ID")
     dep.add_argument("--replacement", metavar="FILE", help="JSON/JSONL file with the replacement probe")
+    dep.add_argument("--bump", choices=("patch", "minor", "major"), help="re-seal version bump (patch)")
     _add_config(dep)
 
     corpus = sub.add_parser("corpus", help="the synthetic EN+ES corpus")
