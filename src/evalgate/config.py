@@ -112,16 +112,38 @@ class GateConfig:
         return p if p.is_absolute() else self.root / p
 
     def pin(self) -> dict[str, Any]:
-        """The effective configuration as plain JSON: copied into every result and baseline."""
+        """The effective configuration as plain JSON: copied into every result and baseline.
+
+        Paths are shown relative to the root, and `out` is left out: where a result is written
+        is not how it was measured, and results.json must not change with the folder it lands in.
+        """
         out: dict[str, Any] = {}
         for f in fields(self):
-            if f.name in ("root", "source"):
+            if f.name in ("root", "source", "out"):
                 continue
             value = getattr(self, f.name)
             if hasattr(value, "__dataclass_fields__"):
                 value = {k.name: _plain(getattr(value, k.name)) for k in fields(value)}
+            elif f.name in _PATH_KEYS:
+                value = self._relative(value)
             out[f.name] = _plain(value)
         return out
+
+    def _relative(self, value: Any) -> Any:
+        if isinstance(value, tuple):
+            return tuple(self._relative(v) for v in value)
+        if not isinstance(value, str):
+            return value
+        path = Path(value)
+        if not path.is_absolute():
+            return value
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return value
+
+
+_PATH_KEYS = ("probes", "template", "manifest", "grammar", "train", "test", "checkpoint", "baseline")
 
 
 def _plain(value: Any) -> Any:

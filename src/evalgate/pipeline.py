@@ -14,10 +14,11 @@ from typing import Any
 
 from evalgate.config import CONFIG_FILENAME, GateConfig, default_config_text
 from evalgate.core import results as results_mod
+from evalgate.core.shards import blocks, select_shard
 from evalgate.edges.files import file_record
 from evalgate.edges.progress import Progress
 from evalgate.errors import EvalgateError, RefusedError
-from evalgate.types import STATUS_EXCLUDED, sha256_text
+from evalgate.types import STATUS_DEPRECATED, STATUS_EXCLUDED, sha256_text
 
 
 def display_path(cfg: GateConfig, path: Path) -> str:
@@ -106,17 +107,20 @@ def score(
     *,
     shard: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
-    """Load the checkpoint and score: the results dict without comparison (verdict "pass")."""
+    """Load the checkpoint and score: the results dict without comparison (verdict "pass").
+
+    With `shard=(i, n)` only shard i's probes are scored (and the perplexity only by shard 1);
+    the partial result carries a "shard" record and `merge` rebuilds the unsharded result from
+    the parts through the same `finalize`.
+    """
     from evalgate.core.scoring import score_probes
-    from evalgate.core.slices import aggregate
     from evalgate.scorers.loaders import load_scorer
 
     test_sentences, test_input = read_test_sentences(cfg)
-    probes = list(outcome.probes)
+    work = blocks(list(outcome.probes))
     if shard is not None:
-        from evalgate.core.shards import select_shard
-
-        probes = select_shard(probes, *shard)
+        work = select_shard(work, *shard)
+    n_probes = sum(len(b) for b in work)
     with progress.phase("load checkpoint"):
         checkpoint = cfg.path(cfg.checkpoint) if cfg.checkpoint else None
         scorer = load_scorer(
@@ -128,24 +132,22 @@ def score(
             threads=cfg.scoring.threads,
         )
     info = scorer.info
-    with progress.phase(f"score {len(probes)} probes"):
-        entries = score_probes(
-            probes,
-            outcome.template,
-            scorer,
-            cfg.scoring.method,
-            cfg.scoring.normalization,
-        )
-    # Leak policy "exclude": every probe was scored (so the full series can be shown), the
-    # leaking ones are then marked excluded and drop out of the gated (strict) series.
-    excluded = set(outcome.excluded)
-    aggregate_full = None
-    if excluded:
-        aggregate_full = aggregate(entries, cfg.gate.z, review_entropy=cfg.report.review_entropy)
-        for entry in entries:
-            if entry["id"] in excluded and entry["status"] != "deprecated":
-                entry["status"] = STATUS_EXCLUDED
-    agg = aggregate(entries, cfg.gate.z, review_entropy=cfg.report.review_entropy)
+    entries: list[dict[str, Any]] = []
+    with progress.phase(f"score {n_probes} probes"):
+        # Block by block (core/shards.py): a probe's numbers then never depend on which other
+        # probes share the run, so sharded and whole runs agree to the last bit.
+        for block in work:
+            entries += score_probes(
+                block, outcome.template, scorer, cfg.scoring.method, cfg.scoring.normalization
+            )
+            progress.update(len(entries), n_probes)
+    # Leak policy "exclude": every probe was scored (so the full series can be shown); the
+    # leaking ones are marked excluded, keeping the status they would have had, and drop out of
+    # the gated (strict) series.
+    for entry in entries:
+        if entry["id"] in outcome.excluded and entry["status"] != STATUS_DEPRECATED:
+            entry["status_if_included"] = entry["status"]
+            entry["status"] = STATUS_EXCLUDED
     ppl = None
     if shard is None or shard[0] == 1:
         with progress.phase(f"perplexity on {len(test_sentences)} test sentences"):
@@ -168,33 +170,72 @@ def score(
         tokenizer_sha256=info.tokenizer_sha256,
         test_sha256=next(iter(test_input.values()))["sha256"],
     )
-    checkpoint_rec = {
-        "path": ckpt_display,
-        "format": info.format,
-        "sha256": info.digest,
-        "loader": cfg.loader,
-        "n_parameters": info.n_parameters,
+    base = {
+        "inputs": inputs,
+        "checkpoint": {
+            "path": ckpt_display,
+            "format": info.format,
+            "sha256": info.digest,
+            "loader": cfg.loader,
+            "n_parameters": info.n_parameters,
+        },
+        "config": cfg.pin(),
+        "manifest": manifest,
+        "probe_set": outcome.probe_set,
+        "perplexity": ppl,
+        "warnings": [w.to_dict() for w in outcome.warnings],
     }
-    leaks = None
-    if cfg.leaks.policy == "exclude" or excluded:
-        leaks = results_mod.leak_summary(entries, excluded, cfg.leaks.policy)
-    extra = {"shard": {"index": shard[0], "count": shard[1]}} if shard else None
+    results = finalize(base, entries)
+    if shard is not None:
+        results["shard"] = {
+            "index": shard[0],
+            "count": shard[1],
+            "order": [p.id for p in outcome.probes],
+        }
+    return results
+
+
+# The run-invariant fields `finalize` takes from a (partial) result; merge checks they agree.
+BASE_KEYS = ("inputs", "checkpoint", "config", "manifest", "probe_set", "warnings")
+
+
+def finalize(base: Mapping[str, Any], entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """Aggregate the per-probe entries and assemble the results dict (verdict "pass", no gate).
+
+    The one place a result is derived from its entries, used by a plain run and by `merge`, so a
+    merged result is byte-identical to the unsharded one: entries are rounded before anything is
+    computed from them, and the aggregation settings come from the pinned configuration.
+    """
+    from evalgate.core.slices import aggregate
+
+    pin = base["config"]
+    z, review = pin["gate"]["z"], pin["report"]["review_entropy"]
+    entries = results_mod.round_floats(entries)
+    excluded = {e["id"] for e in entries if e["status"] == STATUS_EXCLUDED}
+    aggregate_full = None
+    if excluded:
+        full = [
+            {**e, "status": e["status_if_included"]} if e["status"] == STATUS_EXCLUDED else e for e in entries
+        ]
+        aggregate_full = aggregate(full, z, review_entropy=review)
+    policy = pin["leaks"]["policy"]
     return results_mod.assemble(
         verdict="pass",
         reasons=[],
-        inputs=inputs,
-        checkpoint=checkpoint_rec,
-        config_pin=cfg.pin(),
-        manifest=manifest,
-        probe_set=outcome.probe_set,
+        inputs=base["inputs"],
+        checkpoint=base["checkpoint"],
+        config_pin=pin,
+        manifest=base["manifest"],
+        probe_set=base["probe_set"],
         entries=entries,
-        aggregate=agg,
-        perplexity=ppl,
+        aggregate=aggregate(entries, z, review_entropy=review),
+        perplexity=base["perplexity"],
         comparison=None,
-        warnings=[w.to_dict() for w in outcome.warnings],
-        leaks=leaks,
+        warnings=list(base["warnings"]),
+        leaks=results_mod.leak_summary(entries, excluded, policy)
+        if policy == "exclude" or excluded
+        else None,
         aggregate_full=aggregate_full,
-        extra=extra,
     )
 
 

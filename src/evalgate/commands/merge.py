@@ -1,0 +1,46 @@
+"""`evalgate merge PARTS... --out DIR`: combine sharded partial results into one result and report.
+
+The merged results.json is byte-identical to what the unsharded run would have written: the
+parts are checked to be the shards of one run, their probes are put back in probe-file order,
+and the result is derived through the same `pipeline.finalize` and gated like a plain run.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from evalgate.commands.run import cli_path, print_summary, write
+from evalgate.config import load_config
+from evalgate.core.results import validate_results
+from evalgate.core.shards import merge_parts
+from evalgate.edges.progress import Progress
+from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, RefusedError
+from evalgate.pipeline import BASE_KEYS, finalize, gate, load_baseline, load_json_file, refused_results
+
+
+def main(args: argparse.Namespace) -> int:
+    cfg = load_config(args.config, {"out": cli_path(args.out), "baseline": cli_path(args.baseline)})
+    out_dir = cfg.path(cfg.out)
+    progress = Progress()
+    try:
+        with progress.phase(f"merge {len(args.parts)} partial results"):
+            parts = []
+            for name in args.parts:
+                path = Path(name)
+                if path.is_dir():
+                    path = path / "results.json"
+                doc = load_json_file(path, "partial result")
+                validate_results(doc, str(path))
+                if doc.get("verdict") == "refused":
+                    raise RefusedError(f"{path}: this shard was refused; fix its input and rerun it")
+                parts.append(doc)
+            base, entries = merge_parts(parts, BASE_KEYS)
+            results = finalize(base, entries)
+        results = gate(results, load_baseline(cfg), cfg)
+    except RefusedError as exc:
+        write(refused_results(cfg, exc), out_dir, cfg)
+        raise
+    write(results, out_dir, cfg)
+    print_summary(results, out_dir, "text")
+    return EXIT_REGRESSION if results["verdict"] == "fail" else EXIT_PASS

@@ -1,0 +1,81 @@
+"""Sharding a probe set for runs spread over several machines (an Actions matrix).
+
+Probes are scored in fixed blocks of BLOCK_SIZE consecutive probes (in probe-file order), and
+the model only ever batches requests within one block. Shard i of n takes every block whose
+index is i-1 modulo n. So a probe's numbers never depend on which other probes were scored in
+the same run: float32 batching noise is the same in a shard as in the whole run, and `merge`
+gives back the unsharded results.json byte for byte. Shards are disjoint, cover the set, and
+depend only on the probe files, so every runner computes the same split without talking to
+the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+from evalgate.errors import RefusedError
+
+T = TypeVar("T")
+
+BLOCK_SIZE = 64  # probes per scoring block; changing it changes float noise, not results
+
+
+def blocks(items: Sequence[T], size: int = BLOCK_SIZE) -> list[list[T]]:
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]
+
+
+def select_shard(items: Sequence[T], index: int, count: int) -> list[T]:
+    """Shard `index` (1-based) of `count`: every item whose position is index-1 modulo count."""
+    if count < 1 or not 1 <= index <= count:
+        raise RefusedError(f"shard {index}/{count}: I must be between 1 and N")
+    return [item for pos, item in enumerate(items) if pos % count == index - 1]
+
+
+def merge_parts(parts: Sequence[dict], base_keys: Sequence[str]) -> tuple[dict, list[dict]]:
+    """Check that the partial results are the shards of one run; return (base, entries in order).
+
+    `base` holds the run-invariant fields (`base_keys`, taken from shard 1, which is also the one
+    that measured perplexity); `entries` are every shard's probes back in probe-file order.
+    """
+    problems: list[str] = []
+    shards = [p.get("shard") for p in parts]
+    if any(not isinstance(s, dict) for s in shards):
+        raise RefusedError(
+            "merge needs partial results written by `evalgate run --shard I/N`",
+            hint="a part without a 'shard' record is a whole run, not a shard",
+        )
+    counts = {s["count"] for s in shards}
+    if len(counts) != 1:
+        raise RefusedError(f"the parts come from different splits: N = {sorted(counts)}")
+    count = counts.pop()
+    indices = sorted(s["index"] for s in shards)
+    if indices != list(range(1, count + 1)):
+        missing = sorted(set(range(1, count + 1)) - set(indices))
+        dup = sorted({i for i in indices if indices.count(i) > 1})
+        raise RefusedError(
+            f"need each of the {count} shards exactly once"
+            + (f"; missing {missing}" if missing else "")
+            + (f"; repeated {dup}" if dup else "")
+        )
+    by_index = {s["index"]: p for s, p in zip(shards, parts, strict=True)}
+    first = by_index[1]
+    for index in range(2, count + 1):
+        part = by_index[index]
+        for key in (*base_keys, "verdict"):
+            if key != "perplexity" and part.get(key) != first.get(key):
+                problems.append(f"shard {index}/{count} differs from shard 1/{count} in '{key}'")
+        if part["shard"].get("order") != first["shard"].get("order"):
+            problems.append(f"shard {index}/{count} was cut from a different probe set")
+    if problems:
+        raise RefusedError("the parts are not shards of one run:\n  " + "\n  ".join(problems))
+    order = first["shard"]["order"]
+    position = {pid: i for i, pid in enumerate(order)}
+    entries = [e for index in range(1, count + 1) for e in by_index[index]["probes"]]
+    seen = sorted(e["id"] for e in entries)
+    if seen != sorted(order):
+        raise RefusedError("the shards' probes do not add up to the probe set they were cut from")
+    entries.sort(key=lambda e: position[e["id"]])
+    base = {key: first.get(key) for key in base_keys}
+    base["perplexity"] = first.get("perplexity")
+    return base, entries
