@@ -1,0 +1,141 @@
+"""`evalgate probes deprecate ID [--replacement FILE] [--bump patch]`: retire a probe, add its successor.
+
+The probe's line gets `"deprecated": true` in place (every other byte of the file stays); the
+probe stays in the file and is never scored again. Its content hash does not cover `deprecated`,
+so the manifest's lock still holds. The replacement (a JSON object, or a one-line JSONL file)
+is checked like an imported row, must carry a new id, and is appended to the retired probe's
+file (or, for another category, to that category's file). The would-be set is validated, written
+atomically and re-sealed: see commands/probes_import.py, whose edge this command shares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import difflib
+import json
+from pathlib import Path
+from typing import Any
+
+from evalgate.commands.probes_import import (
+    ProbeSet,
+    SetFile,
+    appended,
+    check_change,
+    read_input,
+    read_set,
+    refuse,
+    write_and_seal,
+)
+from evalgate.config import load_config
+from evalgate.core.authoring import deprecated_line, next_id, parse_import_jsonl, plan_import, probe_line
+from evalgate.core.probes import expected_category
+from evalgate.errors import EXIT_PASS, RefusedError
+from evalgate.types import CATEGORIES, Finding
+
+
+def _find(probe_set: ProbeSet, pid: str) -> tuple[SetFile, int, dict[str, Any]]:
+    for f in probe_set.files:
+        for line, rec in f.records:
+            if rec.get("id") == pid:
+                return f, line, rec
+    known = [i for _, _, i in probe_set.ids]
+    close = difflib.get_close_matches(pid, known, n=3)
+    raise RefusedError(
+        f"no probe with id '{pid}' in {', '.join(f.display for f in probe_set.files)}",
+        hint=f"did you mean {', '.join(close)}?"
+        if close
+        else "`evalgate probes export --format csv` lists every id",
+    )
+
+
+def _rewrite(data: bytes, line: int, rec: dict[str, Any]) -> bytes:
+    lines = data.split(b"\n")
+    lines[line - 1] = deprecated_line(lines[line - 1].decode("utf-8"), rec).encode("utf-8")
+    return b"\n".join(lines)
+
+
+def _replacement(name: str) -> tuple[dict[str, Any] | None, list[Finding]]:
+    """A JSON object (pretty-printed is fine) or a JSONL file of exactly one line."""
+    data = read_input(name)
+    records, found = parse_import_jsonl(data, name)  # one line: its reader catches duplicate keys too
+    if not found and len(records) == 1:
+        return records[0][1], []
+    try:
+        obj = json.loads(data.decode("utf-8-sig"))
+    except ValueError:
+        obj = None
+    if isinstance(obj, dict):
+        return obj, []
+    if found:
+        return None, found
+    msg = f"holds {len(records)} probes; a replacement is exactly one"
+    hint = "to add several probes, deprecate without --replacement and use `evalgate probes import`"
+    return None, [Finding("replacement", msg, name, hint=hint)]
+
+
+def _add_replacement(
+    args: argparse.Namespace, probe_set: ProbeSet, old_file: SetFile, contents: dict[Path, bytes]
+) -> tuple[list[Finding], dict[tuple[str, int], tuple[str, int]], str]:
+    """Check the replacement like an imported row and stage it: (problems, origin, "id at file:line")."""
+    rec, problems = _replacement(args.replacement)
+    if rec is None:
+        return problems, {}, ""
+    reused = rec.get("id") == args.id
+    if reused:
+        taken = {pid for _, _, pid in probe_set.ids}
+        msg = "the replacement reuses the id of the probe it retires (a sealed id never changes meaning)"
+        hint = f"give the replacement a new id, e.g. {next_id(args.id, taken)}"
+        problems.append(Finding("replacement-id", msg, args.replacement, 1, args.id, "id", hint))
+    # The retired probe's file, unless the replacement belongs to the other category.
+    category = rec.get("category")
+    same = category not in CATEGORIES or category == expected_category(old_file.display)
+    plan = plan_import(
+        [(1, rec)],
+        args.replacement,
+        existing_ids=probe_set.ids,
+        existing=[
+            dataclasses.replace(p, deprecated=True) if p.id == args.id else p for p in probe_set.probes
+        ],
+        grammar=probe_set.grammar,
+        destinations=probe_set.destinations(),
+        into=old_file.display if same else None,
+    )
+    problems += [f for f in plan.problems if not (reused and f.check == "duplicate-id")]
+    if problems:
+        return problems, {}, ""
+    dest, [(_, probe)] = next(iter(plan.additions.items()))
+    target = next(f for f in probe_set.files if f.display == dest)
+    contents[target.path], line = appended(contents.get(target.path, target.data), [probe_line(probe)])
+    return [], {(dest, line): (args.replacement, 1)}, f"{probe.id} at {dest}:{line}"
+
+
+def main(args: argparse.Namespace) -> int:
+    cfg = load_config(args.config)
+    probe_set = read_set(cfg)
+    old_file, old_line, old = _find(probe_set, args.id)
+    where = f"{old_file.display}:{old_line}"
+    if old.get("deprecated") is True:
+        raise RefusedError(
+            f"{where}: probe {args.id} is already deprecated",
+            hint="to add a probe on its own, use `evalgate probes import FILE`",
+        )
+    assert old_file.data is not None  # the probe was read from it
+    contents = {old_file.path: _rewrite(old_file.data, old_line, old)}
+    refused = f"evalgate probes deprecate: refused; {args.id} stays as it is (nothing was written)"
+    origin: dict[tuple[str, int], tuple[str, int]] = {}
+    added = ""
+    if args.replacement:
+        problems, origin, added = _add_replacement(args, probe_set, old_file, contents)
+        if problems:
+            return refuse(problems, (), refused)
+    checked = check_change(cfg, contents, origin)
+    if checked.on_rows or checked.on_set:
+        return refuse(checked.on_rows + checked.on_set, (), refused)
+    sealed = write_and_seal(cfg, contents, checked.outcome, args.bump or "patch")
+    print(f'evalgate: deprecated {args.id} at {where} ("deprecated": true; its content hash is unchanged)')
+    if added:
+        print(f"evalgate: appended its replacement {added}")
+    print(f"evalgate: {sealed}")
+    print("next: commit the probe files and the manifest together (`evalgate validate` exits 0)")
+    return EXIT_PASS

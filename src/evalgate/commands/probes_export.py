@@ -1,0 +1,61 @@
+"""`evalgate probes export --format csv|jsonl [--output FILE] [--probes FILE ...]`.
+
+Writes every probe of the set (deprecated ones included), file by file in the configuration's
+order, so that `evalgate probes import` of the export into an empty set gives back the same probe
+files byte for byte, and exporting that set again gives the same export. Without --output the
+export goes to standard output and the summary to standard error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from evalgate.commands.probes_import import refuse
+from evalgate.commands.validate import absolute
+from evalgate.config import load_config
+from evalgate.core.authoring import export_csv, export_jsonl
+from evalgate.core.jsonl import parse_jsonl
+from evalgate.core.probes import probes_from_records
+from evalgate.edges.files import atomic_write_text
+from evalgate.errors import EXIT_PASS
+from evalgate.types import Finding, Probe
+from evalgate.validation import display_path, probe_paths
+
+
+def _lossy(f: Finding) -> bool:
+    """A problem that would drop or garble a record in the export (other problems travel along)."""
+    return f.check == "schema" or (f.check.startswith("jsonl-") and f.check != "jsonl-bom")
+
+
+def main(args: argparse.Namespace) -> int:
+    cfg = load_config(args.config)
+    probes: list[Probe] = []
+    lossy: list[Finding] = []
+    files = []
+    for path in probe_paths(cfg, absolute(args.probes)):
+        shown = display_path(cfg.root, path)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            problem = "not found" if isinstance(exc, FileNotFoundError) else exc.strerror or str(exc)
+            lossy.append(Finding("file-missing", f"probe file {problem}", shown, hint="check `probes:`"))
+            continue
+        records, found = parse_jsonl(data, shown)
+        parsed, semantic, _ = probes_from_records(records, shown, None)
+        lossy += [f for f in found + semantic if _lossy(f)]
+        probes += parsed
+        files.append(f"{shown} ({len(parsed)})")
+    if lossy:
+        lead = "evalgate probes export: refused; these records could not be exported without loss"
+        return refuse(lossy, (), lead)
+    text = export_csv(probes) if args.format == "csv" else export_jsonl(probes)
+    summary = f"{len(probes)} probe(s) from {', '.join(files)} as {args.format.upper()}"
+    if args.output:
+        atomic_write_text(args.output, text)
+        print(f"evalgate: exported {summary} to {args.output}")
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        print(f"evalgate: exported {summary}", file=sys.stderr)
+    return EXIT_PASS
