@@ -481,3 +481,20 @@ def test_parse_csv_reports_broken_quoting_and_extra_cells_on_their_rows():
     assert rows == [] and (found[0].check, found[0].line) == ("csv-extra-cells", 2)
     rows, found = parse_csv(b"\xff\xfeid\n", "f.csv")
     assert found[0].check == "csv-encoding"
+
+
+def test_commands_use_the_evalgate_yml_where_they_run_and_never_change_the_bundled_demo(
+    small, tmp_path, monkeypatch
+):
+    write_csv(small / "new.csv", [fresh(1)])
+    monkeypatch.chdir(small)
+    code, out = cli("probes", "import", "new.csv")
+    assert code == 0, out
+    assert "1 into data/eval/probes.jsonl (line 9; from row 2)" in out
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    write_csv(elsewhere / "new.csv", [fresh(2)])
+    for args in (["probes", "import", "new.csv"], ["probes", "deprecate", CORE[0]["id"]]):
+        code, out = cli(*args)
+        assert code == 2 and "bundled demo set" in out and "--config" in out

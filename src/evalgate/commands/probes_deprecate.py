@@ -22,12 +22,12 @@ from evalgate.commands.probes_import import (
     SetFile,
     appended,
     check_change,
+    editable_config,
     read_input,
     read_set,
     refuse,
     write_and_seal,
 )
-from evalgate.config import load_config
 from evalgate.core.authoring import deprecated_line, next_id, parse_import_jsonl, plan_import, probe_line
 from evalgate.core.probes import expected_category
 from evalgate.errors import EXIT_PASS, RefusedError
@@ -111,7 +111,7 @@ def _add_replacement(
 
 
 def main(args: argparse.Namespace) -> int:
-    cfg = load_config(args.config)
+    cfg = editable_config(args.config)
     probe_set = read_set(cfg)
     old_file, old_line, old = _find(probe_set, args.id)
     where = f"{old_file.display}:{old_line}"

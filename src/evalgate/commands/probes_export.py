@@ -9,6 +9,7 @@ export goes to standard output and the summary to standard error.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from evalgate.commands.probes_import import refuse
@@ -55,7 +56,11 @@ def main(args: argparse.Namespace) -> int:
         atomic_write_text(args.output, text)
         print(f"evalgate: exported {summary} to {args.output}")
     else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:  # `| head`: the reader has what it wanted
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_PASS
         print(f"evalgate: exported {summary}", file=sys.stderr)
     return EXIT_PASS

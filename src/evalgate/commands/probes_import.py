@@ -82,6 +82,18 @@ def _grammar(cfg: GateConfig) -> Grammar | None:
         return None
 
 
+def editable_config(path: str | None) -> GateConfig:
+    """The configuration of the set to change; never the bundled demo the embedded default falls back to."""
+    cfg = load_config(path)
+    if path is None and cfg.source == "embedded default" and cfg.root.resolve() != Path.cwd().resolve():
+        raise RefusedError(
+            f"no evalgate.yml here, and the embedded default reads the bundled demo set in {cfg.root}, "
+            "which this command does not change",
+            hint="run it in your repository (beside its evalgate.yml), or name one with --config",
+        )
+    return cfg
+
+
 def read_set(cfg: GateConfig) -> ProbeSet:
     grammar = _grammar(cfg)
     files, ids, probes = [], [], []
@@ -144,9 +156,18 @@ def write_and_seal(
             ProbeFile(manifest_key(path, p), display_path(cfg.root, p), entry["sha256"], entry["cases"])
         )
     new = seal(previous, files, list(outcome.probes), bump)
-    for target, data in contents.items():
-        atomic_write_bytes(target, data)
-    atomic_write_json(path, new)
+    written: list[str] = []
+    try:
+        for target, data in contents.items():
+            atomic_write_bytes(target, data)
+            written.append(display_path(cfg.root, target))
+        atomic_write_json(path, new)
+    except OSError as exc:
+        done = f"; already written: {', '.join(written)}" if written else "; nothing was changed"
+        raise RefusedError(
+            f"cannot write {exc.filename or 'a probe file'}: {exc.strerror or exc}{done}",
+            hint="make the files writable; after a partial write, `evalgate probes seal` finishes the job",
+        ) from None
     if previous is None:
         change = f"version {new['version']} (first seal)"
     else:
@@ -231,7 +252,7 @@ def _refusal(source: str, fmt: str, rows: int, problems: list[Finding], on_set: 
 
 
 def main(args: argparse.Namespace) -> int:
-    cfg = load_config(args.config)
+    cfg = editable_config(args.config)
     fmt = FORMATS.get(Path(args.file).suffix.lower())
     if fmt is None:
         raise RefusedError(

@@ -206,7 +206,7 @@ class ImportPlan:
     additions: dict[str, list[tuple[int, Probe]]]  # destination file -> (row, probe), row order
     problems: list[Finding]  # blocking; twins are here unless they were allowed
     twins: list[Finding]
-    rows: int  # rows read
+    rows: int  # data rows read, the ones that could not be parsed included
 
     @property
     def bad_rows(self) -> list[int]:
@@ -263,7 +263,8 @@ def plan_import(
         if p.line not in bad:
             additions.setdefault(dest, []).append((p.line, p))
     problems.sort(key=lambda f: f.line or 0)
-    return ImportPlan(additions, problems, twin, len(rows))
+    read = {n for n, _ in rows} | {f.line for f in parse_findings if f.line is not None}
+    return ImportPlan(additions, problems, twin, len(read))
 
 
 def deprecated_line(line: str, rec: Mapping[str, Any]) -> str:
