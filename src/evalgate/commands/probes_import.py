@@ -99,7 +99,10 @@ def read_set(cfg: GateConfig) -> ProbeSet:
     files, ids, probes = [], [], []
     for path in probe_paths(cfg, None):
         shown = display_path(cfg.root, path)
-        data = path.read_bytes() if path.is_file() else None
+        try:
+            data = path.read_bytes() if path.is_file() else None
+        except OSError as exc:
+            raise RefusedError(f"{shown}: cannot read the probe file: {exc.strerror or exc}") from None
         records = parse_jsonl(data, shown)[0] if data and data.strip() else []
         parsed, _, file_ids = probes_from_records(records, shown, grammar)
         files.append(SetFile(path, shown, data, records))
