@@ -36,6 +36,12 @@ from evalgate.types import Loglik, LoglikRequest, Perplexity
 # (B, T) ids, (B, T) bool mask of wanted positions -> (N, V) logits for the True positions, row-major.
 LogitsFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
+# Padded positions a batch may carry before a new forward is cheaper. A forward costs about
+# a few hundred positions' worth on a CPU before it computes anything (the weights stream
+# through memory once per forward), so short probe rows share one batch; long perplexity texts
+# of very different lengths do not.
+PAD_BUDGET = 256
+
 # Largest logits tensor (elements) one forward may produce: 2**24 float32 = 64 MiB (+ its float64 copy).
 MAX_LOGITS = 1 << 24
 
@@ -215,9 +221,8 @@ class TorchScorer:
         return rows
 
     def _batches(self, rows: list[_Row]) -> list[list[_Row]]:
-        """Longest first. A batch ends at batch_size rows, at MAX_LOGITS logits, or when padding
-        would exceed 1/4 of it: compute grows with padded positions, and a new forward costs about
-        as much as a few dozen positions (weights stream through the cache once per forward)."""
+        """Longest first. A batch ends at batch_size rows, at MAX_LOGITS logits, or when its
+        padding would exceed PAD_BUDGET positions (see there)."""
         order = sorted(rows, key=lambda r: (-len(r.tokens), r.tokens))
         selects = getattr(self.model_fn, "selects_positions", False)
         batches: list[list[_Row]] = []
@@ -230,7 +235,7 @@ class TorchScorer:
                 # a full-logits model materialises (B, T, V); T is the first (longest) row's length
                 elements = positions + n if selects else (len(current) + 1) * width
                 too_big = self.vocab_size is not None and elements * self.vocab_size > MAX_LOGITS
-                too_padded = (padding + width - len(row.tokens)) * 4 > width * (len(current) + 1)
+                too_padded = padding + width - len(row.tokens) > PAD_BUDGET
                 if len(current) >= self.batch_size or too_big or too_padded:
                     batches.append(current)
                     current, positions, padding = [], 0, 0
