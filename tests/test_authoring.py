@@ -16,8 +16,10 @@ from typing import Any
 import pytest
 from probeset_factory import ADVERSARIAL, CORE, EVAL, TRAIN, cli, dump_jsonl, probe, write_base
 
+from evalgate.config import load_config
 from evalgate.core.authoring import (
     COLUMNS,
+    default_destinations,
     deprecated_line,
     escape_cell,
     next_id,
@@ -90,8 +92,8 @@ def small(tmp_path: Path) -> Path:
 def empty_like(root: Path, dest: Path) -> Path:
     """The same repository without probe files or manifest: an empty set to import into."""
     shutil.copytree(root, dest)
-    for name in ("probes.jsonl", "adversarial.jsonl", "MANIFEST.json"):
-        (dest / EVAL / name).unlink(missing_ok=True)
+    for path in [*(dest / EVAL).glob("*.jsonl"), dest / MANIFEST]:
+        path.unlink(missing_ok=True)
     return dest
 
 
@@ -355,19 +357,19 @@ def test_export_import_export_of_the_shipped_set_is_byte_identical(shipped, tmp_
     first = tmp_path / f"export.{fmt}"
     code, out = run(shipped, "probes", "export", "--format", fmt, "--output", str(first))
     assert code == 0, out
+    names = load_config(shipped / "evalgate.yml").probes  # every probe file, in the configured order
     target = empty_like(shipped, tmp_path / "empty")
-    assert not (target / EVAL / "probes.jsonl").exists()
+    assert not any((target / name).exists() for name in names)
     code, out = run(target, "probes", "import", str(first))
     assert code == 0, out
     assert "version 0.1.0 (first seal)" in out
-    for name in ("probes.jsonl", "adversarial.jsonl"):
-        assert (target / EVAL / name).read_bytes() == (shipped / EVAL / name).read_bytes(), name
+    for name in names:
+        assert (target / name).read_bytes() == (shipped / name).read_bytes(), name
     second = tmp_path / f"again.{fmt}"
     assert run(target, "probes", "export", "--format", fmt, "--output", str(second))[0] == 0
     assert second.read_bytes() == first.read_bytes()
     if fmt == "jsonl":  # the export is the probe files, in order
-        files = [(shipped / EVAL / n).read_bytes() for n in ("probes.jsonl", "adversarial.jsonl")]
-        assert first.read_bytes() == b"".join(files)
+        assert first.read_bytes() == b"".join((shipped / name).read_bytes() for name in names)
     assert validate(target)[0] == 0
 
 
@@ -466,6 +468,20 @@ def test_deprecated_line_keeps_the_spelling_and_the_line_ending():
     assert deprecated_line('{"id": "a-1", "deprecated": false}', {"id": "a-1", "deprecated": False}) == (
         '{"id": "a-1", "deprecated": true}'
     )
+
+
+def test_default_destinations_follow_category_then_kind_in_the_file_name():
+    files = ["data/eval/probes.jsonl", "data/eval/adversarial.jsonl", "data/eval/ordinal.jsonl"]
+    assert default_destinations(files) == {
+        ("core", "form"): "data/eval/probes.jsonl",
+        ("core", "ordinal"): "data/eval/ordinal.jsonl",
+        ("adversarial", "form"): "data/eval/adversarial.jsonl",
+        ("adversarial", "ordinal"): "data/eval/adversarial.jsonl",
+    }
+    assert default_destinations(["a/ordinal.jsonl"]) == {
+        ("core", "form"): "a/ordinal.jsonl",
+        ("core", "ordinal"): "a/ordinal.jsonl",
+    }
 
 
 def test_next_id_counts_up_past_taken_ids():

@@ -24,12 +24,19 @@ from pathlib import Path
 import yaml
 
 from evalgate.config import GateConfig, load_config
-from evalgate.core.authoring import HEADER_CHECKS, parse_csv, parse_import_jsonl, plan_import, probe_line
+from evalgate.core.authoring import (
+    HEADER_CHECKS,
+    default_destinations,
+    parse_csv,
+    parse_import_jsonl,
+    plan_import,
+    probe_line,
+)
 from evalgate.core.findings_render import render_text
 from evalgate.core.grammar import Grammar, grammar_from_dict
 from evalgate.core.jsonl import Record, parse_jsonl
 from evalgate.core.manifest import SEALABLE_CHECKS, ProbeFile, seal
-from evalgate.core.probes import expected_category, probes_from_records
+from evalgate.core.probes import probes_from_records
 from evalgate.edges.files import atomic_write_bytes, atomic_write_json
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED, EvalgateError, RefusedError
 from evalgate.types import Finding, Probe
@@ -65,12 +72,8 @@ class ProbeSet:
     def file_of(self, path: Path) -> SetFile | None:
         return next((f for f in self.files if f.path.resolve() == path.resolve()), None)
 
-    def destinations(self) -> dict[str, str]:
-        """Category -> the first configured file that holds it."""
-        out: dict[str, str] = {}
-        for f in self.files:
-            out.setdefault(expected_category(f.display), f.display)
-        return out
+    def destinations(self) -> dict[tuple[str, str], str]:
+        return default_destinations([f.display for f in self.files])
 
 
 def _grammar(cfg: GateConfig) -> Grammar | None:

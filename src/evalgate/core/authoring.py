@@ -24,16 +24,18 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
 from evalgate.core.grammar import Grammar
 from evalgate.core.jsonl import BOM_UTF8, parse_jsonl
-from evalgate.core.probes import duplicate_ids, probe_schema, probes_from_records, twins
+from evalgate.core.probes import duplicate_ids, expected_category, probe_schema, probes_from_records, twins
 from evalgate.errors import RefusedError
 from evalgate.types import CATEGORIES, Finding, Probe
 
 COLUMNS: tuple[str, ...] = tuple(probe_schema()["properties"])
 REQUIRED: tuple[str, ...] = tuple(probe_schema()["required"])
+KINDS: tuple[str, ...] = tuple(probe_schema()["properties"]["kind"]["enum"])
 LIST_COLUMNS = frozenset({"candidates"})
 BOOL_COLUMNS = frozenset({"deprecated"})
 FORMULA_START = ("=", "+", "-", "@", "'", "\t", "\r")
@@ -199,6 +201,26 @@ def parse_import_jsonl(data: bytes, file: str) -> tuple[list[Row], list[Finding]
     return records, [f for f in found if f.check not in ("jsonl-bom", "jsonl-empty")]
 
 
+def default_destinations(files: Sequence[str]) -> dict[tuple[str, str], str]:
+    """(category, kind) -> the configured file a new probe goes to.
+
+    The first file of the category (by name, as the validator decides), preferring one whose name
+    says the kind ("ordinal.jsonl" for ordinal probes) and otherwise one whose name says no kind:
+    an export of a set whose ordinal probes have their own file imports back into the same files.
+    """
+    out: dict[tuple[str, str], str] = {}
+    for category in CATEGORIES:
+        mine = [f for f in files if expected_category(f) == category]
+        names = {f: PurePosixPath(f.replace("\\", "/")).name.lower() for f in mine}
+        plain = [f for f in mine if not any(k in names[f] for k in KINDS)]
+        for kind in KINDS:
+            named = [f for f in mine if kind in names[f]]
+            pick = (named or plain or mine)[:1]
+            if pick:
+                out[(category, kind)] = pick[0]
+    return out
+
+
 @dataclass(frozen=True)
 class ImportPlan:
     """Where each valid row goes, and every problem, each on its row of the import file."""
@@ -227,7 +249,7 @@ def plan_import(
     existing_ids: Sequence[tuple[str, int, str]],
     existing: Sequence[Probe],
     grammar: Grammar | None,
-    destinations: Mapping[str, str],
+    destinations: Mapping[tuple[str, str], str],
     into: str | None = None,
     parse_findings: Sequence[Finding] = (),
     allow_twins: bool = False,
@@ -235,7 +257,7 @@ def plan_import(
     """Check every row with the validator's own functions, against the set it joins.
 
     `existing_ids` are (file, line, id) of every record of the set, `existing` its probes;
-    `destinations` maps a category to its file, `into` overrides it for every row.
+    `destinations` maps (category, kind) to a file (`default_destinations`), `into` overrides it.
     """
     problems = list(parse_findings)
     already = {(f.line, f.field) for f in parse_findings}
@@ -243,7 +265,8 @@ def plan_import(
     ids: list[tuple[str, int, str]] = []
     for number, rec in rows:
         category = rec.get("category") if rec.get("category") in CATEGORIES else "core"
-        dest = into or destinations.get(category)
+        kind = rec.get("kind") if rec.get("kind") in KINDS else "form"
+        dest = into or destinations.get((category, kind))
         if dest is None:
             msg = f"no probe file of the configuration holds {category} probes"
             hint = "name one under `probes:` in evalgate.yml, or choose the file with --into"
