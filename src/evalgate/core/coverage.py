@@ -47,6 +47,10 @@ def coverage_matrix(
     """Counts per cell with their thresholds; JSON-able, keys in a fixed order."""
     left_out = set(excluded)
     live = [p for p in probes if not p.deprecated and p.id not in left_out]
+    # Ordinal probes (core/ordinal.py) judge sentences on a scale: they are reported apart and
+    # fill no verb-form cell.
+    ordinal = [p for p in live if p.kind == "ordinal"]
+    live = [p for p in live if p.kind != "ordinal"]
     core = [p for p in live if p.category == "core"]
     adv = [p for p in live if p.category == "adversarial"]
     matrix: dict[str, Any] = {
@@ -78,6 +82,7 @@ def coverage_matrix(
     }
     matrix["n_core"] = len(core)
     matrix["n_adversarial"] = len(adv)
+    matrix["n_ordinal"] = len(ordinal)
     return matrix
 
 

@@ -20,6 +20,8 @@ from typing import Any
 import jsonschema
 
 from evalgate.core.grammar import Grammar
+from evalgate.core.ordinal import KIND as ORDINAL
+from evalgate.core.ordinal import scale_problem
 from evalgate.core.text import normalize_exact
 from evalgate.types import BLANK, Finding, Probe
 
@@ -39,6 +41,8 @@ HINTS = {
     "in any other file",
     "reason-code-missing": "give every adversarial probe a reason_code naming its category, e.g. PAST-IRREG",
     "twin": "make the prompts differ, or deprecate one of the two probes",
+    "ordinal-scale": 'list the scale points low to high: numbers in strictly increasing order ("1".."5"), '
+    "or ordered labels (docs/ordinal.md)",
 }
 
 
@@ -154,6 +158,8 @@ def semantic_findings(
         )
     if ok("prompt") and (problem := _blank_problem(rec["prompt"])):
         add("blank", "prompt", problem)
+    if ok("kind", "candidates") and rec["kind"] == ORDINAL and (problem := scale_problem(rec["candidates"])):
+        add("ordinal-scale", "candidates", problem)
     if ok("category"):
         want = expected_category(file)
         if rec["category"] != want:
