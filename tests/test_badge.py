@@ -17,7 +17,7 @@ SVG = "{http://www.w3.org/2000/svg}"
     ("build", "message", "color"),
     [
         (no_baseline_run, "pass · 77.9%", "green"),
-        (fake_run, "fail · 68.6%", "red"),
+        (fake_run, "fail · 68.3%", "red"),
         (refused_run, "refused", "lightgrey"),
     ],
 )
@@ -35,8 +35,8 @@ def test_svg_is_valid_deterministic_and_says_the_same():
     root = ET.fromstring(svg)
     assert root.tag == f"{SVG}svg" and root.get("height") == "20"
     texts = [t.text for t in root.iter(f"{SVG}text")]
-    assert texts == ["evalgate", "evalgate", "fail · 68.6%", "fail · 68.6%"]
-    assert root.find(f"{SVG}title").text == "evalgate: fail · 68.6%"
+    assert texts == ["evalgate", "evalgate", "fail · 68.3%", "fail · 68.3%"]
+    assert root.find(f"{SVG}title").text == "evalgate: fail · 68.3%"
     fills = {r.get("fill"): int(r.get("width")) for r in root.iter(f"{SVG}rect")}
     assert int(root.get("width")) == fills["#555"] + fills["#e05d44"]  # label half + red message half
     assert fills["#e05d44"] > fills["#555"]  # the longer text gets the wider half

@@ -206,6 +206,7 @@ def finalize(base: Mapping[str, Any], entries: list[dict[str, Any]]) -> dict[str
     merged result is byte-identical to the unsharded one: entries are rounded before anything is
     computed from them, and the aggregation settings come from the pinned configuration.
     """
+    from evalgate.core.ordinal import summarize
     from evalgate.core.slices import aggregate
 
     pin = base["config"]
@@ -219,6 +220,7 @@ def finalize(base: Mapping[str, Any], entries: list[dict[str, Any]]) -> dict[str
         ]
         aggregate_full = aggregate(full, z, review_entropy=review)
     policy = pin["leaks"]["policy"]
+    ordinal = summarize(entries, review)
     return results_mod.assemble(
         verdict="pass",
         reasons=[],
@@ -236,6 +238,8 @@ def finalize(base: Mapping[str, Any], entries: list[dict[str, Any]]) -> dict[str
         if policy == "exclude" or excluded
         else None,
         aggregate_full=aggregate_full,
+        # results.json has an "ordinal" section only when the run has ordinal probes (docs/ordinal.md)
+        extra={"ordinal": ordinal} if ordinal else None,
     )
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalgate.core.baseline import BASELINE_KIND, validate_baseline
+from evalgate.core.ordinal import is_ordinal
 from evalgate.core.slices import slice_keys, slice_sort_key
 from evalgate.core.stats import (
     exceeds,
@@ -151,6 +152,11 @@ def _scored(outcome: dict[str, Any]) -> bool:
     return outcome.get("status") == STATUS_SCORED and isinstance(outcome.get("correct"), bool)
 
 
+def _paired(entry: dict[str, Any]) -> bool:
+    # Ordinal probes are reported apart (core/ordinal.py): never paired, gated or listed as flipped.
+    return _scored(entry) and not is_ordinal(entry)
+
+
 def _slice_row(ids: list[str], new: dict, old: dict, rules: GateRules) -> dict[str, Any]:
     n = len(ids)
     b = sum(1 for i in ids if old[i]["correct"] and not new[i]["correct"])
@@ -187,7 +193,7 @@ def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules,
     _check_locks(entries, base, baseline_path)
 
     new_by_id = {e["id"]: e for e in entries}
-    shared = [e["id"] for e in entries if _scored(e) and _scored(base.outcomes.get(e["id"], {}))]
+    shared = [e["id"] for e in entries if _paired(e) and _scored(base.outcomes.get(e["id"], {}))]
     shared_set = set(shared)
     members: dict[str, list[str]] = {}  # slice -> shared ids, in the new run's order
     n_new: dict[str, int] = {}  # slice -> scored probes the baseline does not know
@@ -261,6 +267,7 @@ def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules,
             for e in entries
             if e["id"] in old
             and e["status"] != STATUS_DEPRECATED
+            and not is_ordinal(e)
             and not (_scored(e) and _scored(old[e["id"]]))
         ],
     }

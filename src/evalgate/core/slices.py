@@ -13,6 +13,8 @@ What counts where (SPEC "Statistics"; seed 004, seed 002):
   (`mean_entropy`, `mean_entropy_norm`).
 - model_oov and leak-excluded probes are counted apart (`n_model_oov`, `n_excluded`).
 - Deprecated probes are retired: in `counts` only, in no slice and no per-verb cell.
+- Ordinal probes (`kind: ordinal`, seed 002) are scale judgements, not verb-form choices: in
+  `counts` only here; core/ordinal.py gives their own numbers (results.json "ordinal").
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from evalgate.core.ordinal import is_ordinal
 from evalgate.core.stats import entropy_summary, expected_calibration_error, wilson_interval
 from evalgate.types import (
     CATEGORIES,
@@ -54,7 +57,13 @@ DEFAULT_CONFIDENT_ENTROPY = 0.5  # a wrong answer below this normalised entropy 
 
 
 def slice_keys(entry: dict[str, Any]) -> list[str]:
-    """The slices a per-probe entry counts in, `overall` first (same keys as `Probe.slices`)."""
+    """The slices a per-probe entry counts in, `overall` first (same keys as `Probe.slices`).
+
+    Empty for an ordinal probe: a scale judgement is not a verb-form choice, so it is reported
+    apart (core/ordinal.py, results.json "ordinal") and never enters an accuracy or a gate.
+    """
+    if is_ordinal(entry):
+        return []
     keys = ["overall"]
     for family in FAMILIES:
         value = entry.get(family)
@@ -99,6 +108,11 @@ def _live(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return [e for e in entries if e["status"] != STATUS_DEPRECATED]
 
 
+def _form(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The live verb-form entries: ordinal probes have their own section (core/ordinal.py)."""
+    return [e for e in _live(entries) if not is_ordinal(e)]
+
+
 def aggregate_slices(entries: list[dict[str, Any]], z: float) -> dict[str, dict[str, Any]]:
     """results.json "slices": every slice that holds at least one non-deprecated probe."""
     tally: dict[str, dict[str, Any]] = {}
@@ -129,7 +143,7 @@ def aggregate_slices(entries: list[dict[str, Any]], z: float) -> dict[str, dict[
 def aggregate_per_verb(entries: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     """{"en:go": {"n", "correct"}}: raw counts of scored probes, no intervals (cells of 2-4, seed 004)."""
     cells: dict[str, dict[str, int]] = {}
-    for e in _live(entries):
+    for e in _form(entries):
         cell = cells.setdefault(f"{e.get('language')}:{e.get('verb')}", {"n": 0, "correct": 0})
         if e["status"] == STATUS_SCORED:
             cell["n"] += 1
@@ -152,7 +166,7 @@ def calibration(
     ambiguous). `entropy` summarises entropy_norm for right answers, wrong answers and ambiguous
     probes: ambiguous items should sit high, confident errors low.
     """
-    live = _live(entries)
+    live = _form(entries)
     scored = [e for e in live if e["status"] == STATUS_SCORED and e.get("confidence") is not None]
     ece, bins = expected_calibration_error(
         [e["confidence"] for e in scored], [_is_correct(e) for e in scored], n_bins
@@ -211,6 +225,6 @@ def aggregate(
         "ambiguous": [
             {"id": e["id"], "entropy": e.get("entropy"), "entropy_norm": e.get("entropy_norm")}
             for e in entries
-            if e["status"] == STATUS_AMBIGUOUS
+            if e["status"] == STATUS_AMBIGUOUS and not is_ordinal(e)
         ],
     }
