@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalgate.core import report_facts as facts
+from evalgate.core import report_ordinal
 from evalgate.core import report_probes as lists
 from evalgate.core import report_sections as gate
 from evalgate.core.markdown import code, fence, inline, pct, points, table
@@ -80,7 +81,7 @@ def _sections(results: Results, budget: Budget, max_flipped: int, review_entropy
         lists.per_verb(results, budget),
         facts.perplexity(results),
         *facts.calibration(results, budget, review_entropy),
-        lists.ordinal(results, budget, review_entropy),
+        *report_ordinal.sections(results, budget, review_entropy),
         lists.new_probes(results, budget),
         facts.inputs(results),
         facts.method(results),

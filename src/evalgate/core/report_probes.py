@@ -1,4 +1,6 @@
-"""The per-probe lists of the report: flipped, new, confident errors, review, ordinal, per verb.
+"""The per-probe lists of the report: flipped, new, confident errors, review, per verb.
+
+(The ordinal probes have their own section: core/report_ordinal.py.)
 
 Each is a `Section` tied to a `Listing` of the budget, so the size cap can shorten it; a list
 longer than FOLD_ROWS folds into <details>. Probe text only reaches Markdown through `table` cells.
@@ -6,16 +8,14 @@ longer than FOLD_ROWS folds into <details>. Probe text only reaches Markdown thr
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
-from evalgate.core.markdown import Md, count, details, num, table
+from evalgate.core.markdown import count, details, num, table
 from evalgate.core.report_budget import Budget, Section
 from evalgate.core.slice_order import value
 
 FOLD_ROWS = 10  # lists longer than this fold into <details>
-SPARK = "▁▂▃▄▅▆▇█"
 
 Results = Mapping[str, Any]
 
@@ -161,74 +161,3 @@ def probe_list(
         )
     body = table(["id", "prompt", "candidates", "expected", "pred", "confidence", "H/log K"], rows, "lllllrr")
     return Section(f"{head}\n\n" + _folded(budget, key, f"{len(ids):,} {title}", body, len(ids)), key)
-
-
-def ordinal(results: Results, budget: Budget, review_entropy: float) -> Section | None:
-    """Seed 002: surprisal curve, argmin, expected value, entropy and error for ordinal-scale probes."""
-    items = [
-        e
-        for e in results.get("probes") or []
-        if e.get("kind") == "ordinal" and e.get("status") in ("scored", "ambiguous")
-    ]
-    facts = [f for f in (_ordinal_facts(e) for e in sorted(items, key=lambda e: e["id"])) if f]
-    if not facts:
-        return None
-    known = [f for f in facts if f["truth"] is not None]
-    mae = "no MAE (no expected value on the scale)"
-    if known:
-        mae_best = sum(abs(f["best"] - f["truth"]) for f in known) / len(known)
-        mae_ev = sum(abs(f["ev"] - f["truth"]) for f in known) / len(known)
-        mae = f"mean absolute error of the argmin {mae_best:.2f}, of the expected value {mae_ev:.2f}"
-    rows = []
-    for f in budget.take("ordinal", facts, title="ordinal probes", where="results.json `probes`"):
-        e, hn = f["entry"], f["entry"].get("entropy_norm")
-        review = "👀 needs human review" if hn is not None and hn > review_entropy else ""
-        rows.append(
-            [
-                e["id"],
-                _prompt(e),
-                Md(f["curve"]),
-                Md(f"{f['best']:g}"),
-                num(f["ev"], 2),
-                e.get("expected"),
-                num(hn),
-                Md(review),
-            ]
-        )
-    headers = ["id", "prompt", "surprisal curve", "argmin", "E[x]", "expected", "H/log K", "review"]
-    body = table(headers, rows, "lllrrlrl")
-    head = (
-        f"### Ordinal probes\n\n{len(facts)} probe(s) on an ordinal scale; {mae}. The curve is the"
-        f" surprisal of each scale point (low = preferred); above {review_entropy:g} normalised entropy"
-        " an item needs human review."
-    )
-    folded = _folded(budget, "ordinal", f"{len(facts)} ordinal probes", body, len(facts))
-    return Section(f"{head}\n\n{folded}", "ordinal")
-
-
-def _ordinal_facts(e: Mapping[str, Any]) -> dict[str, Any] | None:
-    cands = e.get("candidates") or []
-    scores = [c.get("score") for c in cands]
-    if not cands or any(s is None for s in scores):
-        return None
-    scale = _scale([str(c.get("text", "")) for c in cands])
-    top = max(scores)
-    weights = [math.exp(s - top) for s in scores]  # softmax over the scale (seed 002's renormalisation)
-    ev = sum(w * x for w, x in zip(weights, scale, strict=True)) / sum(weights)
-    texts = [c.get("text") for c in cands]
-    truth = scale[texts.index(e["expected"])] if e.get("expected") in texts else None
-    return {"entry": e, "best": scale[scores.index(top)], "ev": ev, "truth": truth, "curve": _spark(cands)}
-
-
-def _scale(texts: list[str]) -> list[float]:
-    try:
-        return [float(t) for t in texts]
-    except ValueError:
-        return [float(i + 1) for i in range(len(texts))]
-
-
-def _spark(cands: list[Mapping[str, Any]]) -> str:
-    values = [c.get("surprisal", -(c.get("score") or 0.0)) for c in cands]
-    lo, hi = min(values), max(values)
-    span = hi - lo or 1.0
-    return "".join(SPARK[min(7, int((v - lo) / span * 7 + 0.5))] for v in values)

@@ -5,16 +5,17 @@ Order, and why:
    raised as `ResultsSchemaError`, exit 3);
 2. render everything in memory (REPORT.md, badges, CSV, PNG), so a rendering failure writes
    nothing at all;
-3. write REPORT.md, badge.json, badge.svg, per_slice.csv, per_slice.png, each through a
-   temporary file and a rename (readers see the old file or the new one, never half of one);
+3. write REPORT.md, badge.json, badge.svg, per_slice.csv, per_slice.png (and ordinal.png when
+   the run has ordinal probes), each through a temporary file and a rename (readers see the old
+   file or the new one, never half of one);
 4. write results.json last. It is the record other tools trust (`evalgate compare`, the comment
    job, baseline updates): once it is the new one, every other file of the run is complete; a
    crash before it leaves the previous results.json untouched.
 
 The function returns before any network call is made (the caller posts the comment afterwards),
 so the report is always on disk first. A refused run has no slices: it writes results.json,
-REPORT.md and the badges, and removes a per_slice.csv/png left by an earlier run, which would
-otherwise be read as this run's.
+REPORT.md and the badges, and removes a per_slice.csv/png (or an ordinal.png) left by an earlier
+run, which would otherwise be read as this run's.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from evalgate.edges.files import atomic_write_bytes, atomic_write_text, dump_jso
 from evalgate.errors import EvalgateError
 
 RESULTS, REPORT, CSV, PNG = "results.json", "REPORT.md", "per_slice.csv", "per_slice.png"
+ORDINAL_PNG = "ordinal.png"  # only when the run has ordinal probes (results.json "ordinal")
 BADGE_JSON, BADGE_SVG = "badge.json", "badge.svg"
 DEFAULTS = {"max_chars": 65000, "max_flipped": 50, "review_entropy": 0.8}
 
@@ -66,6 +68,10 @@ def render_outputs(results: Mapping[str, Any], report_cfg: Any = None) -> dict[s
 
         files[CSV] = render_csv(results).encode("utf-8")
         files[PNG] = render_png(results)
+        if results.get("ordinal"):
+            from evalgate.edges.plot_ordinal import render_ordinal_png
+
+            files[ORDINAL_PNG] = render_ordinal_png(results)
     files[RESULTS] = dump_json(results).encode("utf-8")
     return files
 
@@ -85,6 +91,9 @@ def write_outputs(results: Mapping[str, Any], out_dir: Path, report_cfg: Any = N
         for stale in (CSV, PNG):
             with contextlib.suppress(FileNotFoundError):
                 (out_dir / stale).unlink()
+    if ORDINAL_PNG not in files:  # a run without ordinal probes must not show an earlier run's curves
+        with contextlib.suppress(FileNotFoundError):
+            (out_dir / ORDINAL_PNG).unlink()
     atomic_write_text(out_dir / RESULTS, files[RESULTS].decode("utf-8"))
     written[RESULTS] = out_dir / RESULTS
     return written
