@@ -87,7 +87,9 @@ TRAIN = [
 VAL = ["The dog sleeps near the fire.", "Mi abuela vive en un pueblo pequeño."]
 
 # Low enough for eight core and three adversarial probes; cases about coverage raise one.
+# The probe files are named: the embedded default also lists data/eval/ordinal.jsonl.
 CONFIG: dict[str, Any] = {
+    "probes": ["data/eval/probes.jsonl", "data/eval/adversarial.jsonl"],
     "coverage": {
         "per_language": 2,
         "per_regularity": 2,
@@ -98,7 +100,7 @@ CONFIG: dict[str, Any] = {
         "adversarial_per_category_max": 5,
         "regular_verb_min": 0,
         "irregular_verb_min": 0,
-    }
+    },
 }
 
 EVAL = Path("data/eval")
