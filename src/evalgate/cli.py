@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 
@@ -192,7 +194,15 @@ def _normalise_argv(argv: list[str]) -> list[str]:
     return ["run", *argv]
 
 
+def _default_sigpipe() -> None:
+    """`evalgate validate | head` should end quietly like any Unix tool, not with a traceback."""
+    if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:
+        _default_sigpipe()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:
