@@ -178,7 +178,7 @@ def test_clean_text_output_is_a_short_summary(tmp_path):
     assert code == 0
     assert out.splitlines() == [
         "evalgate validate: OK",
-        "  probes:   11 (8 core, 3 adversarial, 0 deprecated) in 2 file(s)",
+        "  probes:   11 (8 core, 3 adversarial, 0 ordinal, 0 deprecated) in 2 file(s)",
         "  coverage: OK",
         "  leaks:    0 leaks (exact, template, 5-gram) against "
         "data/corpus/train.jsonl, data/corpus/val.jsonl",

@@ -27,8 +27,9 @@ def summary(cfg: GateConfig, outcome: ValidationOutcome) -> dict:
     train = [k for k, v in outcome.inputs.items() if v["role"] == "train"]
     return {
         "probes": len(probes),
-        "core": sum(p.category == "core" for p in live),
-        "adversarial": sum(p.category == "adversarial" for p in live),
+        "core": sum(p.category == "core" and p.kind != "ordinal" for p in live),
+        "adversarial": sum(p.category == "adversarial" and p.kind != "ordinal" for p in live),
+        "ordinal": sum(p.kind == "ordinal" for p in live),
         "deprecated": len(probes) - len(live),
         "files": list(outcome.probe_set["files"]),
         "coverage_ok": not any(f.check == "coverage" for f in outcome.findings),
@@ -52,7 +53,7 @@ def clean_text(cfg: GateConfig, s: dict) -> str:
         [
             "evalgate validate: OK",
             f"  probes:   {s['probes']} ({s['core']} core, {s['adversarial']} adversarial, "
-            f"{s['deprecated']} deprecated) in {len(s['files'])} file(s)",
+            f"{s['ordinal']} ordinal, {s['deprecated']} deprecated) in {len(s['files'])} file(s)",
             "  coverage: OK",
             f"  leaks:    {leaks}",
             f"  version:  {version} (digest {s['digest'][:12]})",
