@@ -100,8 +100,8 @@ def test_fail_on_exactly_one_slice_names_it():
     assert cmp["slices"]["overall"]["status"] == "ok" and cmp["slices"]["language:en"]["status"] == "ok"
     status, reasons = verdict(cmp)
     assert status == "fail" and len(reasons) == 1
-    assert reasons[0].startswith("language:es: accuracy 80.0% -> 61.3% (-18.8 points) on 160 shared probes")
-    assert "30 right->wrong vs 0 wrong->right" in reasons[0]
+    assert reasons[0].startswith("language:es: accuracy 80.0% → 61.3% (-18.8 points) on 160 shared probes")
+    assert "30 right → wrong vs 0 wrong → right" in reasons[0]
     assert len(cmp["flipped"]["right_to_wrong"]) == 30 and len(cmp["flipped"]["wrong_to_right"]) == 30
     assert all(i.startswith("p-es-") for i in cmp["flipped"]["right_to_wrong"])
 
@@ -213,7 +213,7 @@ def test_perplexity_regression_fails_the_gate():
         make_results(entries, perplexity=14.0), _baseline(entries, perplexity=12.5), make_rules(), BASE
     )
     assert cmp["perplexity"]["status"] == "regressed" and cmp["perplexity"]["ratio"] == pytest.approx(1.12)
-    assert verdict(cmp) == ("fail", ["perplexity rose 12.500 -> 14.000 (x1.120, limit x1.10)"])
+    assert verdict(cmp) == ("fail", ["perplexity rose 12.500 → 14.000 (×1.120, limit ×1.10)"])
     ok = compare(
         make_results(entries, perplexity=13.0), _baseline(entries, perplexity=12.5), make_rules(), BASE
     )

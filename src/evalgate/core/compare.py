@@ -287,7 +287,7 @@ def verdict(comparison: dict[str, Any] | None) -> tuple[str, list[str]]:
         if r["status"] != "regressed":
             continue
         head = (
-            f"{key}: accuracy {_pct(r['baseline_accuracy'])} -> {_pct(r['accuracy'])} "
+            f"{key}: accuracy {_pct(r['baseline_accuracy'])} → {_pct(r['accuracy'])} "
             f"({100 * r['delta']:+.1f} points) on {r['n_shared']} shared probes"
         )
         if comparison["rule"] == "wilson":
@@ -297,13 +297,13 @@ def verdict(comparison: dict[str, Any] | None) -> tuple[str, list[str]]:
             )
         else:
             reasons.append(
-                f"{head}; {r['b']} right->wrong vs {r['c']} wrong->right, exact McNemar "
-                f"p = {r['p_value']:.3g}, Holm-adjusted {r['p_adjusted']:.3g} < alpha {t['alpha']}"
+                f"{head}; {r['b']} right → wrong vs {r['c']} wrong → right, exact McNemar "
+                f"p = {r['p_value']:.3g}, Holm-adjusted {r['p_adjusted']:.3g}, below alpha {t['alpha']}"
             )
     ppl = comparison.get("perplexity") or {}
     if ppl.get("status") == "regressed":
         reasons.append(
-            f"perplexity rose {ppl['baseline']:.3f} -> {ppl['value']:.3f} "
-            f"(x{ppl['ratio']:.3f}, limit x{ppl['max_ratio']:.2f})"
+            f"perplexity rose {ppl['baseline']:.3f} → {ppl['value']:.3f} "
+            f"(×{ppl['ratio']:.3f}, limit ×{ppl['max_ratio']:.2f})"
         )
     return ("fail" if reasons else "pass"), reasons
