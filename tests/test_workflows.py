@@ -43,7 +43,26 @@ def run_tool(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
 
 
 def test_every_workflow_exists():
-    assert ALL == ["badge.yml", "ci.yml", "eval-gate-comment.yml", "eval-gate.yml", "update-baseline.yml"]
+    assert ALL == [
+        "badge.yml",
+        "ci.yml",
+        "eval-gate-comment.yml",
+        "eval-gate-sharded.yml",
+        "eval-gate.yml",
+        "update-baseline.yml",
+    ]
+
+
+def test_the_sharded_gate_scores_a_matrix_and_merges_offline():
+    wf = load("eval-gate-sharded.yml")
+    shard, merge = wf["jobs"]["shard"], wf["jobs"]["merge"]
+    assert shard["strategy"]["matrix"]["shard"] == [1, 2, 3, 4] and wf["env"]["SHARDS"] == "4"
+    assert merge["needs"] == "shard"
+    assert all(not writes(job) for job in wf["jobs"].values())
+    score = step(wf, "Score shard")["run"]
+    assert '--shard "$SHARD/$SHARDS"' in score and "--network none" in score
+    merged = step(wf, "Merge")["run"]
+    assert "merge parts/evalgate-shard-*/results.json" in merged and "--network none" in merged
 
 
 def test_actionlint_passes_and_catches_a_broken_workflow(tmp_path):
