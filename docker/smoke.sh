@@ -176,6 +176,7 @@ main() {
   local size
   size=$(docker image inspect -f '{{.Size}}' "$IMAGE")
   log "image $IMAGE: $((size / 1000000)) MB ($size bytes)"
+  ((size <= 1000000000)) || log "WARNING: the image is over the 1.0 GB target (see docs/docker.md, trimming)"
 
   # The acceptance case is an arbitrary uid owning the mounted folder; without root to chown it,
   # the caller's own uid stands in.
