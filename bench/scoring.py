@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -95,13 +96,17 @@ def build_gpt2_small(out: Path, vocab_size: int) -> Path:
     return out
 
 
-def matmul_gflops(n: int = 2048, reps: int = 5) -> float:
+def matmul_gflops(n: int = 2048, reps: int = 5, trials: int = 3) -> float:
+    """The best of a few timings of float32 n x n matmuls: what the machine can do right now."""
     a, b = torch.randn(n, n), torch.randn(n, n)
     a @ b  # warm-up
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        a @ b
-    return 2 * n**3 * reps / (time.perf_counter() - t0) / 1e9
+    best = 0.0
+    for _ in range(trials):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            a @ b
+        best = max(best, 2 * n**3 * reps / (time.perf_counter() - t0) / 1e9)
+    return best
 
 
 # --- the methods (each in its own process) ---------------------------------------------------
@@ -125,7 +130,8 @@ def naive(model_dir: Path, pairs, native: bool) -> tuple[list[float], dict]:
         call = lambda ids: net(ids).logits  # noqa: E731
     out = []
     with torch.no_grad():
-        call(torch.tensor([encode("warm up")]))
+        for context, cand, suffix in pairs[:2]:  # warm-up, as for the others
+            call(torch.tensor([encode(context + cand + suffix)]))
         t0 = time.perf_counter()
         for context, cand, suffix in pairs:
             prefix = encode(context.rstrip())
@@ -167,12 +173,20 @@ def evalgate_scorer(model_dir: Path, pairs, batch_size: int, threads: int) -> tu
         return inner(ids, keep)
 
     counting.selects_positions = getattr(inner, "selects_positions", False)
-    scorer.loglikelihood([LoglikRequest("warm", " up")])
+    embeddings = [m.weight for m in inner.model.modules() if isinstance(m, torch.nn.Embedding)]
+    head = max(w.numel() for w in embeddings)  # vocab x width: the (tied) output projection
+    body = scorer.info.n_parameters - sum(w.numel() for w in embeddings)
+    scorer.loglikelihood([LoglikRequest(c, k) for c, k, _ in pairs[:2]])  # warm-up, as lm-eval
     scorer.model_fn = counting
+    reqs = [LoglikRequest(c, k) for c, k, _ in pairs]
     t0 = time.perf_counter()
-    res = scorer.loglikelihood([LoglikRequest(c, k) for c, k, _ in pairs])
+    res = scorer.loglikelihood(reqs)
     seconds = time.perf_counter() - t0
-    return [r.logprob for r in res], {"seconds": seconds, **counts, "n_parameters": scorer.info.n_parameters}
+    # FLOPs: 2 per weight per position through the body, 2 per head weight per projected position
+    kept = counts["kept"] if counting.selects_positions else counts["positions"]
+    flops = 2 * body * counts["positions"] + 2 * head * kept
+    info = {"seconds": seconds, **counts, "flops": flops, "n_parameters": scorer.info.n_parameters}
+    return [r.logprob for r in res], info
 
 
 def worker(args: argparse.Namespace) -> None:
@@ -182,7 +196,7 @@ def worker(args: argparse.Namespace) -> None:
     if args.worker.startswith("naive"):
         logliks, extra = naive(model, pairs, native=args.worker.endswith("native"))
     elif args.worker.startswith("lm-eval"):
-        logliks, extra = lm_eval_hflm(model, pairs, args.batch_size, cache=args.worker.endswith("on"))
+        logliks, extra = lm_eval_hflm(model, pairs, args.batch_size, args.worker.endswith("on"))
     else:
         logliks, extra = evalgate_scorer(model, pairs, args.batch_size, args.threads)
     Path(args.out).write_text(json.dumps({"logliks": logliks, **extra}), encoding="utf-8")
@@ -200,6 +214,26 @@ def run_worker(method: str, model: Path, pairs: Path, work: Path, args: argparse
     return {**json.loads(out.read_text(encoding="utf-8")), "rss_mb": usage.ru_maxrss / 1024}
 
 
+def rounds(
+    methods: dict[str, str], model: Path, paths: tuple[Path, Path], work: Path, args, peaks: list[float]
+) -> dict[str, dict]:
+    """Every method once per round, so a busy spell on the shared machine hits them alike; the
+    fastest run of each is kept, with the largest peak RSS seen. The matmul peak is measured at
+    the start of every round (the best is the machine's)."""
+    best: dict[str, dict] = {}
+    for _ in range(args.repeat):
+        peaks.append(matmul_gflops())
+        for name, method in methods.items():
+            res = run_worker(method, model, paths[method.startswith("naive")], work, args)
+            old = best.get(name)
+            if old is not None:
+                res["rss_mb"] = max(res["rss_mb"], old["rss_mb"])
+                if old["seconds"] <= res["seconds"]:
+                    res = {**old, "rss_mb": res["rss_mb"]}
+            best[name] = res
+    return best
+
+
 # --- report ----------------------------------------------------------------------------------
 
 
@@ -207,8 +241,9 @@ def _target(ratio: float, target: float) -> str:
     return f"{ratio:.2f}x (target >= {target}x)" + ("" if ratio >= target else "  << BELOW TARGET")
 
 
-def report(title: str, results: dict[str, dict], pairs: list, peak_gflops: float, n_params: int) -> list[str]:
+def report(title: str, results: dict[str, dict], pairs: list, peak_gflops: float) -> list[str]:
     print(f"\n## {title}")
+    print(f"(float32 matmul peak: {peak_gflops:.1f} GFLOP/s, the best measurement of this run)")
     print(f"{'method':<24}{'seconds':>9}{'pairs/s':>10}{'peak RSS MB':>13}")
     for name, r in results.items():
         r["rate"] = len(r["logliks"]) / r["seconds"]
@@ -240,8 +275,7 @@ def report(title: str, results: dict[str, dict], pairs: list, peak_gflops: float
             failures.append(f"{title}: loglik differs from {name} by {max(diffs):.2e}")
     naive_diff = max(abs(a - b) for a, b in zip(ours["logliks"], naive_run["logliks"], strict=False))
     print(f"max |loglik evalgate - naive loop| = {naive_diff:.2e}")
-    # FLOPs ~ 2 x parameters x positions computed (attention over a few tokens is negligible)
-    gflops = 2 * n_params * ours["positions"] / ours["seconds"] / 1e9
+    gflops = ours["flops"] / ours["seconds"] / 1e9  # attention over a few tokens is left out
     print(f"evalgate: {ours['forwards']} forwards over {ours['positions']} positions (padding included): "
           f"~{gflops:.1f} GFLOP/s = {100 * gflops / peak_gflops:.0f}% of the matmul peak")  # fmt: skip
     return failures
@@ -253,9 +287,8 @@ def main() -> None:
     ap.add_argument("--candidates", type=int, default=4)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument(
-        "--naive-probes", type=int, help="time the naive loop on the first N probes only (it is slow)"
-    )
+    ap.add_argument("--naive-probes", type=int, default=50, help="probes for the (slow) naive loop")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of runs (best kept; naive loop: 1)")
     ap.add_argument("--vocab-size", type=int, default=8192, help="BPE target (the corpus may allow fewer)")
     ap.add_argument("--demo", default=str(REPO / "data/checkpoints/demo"))
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -267,37 +300,40 @@ def main() -> None:
         return worker(args)
     torch.set_num_threads(args.threads)
     work = Path(tempfile.mkdtemp(prefix="evalgate-bench-"))
+    try:
+        compare_all(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def compare_all(args: argparse.Namespace, work: Path) -> None:
     pairs = build_pairs(args.probes, args.candidates)
     pairs_path = work / "pairs.json"
     pairs_path.write_text(json.dumps(pairs, ensure_ascii=False), encoding="utf-8")
     naive_path = work / "naive-pairs.json"
-    n_naive = len(pairs) if args.naive_probes is None else args.naive_probes * args.candidates
+    n_naive = min(args.naive_probes, args.probes) * args.candidates
     naive_path.write_text(json.dumps(pairs[:n_naive], ensure_ascii=False), encoding="utf-8")
     gpt2 = build_gpt2_small(work / "gpt2-small", args.vocab_size)
-    peak = matmul_gflops()
+    peaks: list[float] = []
     print(f"{len(pairs)} pairs ({args.probes} probes x {args.candidates}), batch {args.batch_size}, "
           f"{args.threads} threads, torch {torch.__version__}")  # fmt: skip
-    print(f"machine: float32 matmul (2048^3) peak {peak:.1f} GFLOP/s, measured in this run")
+    print(f"times: the best of {args.repeat} round-robin runs per method, loading excluded; the naive loop "
+          f"runs on the first {min(args.naive_probes, args.probes)} probes (one forward per candidate: "
+          "its rate does not depend on how many)")  # fmt: skip
     failures = []
     methods = {"(a) naive loop": "naive-hf", "(b) lm-eval cache off": "lm-eval-off",
                "(b) lm-eval cache on": "lm-eval-on", "(c) evalgate": "evalgate"}  # fmt: skip
-    results = {
-        name: run_worker(m, gpt2, naive_path if m.startswith("naive") else pairs_path, work, args)
-        for name, m in methods.items()
-    }
+    results = rounds(methods, gpt2, (pairs_path, naive_path), work, args, peaks)
     n_params = results["(c) evalgate"]["n_parameters"]
     title = f"GPT-2-small shape, random init ({n_params / 1e6:.1f}M parameters)"
-    failures += report(title, results, pairs, peak, n_params)
+    failures += report(title, results, pairs, max(peaks))
     demo = Path(args.demo)
     if (demo / "model.safetensors").is_file():
         methods = {"(a) naive loop": "naive-native", "(c) evalgate": "evalgate"}
-        results = {
-            name: run_worker(m, demo, naive_path if m.startswith("naive") else pairs_path, work, args)
-            for name, m in methods.items()
-        }
+        results = rounds(methods, demo, (pairs_path, naive_path), work, args, peaks)
         n_params = results["(c) evalgate"]["n_parameters"]
         title = f"demo checkpoint, native ({n_params / 1e6:.2f}M parameters; lm-eval cannot load it)"
-        failures += report(title, results, pairs, peak, n_params)
+        failures += report(title, results, pairs, max(peaks))
     else:
         print(f"\n(no demo checkpoint at {demo}: skipped)")
     print("\nall targets met" if not failures else "\nNOT MET: " + "; ".join(failures))

@@ -21,7 +21,7 @@ import transformers
 from lm_fixtures import hf_gpt2_dir
 
 from evalgate.errors import EXIT_REFUSED, CheckpointError
-from evalgate.scorers import loaders, native_gpt
+from evalgate.scorers import hf_loader, loaders, native_gpt
 from evalgate.scorers.loaders import load_scorer
 from evalgate.types import LoglikRequest
 
@@ -198,7 +198,7 @@ def test_without_our_scan_transformers_still_loads_weights_only(gpt2_dir, tmp_pa
     """The second lock: transformers' torch.load(weights_only=True) refuses the same file."""
     marker = tmp_path / "PWNED"
     path = as_bin(gpt2_dir, tmp_path / "evil", {"x": Hostile(marker)})
-    monkeypatch.setattr(loaders, "scan_pickle", lambda p: None)
+    monkeypatch.setattr(hf_loader, "scan_pickle", lambda p: None)
     refused(path, "pytorch_model.bin: cannot be loaded")
     assert not marker.exists()
 

@@ -64,7 +64,7 @@ class HFTokenizerAdapter:
         return self.tok.decode(list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False)
 
 
-def _first_int_attr(obj: Any, names: Sequence[str]) -> int | None:
+def first_int_attr(obj: Any, names: Sequence[str]) -> int | None:
     for name in names:
         value = getattr(obj, name, None)
         if isinstance(value, int) and not isinstance(value, bool):
@@ -104,10 +104,10 @@ class PluginTokenizerAdapter:
                     hint="return (model, tokenizer) where tokenizer.encode(str) -> ids and "
                     "tokenizer.decode(ids) -> str (the boundary check decodes every continuation)",
                 )
-        self.bos_id = _first_int_attr(tok, ("bos_token_id", "bos_id"))
-        self.eos_id = _first_int_attr(tok, ("eos_token_id", "eos_id"))
-        self.pad_id = _first_int_attr(tok, ("pad_token_id", "pad_id"))
-        self.unk_id = _first_int_attr(tok, ("unk_token_id", "unk_id"))
+        self.bos_id = first_int_attr(tok, ("bos_token_id", "bos_id"))
+        self.eos_id = first_int_attr(tok, ("eos_token_id", "eos_id"))
+        self.pad_id = first_int_attr(tok, ("pad_token_id", "pad_id"))
+        self.unk_id = first_int_attr(tok, ("unk_token_id", "unk_id"))
         self.uses_bos = False
         self.sha256: str | None = None  # set by the loader from a behavioural fingerprint
 

@@ -61,6 +61,7 @@ def full_logits_fn(model: Callable) -> LogitsFn:
         return logits[keep]
 
     call.selects_positions = False  # type: ignore[attr-defined]
+    call.model = model  # type: ignore[attr-defined]
     return call
 
 
@@ -71,6 +72,7 @@ def hf_logits_fn(model: torch.nn.Module) -> LogitsFn:
         return model(input_ids=ids, logits_to_keep=keep, use_cache=False).logits
 
     call.selects_positions = True  # type: ignore[attr-defined]
+    call.model = model  # type: ignore[attr-defined]
     return call
 
 

@@ -1,0 +1,215 @@
+"""Hugging Face checkpoints: a local directory loadable by `transformers` Auto classes, offline.
+
+`trust_remote_code` is off and a config (or tokenizer config) with `auto_map` is refused before
+anything is loaded; safetensors headers are checked first; a `pytorch_model.bin` is scanned
+opcode by opcode and then loaded only through `torch.load(weights_only=True)`. Missing,
+unexpected or wrong-shaped tensors are refused (transformers would silently re-initialise them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from evalgate.errors import CheckpointError
+from evalgate.scorers.adapters import HFTokenizerAdapter
+from evalgate.scorers.base import ScorerInfo, files_digest
+from evalgate.scorers.loaders import HINT_DIR, dtype_name, first_line, n_parameters, read_json
+from evalgate.scorers.safety import (
+    PICKLE_SUFFIXES,
+    check_safetensors,
+    checkpoint_files,
+    refuse_pickle_file,
+    scan_pickle,
+)
+from evalgate.scorers.torch_lm import TorchScorer, full_logits_fn, hf_logits_fn
+
+HF_TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.json",
+    "merges.txt",
+    "vocab.txt",
+    "tokenizer.model",
+    "spiece.model",
+    "special_tokens_map.json",
+    "added_tokens.json",
+)
+
+
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """No progress bars or load warnings on our stderr (we report problems ourselves)."""
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        hf_logging.enable_progress_bar()
+
+
+def _hf_weights(path: Path) -> bool:
+    """Check the weight files before transformers sees them; True when they are safetensors."""
+    safetensors_files = sorted(path.glob("*.safetensors"))
+    if safetensors_files:
+        for f in safetensors_files:
+            check_safetensors(f)
+        return True
+    bins = sorted(path.glob("pytorch_model*.bin"))
+    if bins:
+        if _version_tuple(torch.__version__) < (2, 10):
+            raise CheckpointError(
+                f"{bins[0]}: .bin weights need torch >= 2.10 (older weights_only has known bypasses)",
+                hint="convert the weights to safetensors, or upgrade torch",
+            )
+        for f in bins:
+            scan_pickle(f)
+        return False
+    pickles = sorted(p for p in path.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES)
+    if pickles:
+        raise refuse_pickle_file(pickles[0])
+    raise CheckpointError(f"missing weights: {path} has no model.safetensors", hint=HINT_DIR)
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", version.split("+")[0])[:2])
+
+
+def _keeps_positions(model: torch.nn.Module, vocab_size: int) -> bool:
+    """Does this model take a boolean (B, T) `logits_to_keep` (and honour it)? Checked, not assumed."""
+    if "logits_to_keep" not in inspect.signature(model.forward).parameters:
+        return False
+    ids = torch.tensor([[0, 1 % vocab_size, 2 % vocab_size]])
+    keep = torch.tensor([[False, True, True]])
+    try:
+        with torch.inference_mode():
+            full = model(input_ids=ids, use_cache=False).logits[keep]
+            some = hf_logits_fn(model)(ids, keep)
+    except Exception:
+        return False
+    return some.shape == full.shape and bool(torch.allclose(some, full, atol=1e-5, rtol=1e-5))
+
+
+def load_hf_scorer(
+    path: Path, config: Any, *, batch_size: int, dtype: torch.dtype, threads: int
+) -> TorchScorer:
+    config_path = path / "config.json"
+    if not isinstance(config, dict):
+        raise CheckpointError(f"{config_path}: expected a JSON object")
+    for name in ("config.json", "tokenizer_config.json"):
+        doc = config if name == "config.json" else read_json(path / name) if (path / name).is_file() else {}
+        if isinstance(doc, dict) and "auto_map" in doc:
+            raise CheckpointError(
+                f"{path / name}: 'auto_map' asks for code shipped with the checkpoint; "
+                "refused (never executed)",
+                hint="evalgate loads only architectures built into transformers (trust_remote_code is off)",
+            )
+    use_safetensors = _hf_weights(path)
+    tokenizer_files = [n for n in HF_TOKENIZER_FILES if (path / n).is_file()]
+    if not tokenizer_files:
+        raise CheckpointError(
+            f"missing tokenizer: {path / 'tokenizer.json'} (nor any other tokenizer file)",
+            hint="save the tokenizer next to the model: tokenizer.save_pretrained(dir)",
+        )
+    files = checkpoint_files(path)
+    import transformers
+
+    kwargs: dict[str, Any] = {"local_files_only": True, "trust_remote_code": False}
+    with _quiet_transformers():
+        try:
+            hf_config = transformers.AutoConfig.from_pretrained(str(path), **kwargs)
+        except Exception as exc:
+            raise CheckpointError(
+                f"{config_path}: not a usable Hugging Face config ({first_line(exc)})"
+            ) from None
+        # Mismatched shapes are collected (not raised) so the refusal below can name them.
+        load_kwargs = {
+            **kwargs,
+            "use_safetensors": use_safetensors,
+            "output_loading_info": True,
+            "ignore_mismatched_sizes": True,
+        }
+        if "weights_only" in inspect.signature(transformers.PreTrainedModel.from_pretrained).parameters:
+            load_kwargs["weights_only"] = True
+        weights = "model.safetensors" if use_safetensors else "pytorch_model.bin"
+        try:
+            model, loading = transformers.AutoModelForCausalLM.from_pretrained(
+                str(path), config=hf_config, **load_kwargs
+            )
+        except Exception as exc:
+            raise CheckpointError(
+                f"{path / weights}: cannot be loaded ({first_line(exc)})",
+                hint="check that config.json describes these weights (model_type, sizes)",
+            ) from None
+        problems = []
+        for key, what in (
+            ("missing_keys", "missing tensor(s)"),
+            ("unexpected_keys", "unexpected tensor(s)"),
+            ("mismatched_keys", "wrong shape(s)"),
+            ("error_msgs", "error(s)"),
+        ):
+            items = sorted(_describe_key(k) for k in loading.get(key) or [])
+            if items:
+                problems.append(f"{what} {', '.join(items[:5])}" + (" ..." if len(items) > 5 else ""))
+        if problems:
+            raise CheckpointError(
+                f"{path / weights}: does not match {config_path.name}: {'; '.join(problems)}",
+                hint="the weights and config.json come from different models; re-save them together",
+            )
+        try:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), **kwargs)
+        except Exception as exc:
+            raise CheckpointError(
+                f"{path / tokenizer_files[0]}: cannot be loaded ({first_line(exc)})"
+            ) from None
+    model = model.to(dtype).eval()
+    tok_digest = files_digest({n: files[n] for n in tokenizer_files})
+    adapter = HFTokenizerAdapter(tokenizer, sha256=tok_digest)
+    vocab_size = int(getattr(hf_config, "vocab_size", 0) or 0) or None
+    max_length = next(
+        (
+            v
+            for v in (
+                getattr(hf_config, k, None) for k in ("n_positions", "max_position_embeddings", "n_ctx")
+            )
+            if v
+        ),
+        2048,  # lm-eval's default when the config names none
+    )
+    info = ScorerInfo(
+        format="hf",
+        files=files,
+        digest=files_digest(files),
+        tokenizer_sha256=tok_digest,
+        dtype=dtype_name(dtype),
+        n_parameters=n_parameters(model),
+    )
+    fn = hf_logits_fn(model) if _keeps_positions(model, vocab_size or 3) else full_logits_fn(model)
+    return TorchScorer(
+        fn,
+        adapter,
+        batch_size,
+        info=info,
+        max_length=int(max_length),
+        vocab_size=vocab_size,
+        dtype=dtype,
+        threads=threads,
+    )
+
+
+def _describe_key(key: Any) -> str:
+    """A loading-info entry: a tensor name, or (name, found shape, expected shape)."""
+    if isinstance(key, tuple) and len(key) == 3:
+        name, found, expected = key
+        return f"'{name}' is {list(found)}, expected {list(expected)}"
+    return str(key)

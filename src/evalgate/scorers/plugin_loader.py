@@ -1,0 +1,113 @@
+"""Plugin checkpoints: `--loader package.module:function` returning (model, tokenizer).
+
+The loader is the user's own code (imported from the repository root first, then called with the
+checkpoint path, or with nothing when it takes no argument): evalgate runs it as is and checks
+what comes back - `model(ids)` gives (batch, time, vocab) logits or an object with `.logits`,
+`tokenizer.encode(str)` gives ids and `tokenizer.decode(ids)` a string.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import sys
+from pathlib import Path
+
+import torch
+
+from evalgate.edges.files import file_record
+from evalgate.errors import CheckpointError
+from evalgate.scorers.adapters import FINGERPRINT_TEXT, PluginTokenizerAdapter, first_int_attr
+from evalgate.scorers.base import ScorerInfo, files_digest
+from evalgate.scorers.loaders import dtype_name, first_line, n_parameters
+from evalgate.scorers.safety import checkpoint_files
+from evalgate.scorers.torch_lm import TorchScorer, full_logits_fn
+from evalgate.types import canonical_json, sha256_text
+
+_LOADER_SPEC = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_]\w*$")
+
+
+def load_plugin(
+    spec: str, checkpoint: Path | None, *, root: Path, batch_size: int, dtype: torch.dtype, threads: int
+) -> TorchScorer:
+    """`pkg.module:function` -> (model, tokenizer); called with the checkpoint path when it takes one."""
+    if not _LOADER_SPEC.match(spec):
+        raise CheckpointError(
+            f"--loader {spec}: expected package.module:function", hint="e.g. --loader mylab.model:load"
+        )
+    module_name, func_name = spec.split(":")
+    root_str = str(Path(root).resolve())
+    if root_str not in sys.path:
+        sys.path.insert(0, root_str)  # the user's modules live in their repository
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise CheckpointError(f"--loader {spec}: cannot import {module_name} ({first_line(exc)})") from None
+    fn = getattr(module, func_name, None)
+    if not callable(fn):
+        raise CheckpointError(f"--loader {spec}: {module_name} has no function {func_name}")
+    try:
+        takes_arg = any(
+            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+            for p in inspect.signature(fn).parameters.values()
+        )
+        result = fn(checkpoint) if takes_arg else fn()
+    except CheckpointError:
+        raise
+    except Exception as exc:
+        raise CheckpointError(f"--loader {spec}: the loader raised {first_line(exc)}") from None
+    if not isinstance(result, tuple | list) or len(result) != 2:
+        raise CheckpointError(
+            f"--loader {spec}: returned {type(result).__name__}, expected a (model, tokenizer) pair"
+        )
+    model, tok = result
+    if not callable(model):
+        raise CheckpointError(f"--loader {spec}: the model it returned is not callable")
+    if isinstance(model, torch.nn.Module):
+        model = model.to(dtype).eval()
+    adapter = PluginTokenizerAdapter(tok, loader=spec)
+    ids = adapter.encode(FINGERPRINT_TEXT)
+    if not ids:
+        raise CheckpointError(f"--loader {spec}: tokenizer.encode returned no ids for a plain sentence")
+    adapter.decode(ids)
+    fn_logits = full_logits_fn(model)
+    try:
+        with torch.inference_mode():
+            logits = fn_logits(torch.tensor([ids]), torch.ones((1, len(ids)), dtype=torch.bool))
+    except CheckpointError as exc:
+        raise CheckpointError(f"--loader {spec}: {exc.message}", hint=exc.hint) from None
+    except Exception as exc:
+        raise CheckpointError(f"--loader {spec}: model(ids) raised {first_line(exc)}") from None
+    vocab_size = int(logits.shape[-1])
+    if max(ids) >= vocab_size:
+        raise CheckpointError(
+            f"--loader {spec}: the tokenizer produced id {max(ids)} but the model has {vocab_size} logits"
+        )
+    adapter.sha256 = sha256_text(canonical_json({"ids": ids, "vocab_size": vocab_size}))
+    files = checkpoint_files(checkpoint) if checkpoint is not None and Path(checkpoint).exists() else {}
+    source = getattr(module, "__file__", None)
+    if not files and source:
+        files = {Path(source).name: file_record(source)}
+    max_length = first_int_attr(model, ("block_size", "max_length", "n_positions")) or first_int_attr(
+        getattr(model, "config", None), ("block_size", "n_positions", "max_position_embeddings")
+    )
+    info = ScorerInfo(
+        format="plugin",
+        files=files,
+        digest=files_digest(files, extra=spec),
+        tokenizer_sha256=adapter.sha256,
+        dtype=dtype_name(dtype),
+        n_parameters=n_parameters(model),
+        loader=spec,
+    )
+    return TorchScorer(
+        fn_logits,
+        adapter,
+        batch_size,
+        info=info,
+        max_length=max_length,
+        vocab_size=vocab_size,
+        dtype=dtype,
+        threads=threads,
+    )
