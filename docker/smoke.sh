@@ -133,7 +133,7 @@ build_image() {
 expect() {
   local want=$1 name=$2 rc=0 start=$SECONDS
   shift 3
-  log "check $name: docker run $*"
+  log "check $name: docker run --rm --network none $*"
   docker run --rm --network none "$@" >"$SCRATCH/$name.log" 2>&1 || rc=$?
   if [[ $rc != "$want" ]]; then
     tail -25 "$SCRATCH/$name.log" >&2
