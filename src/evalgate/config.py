@@ -134,13 +134,11 @@ class GateConfig:
             return tuple(self._relative(v) for v in value)
         if not isinstance(value, str):
             return value
-        path = Path(value)
-        if not path.is_absolute():
+        if not Path(value).is_absolute():
             return value
-        try:
-            return path.resolve().relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            return value
+        from evalgate.edges.files import display_path
+
+        return display_path(self.root, Path(value))
 
 
 _PATH_KEYS = ("probes", "template", "manifest", "grammar", "train", "test", "checkpoint", "baseline")

@@ -15,6 +15,7 @@ from typing import Any
 from evalgate.config import CONFIG_FILENAME, GateConfig, default_config_text
 from evalgate.core import results as results_mod
 from evalgate.core.shards import blocks, select_shard
+from evalgate.edges.files import display_path as files_display_path
 from evalgate.edges.files import file_record
 from evalgate.edges.progress import Progress
 from evalgate.errors import EvalgateError, RefusedError
@@ -22,11 +23,7 @@ from evalgate.types import STATUS_DEPRECATED, STATUS_EXCLUDED, sha256_text
 
 
 def display_path(cfg: GateConfig, path: Path) -> str:
-    """Repo-relative POSIX path when inside the root, else the path as given."""
-    try:
-        return path.resolve().relative_to(cfg.root.resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
+    return files_display_path(cfg.root, path)
 
 
 def config_input(cfg: GateConfig) -> dict[str, dict[str, Any]]:

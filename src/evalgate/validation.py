@@ -27,6 +27,7 @@ from evalgate.core.jsonl import parse_jsonl
 from evalgate.core.leaks import LeakIndex, find_leaks
 from evalgate.core.manifest import ProbeFile, check_manifest, manifest_problems, probe_set_digest
 from evalgate.core.probes import duplicate_ids, expected_category, probes_from_records, twins
+from evalgate.edges.files import display_path
 from evalgate.errors import EvalgateError
 from evalgate.types import Finding, Probe
 
@@ -59,14 +60,6 @@ class ValidationOutcome:
     @property
     def ok(self) -> bool:
         return not self.findings
-
-
-def display_path(root: Path, path: Path) -> str:
-    """Relative to the configuration's root (POSIX) when inside it, else the path as given."""
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except (ValueError, OSError):
-        return path.as_posix()
 
 
 def probe_paths(cfg: GateConfig, probe_files: Sequence[str] | None) -> list[Path]:
