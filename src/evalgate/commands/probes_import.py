@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from evalgate.commands.probes_seal import sealed_manifest
 from evalgate.config import GateConfig, load_config
 from evalgate.core.authoring import (
     HEADER_CHECKS,
@@ -35,7 +35,7 @@ from evalgate.core.authoring import (
 from evalgate.core.findings_render import render_text
 from evalgate.core.grammar import Grammar, grammar_from_dict
 from evalgate.core.jsonl import Record, parse_jsonl
-from evalgate.core.manifest import SEALABLE_CHECKS, ProbeFile, seal
+from evalgate.core.manifest import SEALABLE_CHECKS
 from evalgate.core.probes import probes_from_records
 from evalgate.edges.files import atomic_write_bytes, atomic_write_json
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED, EvalgateError, RefusedError
@@ -43,8 +43,6 @@ from evalgate.types import Finding, Probe
 from evalgate.validation import (
     ValidationOutcome,
     display_path,
-    manifest_key,
-    manifest_path,
     probe_paths,
     validate,
 )
@@ -152,16 +150,8 @@ def write_and_seal(
     cfg: GateConfig, contents: Mapping[Path, bytes], outcome: ValidationOutcome, bump: str
 ) -> str:
     """Write the files atomically, the manifest last; say what the seal did."""
-    path = manifest_path(cfg, None)
+    path, previous, new = sealed_manifest(cfg, outcome, None, bump)
     shown = display_path(cfg.root, path)
-    previous = json.loads(path.read_bytes().decode("utf-8")) if path.is_file() else None
-    files = []
-    for p in probe_paths(cfg, None):
-        entry = outcome.probe_set["files"][display_path(cfg.root, p)]
-        files.append(
-            ProbeFile(manifest_key(path, p), display_path(cfg.root, p), entry["sha256"], entry["cases"])
-        )
-    new = seal(previous, files, list(outcome.probes), bump)
     written: list[str] = []
     try:
         for target, data in contents.items():

@@ -9,14 +9,38 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from evalgate.commands.validate import absolute
-from evalgate.config import load_config
+from evalgate.config import GateConfig, load_config
 from evalgate.core.findings_render import render_text
 from evalgate.core.manifest import SEALABLE_CHECKS, ProbeFile, seal
 from evalgate.edges.files import atomic_write_json
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED
-from evalgate.validation import display_path, manifest_key, manifest_path, probe_paths, validate
+from evalgate.validation import (
+    ValidationOutcome,
+    display_path,
+    manifest_key,
+    manifest_path,
+    probe_paths,
+    validate,
+)
+
+
+def sealed_manifest(
+    cfg: GateConfig, outcome: ValidationOutcome, probe_files: Sequence[str] | None, bump: str
+) -> tuple[Path, dict[str, Any] | None, dict[str, Any]]:
+    """(manifest path, the manifest now on disk or None, the manifest sealing `outcome` gives)."""
+    path = manifest_path(cfg, probe_files)
+    previous = json.loads(path.read_bytes().decode("utf-8")) if path.is_file() else None
+    files = []
+    for p in probe_paths(cfg, probe_files):
+        shown = display_path(cfg.root, p)
+        entry = outcome.probe_set["files"][shown]
+        files.append(ProbeFile(manifest_key(path, p), shown, entry["sha256"], entry["cases"]))
+    return path, previous, seal(previous, files, list(outcome.probes), bump)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -29,17 +53,9 @@ def main(args: argparse.Namespace) -> int:
     if blocking:
         print(render_text(blocking, closing="nothing was sealed"))
         return EXIT_REFUSED
-    path = manifest_path(cfg, probe_files)
-    shown = display_path(cfg.root, path)
-    previous = json.loads(path.read_bytes().decode("utf-8")) if path.is_file() else None
-    files = []
-    for p in probe_paths(cfg, probe_files):
-        entry = outcome.probe_set["files"][display_path(cfg.root, p)]
-        files.append(
-            ProbeFile(manifest_key(path, p), display_path(cfg.root, p), entry["sha256"], entry["cases"])
-        )
     bump = args.bump or "patch"
-    new = seal(previous, files, list(outcome.probes), bump)
+    path, previous, new = sealed_manifest(cfg, outcome, probe_files, bump)
+    shown = display_path(cfg.root, path)
     if previous == new:
         print(f"evalgate: {shown} is up to date (version {new['version']}); nothing to seal")
         return EXIT_PASS
@@ -51,7 +67,7 @@ def main(args: argparse.Namespace) -> int:
     else:
         change = f"version {previous['version']} -> {new['version']} ({bump})"
     print(
-        f"evalgate: sealed {shown}: {change}; {new['n_probes']} probes in {len(files)} file(s), "
+        f"evalgate: sealed {shown}: {change}; {new['n_probes']} probes in {len(new['files'])} file(s), "
         f"{len(new['lock'])} ids locked, digest {new['digest'][:12]}"
     )
     return EXIT_PASS
