@@ -105,8 +105,9 @@ def schema_findings(rec: dict[str, Any], file: str, line: int) -> tuple[list[Fin
     errors = sorted(_validator().iter_errors(rec), key=lambda e: [str(p) for p in e.absolute_path])
     for err in errors:
         if err.validator == "required":
+            # jsonschema raises one error per missing name, each carrying the whole list
             for name in err.validator_value:
-                if name not in rec:
+                if name not in rec and name not in bad:
                     bad.add(name)
                     msg = f"missing required field '{name}'"
                     findings.append(Finding("schema", msg, file, line, pid, name, HINTS["schema"]))

@@ -1,0 +1,32 @@
+"""Regressions found by the adversarial review of probe-set validation, authoring and the CLI.
+
+Each test drives the real command line on a small set written to tmp_path (probeset_factory)
+and asserts what a user sees: exit code, the finding's check/file/line/probe/field, well-formed
+output.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from probeset_factory import cli, dump_jsonl, write_base
+
+PROBES = Path("data/eval/probes.jsonl")
+
+
+def _findings(cfg: Path, *extra: str) -> tuple[int, list[dict]]:
+    code, out = cli("validate", "--config", str(cfg), "--format", "json", *extra)
+    return code, json.loads(out)["findings"]
+
+
+def test_each_missing_field_is_reported_once(tmp_path):
+    cfg = write_base(tmp_path)
+    with (tmp_path / PROBES).open("ab") as fh:
+        fh.write(dump_jsonl([{"id": "only-id", "language": "en"}]))
+    code, findings = _findings(cfg)
+    assert code == 2
+    missing = [f["field"] for f in findings if f["check"] == "schema" and f.get("probe_id") == "only-id"]
+    assert sorted(missing) == sorted(
+        ["verb", "regularity", "tense", "person", "prompt", "candidates", "expected", "label", "category"]
+    )
