@@ -153,47 +153,57 @@ def post_report(
 ) -> CommentResult | None:
     """Post report_dir/REPORT.md as the sticky comment; fall back to the job summary on a 403.
 
-    With strict=False (what `run --comment` uses) every failure is printed as a warning and None
-    returned: the report is already on disk and the gate's exit code must not change.
+    With strict=False (what `run --comment` uses) every failure, foreseen or not, is printed as a
+    warning and None returned: the report is already on disk and the gate's exit code must not change.
     """
     env = os.environ if env is None else env
-    folder = Path(report_dir)
     try:
-        body = read_artifact_file(folder, "REPORT.md", MAX_REPORT_BYTES, cut=True)
-        if body is None:
-            raise RefusedError(
-                f"{folder / 'REPORT.md'}: not found", hint="pass the folder `evalgate run` wrote"
-            )
-        head_sha = event_sha(env, sha)
-        check_artifact(folder, head_sha)
-        repo = repo or env.get("GITHUB_REPOSITORY")
-        if not repo or repo.count("/") != 1:
-            raise RefusedError(
-                "no repository to comment on", hint="pass --repo OWNER/NAME or set GITHUB_REPOSITORY"
-            )
-        token = env.get("GITHUB_TOKEN") or env.get("GH_TOKEN")
-        if not token:
-            raise RefusedError(
-                "no GitHub token", hint="set GITHUB_TOKEN (`env: GITHUB_TOKEN: ${{ github.token }}`)"
-            )
-        client = GitHubClient(token, api_url_from_env(env), log=_stderr, **client_options)
-        number, how = resolve_pr(pr, head_sha, repo, env, client)
-        if number is None:
-            print(
-                f"evalgate: no open pull request has head {head_sha}; nothing posted "
-                "(the PR was closed or has newer commits)"
-            )
-            return None
-        result = post_or_update_comment(
-            repo, number, defuse_mentions(body), token=token, env=env, client=client
-        )
+        return _post_report(Path(report_dir), pr, repo, sha, env, client_options)
     except EvalgateError as exc:
         if strict:
             raise
         print(f"evalgate: warning: no PR comment: {exc.message}", file=sys.stderr)
         if isinstance(exc, GitHubError) and exc.hint:
             print(f"  hint: {exc.hint}", file=sys.stderr)
+    except Exception as exc:
+        if strict:
+            raise
+        print(f"evalgate: warning: no PR comment: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return None
+
+
+def _post_report(
+    folder: Path,
+    pr: int | None,
+    repo: str | None,
+    sha: str | None,
+    env: Mapping[str, str],
+    client_options: Mapping[str, Any],
+) -> CommentResult | None:
+    body = read_artifact_file(folder, "REPORT.md", MAX_REPORT_BYTES, cut=True)
+    if body is None:
+        raise RefusedError(f"{folder / 'REPORT.md'}: not found", hint="pass the folder `evalgate run` wrote")
+    head_sha = event_sha(env, sha)
+    check_artifact(folder, head_sha)
+    repo = repo or env.get("GITHUB_REPOSITORY")
+    if not repo or repo.count("/") != 1:
+        raise RefusedError(
+            "no repository to comment on", hint="pass --repo OWNER/NAME or set GITHUB_REPOSITORY"
+        )
+    token = env.get("GITHUB_TOKEN") or env.get("GH_TOKEN")
+    if not token:
+        raise RefusedError(
+            "no GitHub token", hint="set GITHUB_TOKEN (`env: GITHUB_TOKEN: ${{ github.token }}`)"
+        )
+    client = GitHubClient(token, api_url_from_env(env), log=_stderr, **client_options)
+    number, how = resolve_pr(pr, head_sha, repo, env, client)
+    if number is None:
+        print(
+            f"evalgate: no open pull request has head {head_sha}; nothing posted "
+            "(the PR was closed or has newer commits)"
+        )
         return None
+    result = post_or_update_comment(repo, number, defuse_mentions(body), token=token, env=env, client=client)
     cut = " (cut to GitHub's 65,536-character limit)" if result.truncated else ""
     if result.fallback:
         where = write_fallback(body, result.reason, env)

@@ -23,8 +23,10 @@ from evalgate.edges.github_rest import (
     GitHubClient,
     GitHubHTTPError,
     ReadOnlyToken,
+    Response,
     api_url_from_env,
 )
+from evalgate.errors import GitHubError
 
 __all__ = [
     "BOT_LOGIN",
@@ -93,6 +95,29 @@ def fit_body(body: str, limit: int = MAX_COMMENT_CHARS) -> tuple[str, bool]:
     return f"{kept}{closers}{note}\n{marker}\n", True
 
 
+def _created(resp: Response, method: str, url: str) -> tuple[int, str | None]:
+    """(id, html_url) of the comment a 2xx answer to a create describes; anything else is a clear error.
+
+    A proxy or a single-sign-on page can answer 200 with something that is not a comment.
+    """
+    data = resp.data
+    comment_id = _id(data) if isinstance(data, dict) else None
+    if comment_id is None:
+        raise GitHubError(
+            f"{method} {url}: HTTP {resp.status}, but the answer is not a comment: {str(data)[:200]}",
+            hint="check GITHUB_API_URL (a proxy or a sign-on page may be answering instead of the API)",
+        )
+    html_url = data.get("html_url")
+    return comment_id, html_url if isinstance(html_url, str) else None
+
+
+def _id(comment: Mapping[str, Any]) -> int | None:
+    value = comment.get("id")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
 def post_or_update_comment(
     repo: str,
     pr: int,
@@ -125,23 +150,24 @@ def post_or_update_comment(
         attempt = 0
         while True:
             mine = [
-                c
+                comment_id
                 for c in client.paginate(list_path)
                 if isinstance(c, dict)
+                and (comment_id := _id(c)) is not None
                 and MARKER_PREFIX in str(c.get("body") or "")
-                and (c.get("user") or {}).get("login") == login
+                and isinstance(c.get("user"), dict)  # `user: null` is a deleted account
+                and c["user"].get("login") == login
             ]
             if mine:
-                target = min(mine, key=lambda c: int(c["id"]))  # the oldest keeps its place in the thread
-                resp = client.checked(
-                    "PATCH", f"/repos/{repo}/issues/comments/{target['id']}", {"body": body}
-                )
-                return CommentResult("updated", pr, int(target["id"]), resp.data.get("html_url"), truncated)
+                target = min(mine)  # the oldest keeps its place in the thread
+                patch_path = f"/repos/{repo}/issues/comments/{target}"
+                resp = client.checked("PATCH", patch_path, {"body": body})
+                url = resp.data.get("html_url") if isinstance(resp.data, dict) else None
+                return CommentResult("updated", pr, target, url, truncated)
             resp, wait, error = client.attempt("POST", create_url, {"body": body}, attempt)
             if resp is not None and 200 <= resp.status < 300:
-                return CommentResult(
-                    "created", pr, int(resp.data["id"]), resp.data.get("html_url"), truncated
-                )
+                comment_id, url = _created(resp, "POST", create_url)
+                return CommentResult("created", pr, comment_id, url, truncated)
             if wait is None:
                 assert resp is not None
                 client.raise_for(resp, "POST", create_url)

@@ -11,6 +11,7 @@ retried too. A 403 that is none of these is a token that may not do this (`ReadO
 from __future__ import annotations
 
 import email.utils
+import http.client
 import json
 import os
 import re
@@ -31,7 +32,13 @@ DEFAULT_API_URL = "https://api.github.com"
 BOT_LOGIN = "github-actions[bot]"
 _TRANSIENT_STATUS = {500, 502, 503, 504}
 _SECONDARY_RE = re.compile(r"secondary rate limit|abuse detection", re.IGNORECASE)
-_LINK_NEXT_RE = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
+# RFC 8288: `<url>; param; param, <url>; ...`; rel may come after other parameters and hold
+# several space-separated values, in any order and case.
+_LINK_RE = re.compile(r'<([^>]*)>((?:\s*;\s*[^;,"]*(?:"[^"]*"[^;,"]*)*)*)')
+_REL_RE = re.compile(r'(?i);\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,]+))')
+_REDIRECTS = {301, 302, 303, 307, 308}
+MAX_REDIRECTS = 5
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 @dataclass
@@ -55,6 +62,31 @@ class ReadOnlyToken(Exception):
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """urllib would follow a redirect to any host with the Authorization header: we follow ourselves."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
+def next_link(header: str) -> str | None:
+    """The `rel="next"` target of a Link header, or None."""
+    for match in _LINK_RE.finditer(header or ""):
+        rel = _REL_RE.search(match.group(2))
+        if rel and "next" in (rel.group(1) or rel.group(2) or "").lower().split():
+            return match.group(1)
+    return None
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)
 
 
 def api_url_from_env(env: Mapping[str, str] | None = None) -> str:
@@ -99,7 +131,7 @@ class GitHubClient:
             )
         self.token = token
         self.api_url = (api_url or DEFAULT_API_URL).rstrip("/")
-        self._origin = urllib.parse.urlsplit(self.api_url)[:2]
+        self._origin = origin(self.api_url)
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self.max_wait = max_wait
@@ -111,15 +143,37 @@ class GitHubClient:
 
     # -- transport -------------------------------------------------------------------------------
 
-    def _url(self, path_or_url: str) -> str:
+    def _url(self, path_or_url: str, what: str = "a link") -> str:
         if path_or_url.startswith(("http://", "https://")):
-            # A pagination link pointing elsewhere must never receive the token.
-            if urllib.parse.urlsplit(path_or_url)[:2] != self._origin:
-                raise GitHubError(f"refusing to follow a link to another host: {path_or_url}")
+            # A pagination link or a redirect pointing elsewhere must never receive the token.
+            if origin(path_or_url) != self._origin:
+                raise GitHubError(
+                    f"refusing to follow {what} to another host: {path_or_url}",
+                    hint=f"the token is only sent to {self.api_url}; check GITHUB_API_URL",
+                )
             return path_or_url
         return self.api_url + path_or_url
 
     def _once(self, method: str, url: str, payload: Any) -> Response:
+        """One exchange, following redirects on the API's own host (a renamed or moved repository).
+
+        The method and body are kept (GitHub asks for the request to be repeated at the new
+        address), except after a 303, which means "GET it there".
+        """
+        for _ in range(MAX_REDIRECTS + 1):
+            resp = self._exchange(method, url, payload)
+            location = resp.headers.get("location")
+            if resp.status not in _REDIRECTS or not location:
+                return resp
+            url = self._url(urllib.parse.urljoin(url, location), f"a redirect ({resp.status})")
+            if resp.status == 303:
+                method, payload = "GET", None
+        raise GitHubError(
+            f"{method} {url}: more than {MAX_REDIRECTS} redirects",
+            hint=f"check GITHUB_API_URL ({self.api_url}) and the repository name",
+        )
+
+    def _exchange(self, method: str, url: str, payload: Any) -> Response:
         data = None if payload is None else json.dumps(payload).encode("utf-8")
         req = urllib.request.Request(url, data=data, method=method)
         req.add_header("Accept", "application/vnd.github+json")
@@ -129,7 +183,7 @@ class GitHubClient:
         if data is not None:
             req.add_header("Content-Type", "application/json")
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with _OPENER.open(req, timeout=self.timeout) as resp:
                 status, headers, raw = resp.status, resp.headers, resp.read()
         except urllib.error.HTTPError as exc:
             status, headers, raw = exc.code, exc.headers, exc.read()
@@ -164,7 +218,7 @@ class GitHubClient:
         """One try: (response, seconds to wait before the next try or None when final, error text)."""
         try:
             resp = self._once(method, url, payload)
-        except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+        except (OSError, http.client.HTTPException) as exc:  # refused, reset, cut short, timed out
             return None, self.backoff_base * (2**attempt), str(getattr(exc, "reason", exc))
         if 200 <= resp.status < 300:
             return resp, None, ""
@@ -228,14 +282,18 @@ class GitHubClient:
     def paginate(self, path: str) -> Iterator[Any]:
         """Every item of a list endpoint, following `Link: <...>; rel="next"`."""
         sep = "&" if "?" in path else "?"
-        url: str | None = f"{path}{sep}per_page=100"
+        url: str | None = self._url(f"{path}{sep}per_page=100")
+        fetched: set[str] = set()
         while url:
+            if url in fetched:
+                raise GitHubError(f"GET {url}: the pagination links loop", hint="a proxy or server fault")
+            fetched.add(url)
             resp = self.checked("GET", url)
             if not isinstance(resp.data, list):
                 raise GitHubError(f"GET {url}: expected a JSON list, got {type(resp.data).__name__}")
             yield from resp.data
-            match = _LINK_NEXT_RE.search(resp.headers.get("link", ""))
-            url = match.group(1) if match else None
+            link = next_link(resp.headers.get("link", ""))
+            url = urllib.parse.urljoin(url, link) if link else None  # a relative link is allowed too
 
     # -- endpoints -------------------------------------------------------------------------------
 
