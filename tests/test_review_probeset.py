@@ -30,3 +30,20 @@ def test_each_missing_field_is_reported_once(tmp_path):
     assert sorted(missing) == sorted(
         ["verb", "regularity", "tense", "person", "prompt", "candidates", "expected", "label", "category"]
     )
+
+
+def test_a_record_whose_id_cannot_be_read_is_not_called_deleted(tmp_path):
+    cfg = write_base(tmp_path)
+    assert cli("probes", "seal", "--config", str(cfg))[0] == 0
+    path = tmp_path / PROBES
+    lines = path.read_text(encoding="utf-8").splitlines()
+    rec = json.loads(lines[1])
+    rec["id"] = 123  # a typo: the probe is still there, its id just does not read as one
+    lines[1] = json.dumps(rec)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, findings = _findings(cfg)
+    assert code == 2
+    assert [(f["check"], f["line"], f["field"]) for f in findings if f["check"] == "schema"] == [
+        ("schema", 2, "id")
+    ]
+    assert "lock-removed" not in {f["check"] for f in findings}

@@ -260,6 +260,7 @@ def validate(
         records, found = parse_jsonl(data, shown)
         all_parsed &= all(f.check == "jsonl-bom" for f in found)
         parsed, semantic, file_ids = probes_from_records(records, shown, grammar)
+        all_parsed &= len(file_ids) == len(records)  # a record without a readable id hides one
         unreadable += len({f.line for f in found if f.check != "jsonl-bom"}) + len(records) - len(parsed)
         col.findings.extend(sorted(found + semantic, key=lambda f: f.line or 0))
         probes.extend(parsed)
