@@ -20,7 +20,7 @@ MISSING = "—"
 
 _LINE_BREAKS = re.compile(r"\r\n|[\r\n\u2028\u2029\x0b\x0c\x85]")
 # C0/C1 controls and the bidirectional overrides (they can make text read backwards: "Trojan Source").
-_INVISIBLE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_INVISIBLE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _AUTOLINK = re.compile(r"(?i)(?<=:)(?=//)|(?<=\bwww)(?=\.)")
 _ISSUE_REF = re.compile(r"#(?=\w)")
 _SPECIAL = re.compile(r"[\\`*_~\[\]|$&<>@]")
@@ -78,9 +78,11 @@ def code(value: Any) -> Md:
 def fence(body: str, lang: str = "") -> Md:
     """A fenced block whose fence is longer than any backtick run in `body` (so it cannot close early).
 
-    `<!--` is defused too: the report must contain the sticky marker exactly once.
+    `<!--` is defused too: the report must contain the sticky marker exactly once. Controls and
+    bidirectional overrides are shown as `�` as everywhere else: in a diff they could make a line
+    read differently from what it does ("Trojan Source").
     """
-    body = body.replace("<!--", "<!" + ZWSP + "--")
+    body = _INVISIBLE.sub("\ufffd", body.replace("<!--", "<!" + ZWSP + "--"))
     longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
     ticks = "`" * max(3, longest + 1)
     return Md(f"{ticks}{lang}\n{body.rstrip(chr(10))}\n{ticks}")
