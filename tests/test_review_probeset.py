@@ -47,3 +47,29 @@ def test_a_record_whose_id_cannot_be_read_is_not_called_deleted(tmp_path):
         ("schema", 2, "id")
     ]
     assert "lock-removed" not in {f["check"] for f in findings}
+
+
+def test_a_template_with_its_own_blank_is_refused_by_validate(tmp_path):
+    # The scorer splits the rendered text at the one ___; a template holding one would make every
+    # probe unscorable, so validate (which runs before any model is loaded) must refuse it.
+    cfg = write_base(tmp_path)
+    (tmp_path / "data/eval/probe_prompt.txt").write_text("Fill in the ___:\n{prompt}\n", encoding="utf-8")
+    code, findings = _findings(cfg)
+    assert code == 2
+    [f] = [f for f in findings if f["check"] == "template"]
+    assert f["file"] == "data/eval/probe_prompt.txt" and f["line"] == 1
+    assert "___" in f["message"] and f["hint"]
+    code, out = cli(
+        "run", "--config", str(cfg), "--checkpoint", str(tmp_path / "no-such-checkpoint"),
+        "--baseline", "none", "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert code == 2 and "[template]" in out and "checkpoint" not in out.split("[template]")[0]
+
+
+def test_a_template_that_is_not_utf8_is_located_with_a_hint(tmp_path):
+    cfg = write_base(tmp_path)
+    (tmp_path / "data/eval/probe_prompt.txt").write_bytes("Línea\nCompleta: {prompt}\n".encode("latin-1"))
+    code, findings = _findings(cfg)
+    assert code == 2
+    [f] = [f for f in findings if f["check"] == "template"]
+    assert f["line"] == 1 and "UTF-8" in f["hint"]

@@ -29,7 +29,7 @@ from evalgate.core.manifest import ProbeFile, check_manifest, manifest_problems,
 from evalgate.core.probes import duplicate_ids, expected_category, probes_from_records, twins
 from evalgate.edges.files import display_path
 from evalgate.errors import EvalgateError
-from evalgate.types import Finding, Probe
+from evalgate.types import BLANK, Finding, Probe
 
 MANIFEST_NAME = "MANIFEST.json"
 # libyaml's safe loader when present: the same safe subset, ~10x faster on the 300-line verb table.
@@ -141,7 +141,9 @@ def _load_template(cfg: GateConfig, col: _Collector) -> str | None:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        col.findings.append(Finding("template", f"byte {exc.start + 1} is not valid UTF-8", shown))
+        line = data[: exc.start].count(b"\n") + 1
+        msg = f"byte {exc.start + 1} is not valid UTF-8"
+        col.findings.append(Finding("template", msg, shown, line, hint="save the template as UTF-8"))
         return None
     n = text.count(TEMPLATE_SLOT)
     if n != 1:
@@ -151,6 +153,18 @@ def _load_template(cfg: GateConfig, col: _Collector) -> str | None:
                 f"the prompt template must contain {TEMPLATE_SLOT} exactly once (found {n})",
                 shown,
                 hint=f"write the template with a single {TEMPLATE_SLOT} where each probe's prompt goes",
+            )
+        )
+        return None
+    if BLANK in text:
+        line = text[: text.index(BLANK)].count("\n") + 1
+        col.findings.append(
+            Finding(
+                "template",
+                f"the prompt template contains {BLANK} itself; only the prompt may hold the blank",
+                shown,
+                line,
+                hint=f"remove the {BLANK} from the template: each probe's prompt brings its own blank",
             )
         )
         return None
