@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -73,18 +74,52 @@ def build_run_args(env: Mapping[str, str]) -> list[str]:
     return args
 
 
-def gate_outputs(out: str, code: int) -> dict[str, str]:
-    """verdict / accuracy / report-path, from results.json when the run wrote one."""
+Stamp = tuple[int, int, int] | None
+_RECENT_NS = 2_000_000_000
+
+
+def stamps(out: str) -> dict[str, Stamp]:
+    """(inode, mtime, size) of results.json and REPORT.md: tells a run's own files from older ones."""
+    found: dict[str, Stamp] = {}
+    for name in ("results.json", "REPORT.md"):
+        try:
+            st = os.stat(Path(out) / name)
+            found[name] = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except OSError:
+            found[name] = None
+    return found
+
+
+def gate_outputs(
+    out: str, code: int, before: Mapping[str, Stamp] | None = None, started_ns: int = 0
+) -> dict[str, str]:
+    """verdict / accuracy / report-path, from results.json when this run wrote one.
+
+    With `before` (the `stamps` taken when the run started at `started_ns`), files an earlier run
+    left in the folder are ignored: a run that stopped before writing anything (a bad flag, a
+    missing config) must not report the old verdict or post the old report. A file untouched but
+    written in the last seconds before the start gets the benefit of the doubt (coarse file clocks).
+    """
+    now = stamps(out)
+
+    def fresh(name: str) -> bool:
+        stamp = now[name]
+        if before is None or stamp is None or stamp != before.get(name):
+            return True
+        return stamp[1] > started_ns - _RECENT_NS
+
     verdict, accuracy = _VERDICT_BY_CODE.get(code, "error"), ""
-    try:
-        results = json.loads((Path(out) / "results.json").read_text(encoding="utf-8"))
-        verdict = str(results.get("verdict") or verdict)
-        value = ((results.get("slices") or {}).get("overall") or {}).get("accuracy")
-        accuracy = "" if value is None else repr(float(value))
-    except (OSError, ValueError, TypeError, AttributeError):
-        pass
+    if fresh("results.json"):
+        try:
+            results = json.loads((Path(out) / "results.json").read_text(encoding="utf-8"))
+            verdict = str(results.get("verdict") or verdict)
+            value = ((results.get("slices") or {}).get("overall") or {}).get("accuracy")
+            accuracy = "" if value is None else repr(float(value))
+        except (OSError, ValueError, TypeError, AttributeError):
+            pass
     report = Path(out) / "REPORT.md"
-    return {"verdict": verdict, "accuracy": accuracy, "report-path": str(report) if report.is_file() else ""}
+    shown = report.is_file() and fresh("REPORT.md")
+    return {"verdict": verdict, "accuracy": accuracy, "report-path": str(report) if shown else ""}
 
 
 def output_lines(outputs: Mapping[str, str]) -> str:
@@ -135,8 +170,9 @@ def main(env: Mapping[str, str] | None = None, run: Callable[[Sequence[str]], in
     print("evalgate " + " ".join(args), flush=True)
     if run is None:
         from evalgate.cli import main as run
+    before, started = stamps(out_dir(env)), time.time_ns()
     code = run(args)
-    outputs = gate_outputs(out_dir(env), code)
+    outputs = gate_outputs(out_dir(env), code, before, started)
     write_outputs(env.get("GITHUB_OUTPUT"), outputs)
     append_summary(env.get("GITHUB_STEP_SUMMARY"), outputs["report-path"], outputs["verdict"])
     if code >= EXIT_REFUSED and not outputs["report-path"]:
