@@ -13,6 +13,7 @@ from __future__ import annotations
 import email.utils
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -355,3 +356,23 @@ def test_the_action_entry_posts_once_and_keeps_everything(api, tmp_path):
     output = (tmp_path / "output.txt").read_text(encoding="utf-8")
     assert "\nrefused\n" in output and "\nout/REPORT.md\n" in output
     only_api_host(gh)
+
+
+@pytest.mark.parametrize("fence", ["````", "~~~~~", "```"])
+def test_a_cut_inside_a_long_fence_closes_it_with_a_long_enough_fence(fence):
+    """A fence that quotes shorter fences (the gate diff does) closes only with one as long."""
+    from markdown_it import MarkdownIt
+
+    from evalgate.edges.github import fit_body
+
+    quoted = "" if fence == "```" else " ``` <details>"
+    inner = "\n".join(f"+ line {i}{quoted}" for i in range(9000))
+    fold = f"<details><summary>diff</summary>\n\n{fence}diff\n{inner}\n{fence}\n\n</details>"
+    body = f"# evalgate\n\n{fold}\n\nend\n\n{MARK}\n"
+    cut, truncated = fit_body(body)
+    assert truncated and len(cut.encode("utf-16-le")) // 2 <= 65536
+    rendered = MarkdownIt("commonmark", {"html": True}).render(cut)
+    code_blocks = "".join(re.findall(r"<pre>.*?</pre>", rendered, flags=re.S))
+    assert "65,536-character limit" in rendered and "65,536" not in code_blocks
+    assert rendered.rstrip().endswith(MARK) and "&lt;!--" not in rendered  # the marker is a real comment
+    assert rendered.count("<details>") == 1 and rendered.count("</details>") == 1  # the fold is closed

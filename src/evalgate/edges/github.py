@@ -12,6 +12,7 @@ pagination, finding a PR from a SHA) is `github_rest.GitHubClient`.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -78,7 +79,7 @@ def fit_body(body: str, limit: int = MAX_COMMENT_CHARS) -> tuple[str, bool]:
     marker = next((ln for ln in reversed(lines) if ln.startswith(MARKER_PREFIX)), DEFAULT_MARKER)
     text = "\n".join(ln for ln in lines if ln != marker)
     # Room for the note, the closers and the marker; the note's number has at most 6 digits.
-    closers_max = len("\n```") + len("\n</details>") * 20
+    closers_max = len("\n````") + len("\n</details>") * 20
     room = limit - len(TRUNCATION_NOTE.format(cut=999_999)) - closers_max - utf16_len(marker) - 2
     kept = text[:room]
     while (over := utf16_len(kept) - room) > 0:
@@ -86,13 +87,40 @@ def fit_body(body: str, limit: int = MAX_COMMENT_CHARS) -> tuple[str, bool]:
     cut_newline = kept.rfind("\n")
     if cut_newline > room // 2:  # end on a whole line when that loses little
         kept = kept[:cut_newline]
-    closers = ""
-    if kept.count("```") % 2:
-        closers += "\n```"
-    open_details = kept.count("<details") - kept.count("</details>")
-    closers += "\n</details>" * max(0, min(open_details, 20))
-    note = TRUNCATION_NOTE.format(cut=len(text) - len(kept))
-    return f"{kept}{closers}{note}\n{marker}\n", True
+    while True:
+        fence, open_details = _open_blocks(kept)
+        closers = ("\n" + fence if fence else "") + "\n</details>" * min(open_details, 20)
+        note = TRUNCATION_NOTE.format(cut=len(text) - len(kept))
+        out = f"{kept}{closers}{note}\n{marker}\n"
+        if utf16_len(out) <= limit or not kept:
+            return out, True
+        cut = kept.rfind("\n")  # a long fence's closer did not fit: drop another line
+        kept = kept[:cut] if cut > 0 else kept[: len(kept) // 2]
+
+
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def _open_blocks(text: str) -> tuple[str, int]:
+    """(the fence that closes a code block left open at the end of `text` or "", open <details>).
+
+    CommonMark fences: a block opened by N backticks (or tildes) closes only at a line of at least
+    N of the same character, so a cut inside a ```` fence that quotes ``` must close with ````.
+    `<details>` inside a code block is text, not a fold.
+    """
+    fence, depth = "", 0
+    for line in text.split("\n"):
+        match = _FENCE_RE.match(line)
+        if fence:
+            closing = match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
+            if closing and not match.group(2).strip():
+                fence = ""
+            continue
+        if match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
+            fence = match.group(1)
+            continue
+        depth += line.count("<details") - line.count("</details>")
+    return fence, max(0, depth)
 
 
 def _created(resp: Response, method: str, url: str) -> tuple[int, str | None]:
