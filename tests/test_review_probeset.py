@@ -8,6 +8,9 @@ output.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from probeset_factory import cli, dump_jsonl, write_base
@@ -73,3 +76,36 @@ def test_a_template_that_is_not_utf8_is_located_with_a_hint(tmp_path):
     assert code == 2
     [f] = [f for f in findings if f["check"] == "template"]
     assert f["line"] == 1 and "UTF-8" in f["hint"]
+
+
+def _broken_set(tmp_path: Path) -> Path:
+    cfg = write_base(tmp_path)
+    rec = json.loads((tmp_path / PROBES).read_text(encoding="utf-8").splitlines()[0])
+    with (tmp_path / PROBES).open("ab") as fh:
+        fh.write(dump_jsonl([{**rec, "id": "two-blanks", "prompt": "I ___ and ___ it."}]))
+    return cfg
+
+
+def _evalgate(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).with_name("evalgate")
+    full_env = {**os.environ, **env}
+    return subprocess.run(
+        [str(exe), *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_json_stays_one_document_under_github_actions_and_annotations_still_print(tmp_path):
+    cfg = _broken_set(tmp_path)
+    gha = {"GITHUB_ACTIONS": "true"}
+    done = _evalgate("validate", "--config", str(cfg), "--format", "json", cwd=tmp_path, env=gha)
+    assert done.returncode == 2
+    doc = json.loads(done.stdout)  # nothing else on standard output
+    assert any(f["probe_id"] == "two-blanks" for f in doc["findings"])
+    assert "::error file=data/eval/probes.jsonl,line=9,title=evalgate blank (two-blanks)::" in done.stderr
+
+    out = tmp_path / "out"
+    args = ("run", "--config", str(cfg), "--baseline", "none", "--out", str(out), "--format", "json")
+    done = _evalgate(*args, cwd=tmp_path, env=gha)
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["verdict"] == "refused"
+    assert "::error file=data/eval/probes.jsonl,line=9,title=evalgate blank (two-blanks)::" in done.stderr

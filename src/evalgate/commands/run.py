@@ -73,7 +73,11 @@ def print_findings(findings: list[Any], fmt: str) -> None:
     if not findings:
         return
     if fmt == "json":
-        return  # the JSON summary on stdout carries them
+        # The JSON summary on stdout carries them; under Actions the annotations go to stderr,
+        # which the runner reads too, so stdout stays one JSON document.
+        if in_github_actions():
+            print(render_findings(findings, "github"), file=sys.stderr)
+        return
     print(render_findings(findings, "github" if fmt == "github" else "text"), file=sys.stderr)
     if fmt != "github" and in_github_actions():
         print(render_findings(findings, "github"))
@@ -82,25 +86,26 @@ def print_findings(findings: list[Any], fmt: str) -> None:
 def print_summary(results: dict[str, Any], out_dir: Path, fmt: str) -> None:
     overall = (results.get("slices") or {}).get("overall") or {}
     accuracy = overall.get("accuracy")
+    verdict = results["verdict"]
+    acc = f"{accuracy:.1%}" if isinstance(accuracy, float) else "n/a"
     if fmt == "json":
         summary = {
-            "verdict": results["verdict"],
+            "verdict": verdict,
             "accuracy": accuracy,
             "reasons": results.get("reasons", []),
             "findings": results.get("findings", []),
             "out": str(out_dir),
         }
         print(json.dumps(summary, indent=2, ensure_ascii=False))
-        return
-    verdict = results["verdict"]
-    acc = f"{accuracy:.1%}" if isinstance(accuracy, float) else "n/a"
-    print(f"evalgate: verdict {verdict.upper()} (overall accuracy {acc}); report in {out_dir}/REPORT.md")
-    for reason in results.get("reasons", []):
-        print(f"  - {reason}")
+    else:
+        print(f"evalgate: verdict {verdict.upper()} (overall accuracy {acc}); report in {out_dir}/REPORT.md")
+        for reason in results.get("reasons", []):
+            print(f"  - {reason}")
     if fmt == "github" or in_github_actions():
         level = {"pass": "notice", "fail": "error"}.get(verdict, "error")
+        stream = sys.stderr if fmt == "json" else sys.stdout  # stdout stays one JSON document
         for reason in results.get("reasons", []) or [f"evalgate: {verdict}, overall accuracy {acc}"]:
-            print(f"::{level} title=evalgate {verdict}::{_escape_annotation(reason)}")
+            print(f"::{level} title=evalgate {verdict}::{_escape_annotation(reason)}", file=stream)
 
 
 def _escape_annotation(text: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from evalgate.config import GateConfig, load_config
@@ -88,5 +89,6 @@ def main(args: argparse.Namespace) -> int:
     else:
         print(render_text(findings, warnings, closing="the probe set is refused (nothing was scored)"))
     if fmt != "github" and os.environ.get("GITHUB_ACTIONS") == "true" and (findings or warnings):
-        print(render_github(findings, warnings))
+        # The runner reads workflow commands on both streams; JSON output must stay one document.
+        print(render_github(findings, warnings), file=sys.stderr if fmt == "json" else sys.stdout)
     return EXIT_PASS if outcome.ok else EXIT_REFUSED
