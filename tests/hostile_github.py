@@ -60,8 +60,16 @@ class Seen:
 
 
 class HostileGitHub:
-    def __init__(self, *, page_cap: int = 7, repo: str = "acme/models", rel_last: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        page_cap: int = 7,
+        repo: str = "acme/models",
+        rel_last: bool = False,
+        count_bytes: bool = False,
+    ) -> None:
         self.page_cap = page_cap
+        self.count_bytes = count_bytes  # measure the 65,536 limit in UTF-8 bytes, not characters
         self.rel_last = rel_last  # link parameters before rel (`<url>; type="json"; rel="next"`)
         self.repo = repo
         self.comments: dict[int, list[dict[str, Any]]] = {}
@@ -199,6 +207,9 @@ class HostileGitHub:
         start = (page - 1) * per_page
         return 200, items[start : start + per_page], {"Link": ", ".join(rels)}
 
+    def too_long(self, body: str) -> bool:
+        return len(body.encode("utf-8") if self.count_bytes else body) > LIMIT
+
     def route(self, method: str, path: str, payload: Any, who: tuple[str, bool, bool]):
         login, user_ok, can_write = who
         route = urlsplit(path).path
@@ -220,7 +231,7 @@ class HostileGitHub:
             if method == "POST":
                 if not can_write:
                     return denied
-                if len(payload["body"]) > LIMIT:
+                if self.too_long(payload["body"]):
                     return (
                         422,
                         {
@@ -245,7 +256,7 @@ class HostileGitHub:
         if m and method == "PATCH":
             if not can_write:
                 return denied
-            if len(payload["body"]) > LIMIT:
+            if self.too_long(payload["body"]):
                 return 422, {"message": "Validation Failed"}, {}
             with self.lock:
                 for comments in self.comments.values():

@@ -376,3 +376,25 @@ def test_a_cut_inside_a_long_fence_closes_it_with_a_long_enough_fence(fence):
     assert "65,536-character limit" in rendered and "65,536" not in code_blocks
     assert rendered.rstrip().endswith(MARK) and "&lt;!--" not in rendered  # the marker is a real comment
     assert rendered.count("<details>") == 1 and rendered.count("</details>") == 1  # the fold is closed
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_server_counting_bytes_gets_a_body_cut_to_fit(api, existing):
+    gh = api(count_bytes=True)
+    if existing:
+        gh.add(PR, BOT, report("old"))
+    body = report("| ñandú | 🧪 |\n" * 4000)  # under 65,536 characters, over 65,536 UTF-8 bytes
+    assert len(body.encode("utf-16-le")) // 2 <= 65536 < len(body.encode("utf-8"))
+    result = post(gh, body)
+    assert result.truncated and result.action == ("updated" if existing else "created")
+    (mine,) = gh.by(PR, BOT)
+    assert len(mine["body"].encode("utf-8")) <= 65536 and mine["body"].rstrip().endswith(MARK)
+    assert "65,536-character limit" in mine["body"]
+
+
+def test_a_422_for_another_reason_is_not_retried(api):
+    gh = api()
+    gh.script("POST", "/comments", 422, body={"message": "Validation Failed"})
+    with pytest.raises(GitHubError, match="HTTP 422") as info:
+        post(gh, report("short"))
+    assert "rejected" in (info.value.hint or "") and len(gh.calls("POST")) == 1

@@ -169,38 +169,60 @@ def post_or_update_comment(
     if MARKER_PREFIX not in body:
         body = body.rstrip("\n") + "\n\n" + DEFAULT_MARKER + "\n"
     body, truncated = fit_body(body)
-    list_path = f"/repos/{repo}/issues/{pr}/comments"
     try:
         login = author or client.own_login(env)
-        # A create that timed out or got a 5xx may still have happened: list again before each
-        # retry, so a flaky network never leaves two sticky comments.
-        create_url = client._url(list_path)
-        attempt = 0
-        while True:
-            mine = [
-                comment_id
-                for c in client.paginate(list_path)
-                if isinstance(c, dict)
-                and (comment_id := _id(c)) is not None
-                and MARKER_PREFIX in str(c.get("body") or "")
-                and isinstance(c.get("user"), dict)  # `user: null` is a deleted account
-                and c["user"].get("login") == login
-            ]
-            if mine:
-                target = min(mine)  # the oldest keeps its place in the thread
-                patch_path = f"/repos/{repo}/issues/comments/{target}"
-                resp = client.checked("PATCH", patch_path, {"body": body})
-                url = resp.data.get("html_url") if isinstance(resp.data, dict) else None
-                return CommentResult("updated", pr, target, url, truncated)
-            resp, wait, error = client.attempt("POST", create_url, {"body": body}, attempt)
-            if resp is not None and 200 <= resp.status < 300:
-                comment_id, url = _created(resp, "POST", create_url)
-                return CommentResult("created", pr, comment_id, url, truncated)
-            if wait is None:
-                assert resp is not None
-                client.raise_for(resp, "POST", create_url)
-            client.give_up("POST", create_url, attempt, wait, error)
-            client.sleep(wait)
-            attempt += 1
+        try:
+            return _write(client, repo, pr, login, body, truncated)
+        except GitHubHTTPError as exc:
+            # A server that counts the limit in bytes, not characters, refuses an emoji-heavy body
+            # with 422: cut it to 65,536 UTF-8 bytes (never more characters either) and try once more.
+            if exc.status != 422 or len(body.encode("utf-8")) <= MAX_COMMENT_CHARS:
+                raise
+            return _write(client, repo, pr, login, _fit_bytes(body), True)
     except ReadOnlyToken as exc:
         return CommentResult("fallback", pr, truncated=truncated, reason=exc.message)
+
+
+def _fit_bytes(body: str) -> str:
+    limit = MAX_COMMENT_CHARS
+    while True:
+        cut, _ = fit_body(body, limit)
+        over = len(cut.encode("utf-8")) - MAX_COMMENT_CHARS
+        if over <= 0:
+            return cut
+        limit -= max(over, 64)
+
+
+def _write(client: GitHubClient, repo: str, pr: int, login: str, body: str, truncated: bool) -> CommentResult:
+    """Edit `login`'s oldest marked comment on the PR, else create one."""
+    list_path = f"/repos/{repo}/issues/{pr}/comments"
+    # A create that timed out or got a 5xx may still have happened: list again before each
+    # retry, so a flaky network never leaves two sticky comments.
+    create_url = client._url(list_path)
+    attempt = 0
+    while True:
+        mine = [
+            comment_id
+            for c in client.paginate(list_path)
+            if isinstance(c, dict)
+            and (comment_id := _id(c)) is not None
+            and MARKER_PREFIX in str(c.get("body") or "")
+            and isinstance(c.get("user"), dict)  # `user: null` is a deleted account
+            and c["user"].get("login") == login
+        ]
+        if mine:
+            target = min(mine)  # the oldest keeps its place in the thread
+            patch_path = f"/repos/{repo}/issues/comments/{target}"
+            resp = client.checked("PATCH", patch_path, {"body": body})
+            url = resp.data.get("html_url") if isinstance(resp.data, dict) else None
+            return CommentResult("updated", pr, target, url, truncated)
+        resp, wait, error = client.attempt("POST", create_url, {"body": body}, attempt)
+        if resp is not None and 200 <= resp.status < 300:
+            comment_id, url = _created(resp, "POST", create_url)
+            return CommentResult("created", pr, comment_id, url, truncated)
+        if wait is None:
+            assert resp is not None
+            client.raise_for(resp, "POST", create_url)
+        client.give_up("POST", create_url, attempt, wait, error)
+        client.sleep(wait)
+        attempt += 1
