@@ -109,3 +109,23 @@ def test_json_stays_one_document_under_github_actions_and_annotations_still_prin
     assert done.returncode == 2
     assert json.loads(done.stdout)["verdict"] == "refused"
     assert "::error file=data/eval/probes.jsonl,line=9,title=evalgate blank (two-blanks)::" in done.stderr
+
+
+def test_a_config_that_is_not_utf8_is_refused_not_a_crash(tmp_path):
+    cfg = write_base(tmp_path)
+    cfg.write_bytes("# configuración\nprobes: [data/eval/probes.jsonl]\n".encode("latin-1"))
+    code, out = cli("validate", "--config", str(cfg))
+    assert code == 2, out
+    assert "evalgate.yml" in out and "UTF-8" in out and "unexpected error" not in out
+
+
+def test_a_config_typo_suggests_the_key_and_the_hint_names_a_real_file(tmp_path):
+    cfg = write_base(tmp_path)
+    cfg.write_text("probe: [data/eval/probes.jsonl]\ncoverage: {per_languge: 3}\n", encoding="utf-8")
+    code, out = cli("validate", "--config", str(cfg))
+    assert code == 2
+    assert "unknown key(s) probe (did you mean 'probes'?)" in out
+    assert "coverage: unknown key(s) per_languge (did you mean 'per_language'?)" in out
+    hint = next(line for line in out.splitlines() if "hint:" in line)
+    assert "evalgate config" not in hint  # there is no such command
+    assert Path(hint.split("defaults: ", 1)[1].strip()).is_file()

@@ -10,6 +10,7 @@ demo when that folder has no probe set: `docker run --rm evalgate` with no argum
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 import os
 from dataclasses import dataclass, fields
@@ -166,11 +167,41 @@ def _schema_errors(data: Any, source: str) -> list[str]:
     for err in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
         where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
         if err.validator == "additionalProperties":
-            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
-            messages.append(f"{source}: {where}: unknown key(s) {', '.join(extra)}")
+            known = list(err.schema.get("properties", {}))
+            extra = sorted(set(err.instance) - set(known))
+            messages.append(f"{source}: {where}: unknown key(s) {', '.join(map(_with_guess(known), extra))}")
         else:
             messages.append(f"{source}: {where}: {err.message}")
     return messages
+
+
+def _with_guess(known: list[str]):
+    def name(key: Any) -> str:
+        close = difflib.get_close_matches(str(key), known, n=1)
+        return f"{key} (did you mean '{close[0]}'?)" if close else str(key)
+
+    return name
+
+
+def default_config_hint() -> str:
+    return f"see the commented defaults: {resources.files('evalgate').joinpath('defaults', CONFIG_FILENAME)}"
+
+
+def read_config_file(path: Path, source: str) -> dict[str, Any]:
+    """Parse one evalgate.yml; unreadable or non-UTF-8 bytes are a ConfigError, not a crash."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot read the configuration: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{source}:{line}: byte 0x{data[exc.start]:02X} is not valid UTF-8",
+            hint="save the configuration file as UTF-8",
+        ) from None
+    return parse_config_text(text, source)
 
 
 def parse_config_text(text: str, source: str) -> dict[str, Any]:
@@ -225,10 +256,10 @@ def load_config(
             cfg_path = cwd / cfg_path
         if not cfg_path.is_file():
             raise ConfigError(f"{path}: configuration file not found")
-        user = parse_config_text(cfg_path.read_text(encoding="utf-8"), str(path))
+        user = read_config_file(cfg_path, str(path))
         root, source = cfg_path.parent, str(path)
     elif (cwd / CONFIG_FILENAME).is_file():
-        user = parse_config_text((cwd / CONFIG_FILENAME).read_text(encoding="utf-8"), CONFIG_FILENAME)
+        user = read_config_file(cwd / CONFIG_FILENAME, CONFIG_FILENAME)
         root, source = cwd, CONFIG_FILENAME
     else:
         user, root, source = {}, find_root(cwd), "embedded default"
@@ -240,7 +271,7 @@ def load_config(
     if problems:
         raise ConfigError(
             "invalid configuration:\n  " + "\n  ".join(problems),
-            hint="see the commented defaults: `evalgate config --show-default`",
+            hint=default_config_hint(),
         )
     data = _deep_merge(data, user)
     for key, value in (overrides or {}).items():
