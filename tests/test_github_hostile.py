@@ -398,3 +398,19 @@ def test_a_422_for_another_reason_is_not_retried(api):
     with pytest.raises(GitHubError, match="HTTP 422") as info:
         post(gh, report("short"))
     assert "rejected" in (info.value.hint or "") and len(gh.calls("POST")) == 1
+
+
+def test_the_action_entry_on_a_fork_token_puts_the_report_in_the_summary_once(api, tmp_path):
+    gh = api()
+    refused_project(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    env.update(github_env(gh, tmp_path, "ghs-fork"), NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
+    env.update(INPUT_CONFIG="evalgate.yml", INPUT_COMMENT="true", INPUT_OUT="out")
+    done = subprocess.run(
+        [sys.executable, "-m", "evalgate.edges.action"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 2, done.stderr
+    report_text = (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8").rstrip()
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert summary.count(report_text) == 1 and "could not post the pull request comment" in summary
+    assert gh.comments.get(PR, []) == []

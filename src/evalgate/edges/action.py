@@ -141,15 +141,31 @@ def write_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
             fh.write(output_lines(outputs))
 
 
-def append_summary(path: str | None, report_path: str, verdict: str) -> None:
+def append_summary(path: str | None, report_path: str, verdict: str, since: int = 0) -> None:
+    """Append the report to the job summary, unless the run already did after byte `since`.
+
+    `run --comment` on a read-only token writes the report there itself, under its notice.
+    """
     if not path:
         return
     if report_path:
         text = Path(report_path).read_text(encoding="utf-8", errors="replace").rstrip("\n") + "\n"
     else:
         text = f"## evalgate: {verdict}\n\nNo REPORT.md was written; see the step log.\n"
+    if report_path and since < _size(path):
+        with open(path, "rb") as fh:
+            fh.seek(since)
+            if text.rstrip("\n") in fh.read().decode("utf-8", errors="replace"):
+                return
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(text)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def exit_code(code: int, fail_on_regression: bool) -> int:
@@ -171,10 +187,12 @@ def main(env: Mapping[str, str] | None = None, run: Callable[[Sequence[str]], in
     if run is None:
         from evalgate.cli import main as run
     before, started = stamps(out_dir(env)), time.time_ns()
+    summary = env.get("GITHUB_STEP_SUMMARY")
+    summary_size = _size(summary) if summary else 0
     code = run(args)
     outputs = gate_outputs(out_dir(env), code, before, started)
     write_outputs(env.get("GITHUB_OUTPUT"), outputs)
-    append_summary(env.get("GITHUB_STEP_SUMMARY"), outputs["report-path"], outputs["verdict"])
+    append_summary(summary, outputs["report-path"], outputs["verdict"], since=summary_size)
     if code >= EXIT_REFUSED and not outputs["report-path"]:
         print(f"::error title=evalgate::evalgate run ended with exit code {code} and no report; see the log")
     final = exit_code(code, fail_on_regression)
