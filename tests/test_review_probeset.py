@@ -129,3 +129,23 @@ def test_a_config_typo_suggests_the_key_and_the_hint_names_a_real_file(tmp_path)
     hint = next(line for line in out.splitlines() if "hint:" in line)
     assert "evalgate config" not in hint  # there is no such command
     assert Path(hint.split("defaults: ", 1)[1].strip()).is_file()
+
+
+def test_invisible_characters_do_not_hide_a_leak(tmp_path):
+    # TRAIN holds "The children played in the garden all afternoon." A zero-width space or a soft
+    # hyphen inside a word is invisible on screen and must not turn a verbatim copy into a new probe.
+    cfg = write_base(tmp_path)
+    rec = json.loads((tmp_path / PROBES).read_text(encoding="utf-8").splitlines()[0])
+    copy = {
+        **rec, "id": "zw-copy", "verb": "play", "regularity": "regular", "tense": "past_simple",
+        "person": "3sg", "prompt": "The chil\u200bdren ___ in the garden all after\u00adnoon.",
+        "candidates": ["played", "plays", "play"], "expected": "played",
+    }  # fmt: skip
+    with (tmp_path / PROBES).open("ab") as fh:
+        fh.write(dump_jsonl([copy]))
+    with (tmp_path / "data/corpus/train.jsonl").open("ab") as fh:  # and the other way round
+        fh.write(dump_jsonl([{"text": "Every day Maria wor\u200bks at the office."}]))
+    code, findings = _findings(cfg)
+    assert code == 2
+    exact = {(f["probe_id"], f["evidence"]["train_line"]) for f in findings if f["check"] == "leak-exact"}
+    assert exact == {("zw-copy", 1), ("en-work-pres-3sg-001", 7)}

@@ -3,7 +3,8 @@
 One definition, used on both sides of every comparison (a probe and a training sentence are
 normalised by the same function, or the hashes could never meet):
 
-- exact (seed 000):   NFC, lower-case, every whitespace character removed.
+- exact (seed 000):   NFC, lower-case, every whitespace character removed (and invisible format
+                      characters such as U+200B, removed by every form here).
 - tokens (seed 001):  NFC, lower-case, the word tokens (Unicode `\\w+`: ñ and accents are kept,
                       punctuation dropped) - the unit of the n-gram window.
 - template (seed 000): the token sequence with punctuation kept, where every word that is not a
@@ -64,7 +65,14 @@ FUNCTION_WORDS_ES = frozenset(
 FUNCTION_WORDS = FUNCTION_WORDS_EN | FUNCTION_WORDS_ES
 
 
+# Invisible format characters (soft hyphen, zero-width space/joiners, bidi marks, word joiner,
+# BOM): they change no word a reader sees, so they must not make a copied sentence look new.
+_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]")
+
+
 def nfc_lower(text: str) -> str:
+    if not text.isascii():
+        text = _INVISIBLE.sub("", text)
     return unicodedata.normalize("NFC", text).lower()
 
 
