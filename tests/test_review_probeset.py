@@ -149,3 +149,40 @@ def test_invisible_characters_do_not_hide_a_leak(tmp_path):
     assert code == 2
     exact = {(f["probe_id"], f["evidence"]["train_line"]) for f in findings if f["check"] == "leak-exact"}
     assert exact == {("zw-copy", 1), ("en-work-pres-3sg-001", 7)}
+
+
+def _with_probe(tmp_path: Path, **fields) -> Path:
+    cfg = write_base(tmp_path)
+    rec = json.loads((tmp_path / PROBES).read_text(encoding="utf-8").splitlines()[0])
+    with (tmp_path / PROBES).open("ab") as fh:
+        fh.write(dump_jsonl([{**rec, "id": "odd", **fields}]))
+    return cfg
+
+
+def test_candidates_that_only_look_distinct_are_refused(tmp_path):
+    nfc, nfd = "cociné", "cocine\u0301"
+    cases = {
+        "same-after-nfc": ([nfc, nfd, "cocino"], nfc),
+        "surrounding-space": (["works ", " worked", "work"], "work"),
+        "invisible-only": (["works", "\u200b", "worked"], "works"),
+        "invisible-inside": (["wor\u200bks", "worked"], "worked"),
+    }
+    for name, (candidates, expected) in cases.items():
+        cfg = _with_probe(
+            tmp_path / name, prompt="Ayer yo ___ arroz.", candidates=candidates, expected=expected
+        )
+        code, findings = _findings(cfg)
+        assert code == 2, name
+        hits = [f for f in findings if f.get("probe_id") == "odd" and f["field"] == "candidates"]
+        assert [f["check"] for f in hits] == ["candidate-form"] * len(hits) and hits, (name, findings)
+        assert all(f["line"] == 9 and f["hint"] for f in hits)
+
+
+def test_expected_that_differs_only_in_unicode_form_says_so(tmp_path):
+    cfg = _with_probe(
+        tmp_path, prompt="Ayer yo ___ arroz.", candidates=["cociné", "cocino"], expected="cocine\u0301"
+    )
+    code, findings = _findings(cfg)
+    assert code == 2
+    [f] = [f for f in findings if f["check"] == "expected-not-candidate"]
+    assert "Unicode" in f["message"] and "NFC" in f["message"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import resources
@@ -41,6 +42,8 @@ HINTS = {
     "in any other file",
     "reason-code-missing": "give every adversarial probe a reason_code naming its category, e.g. PAST-IRREG",
     "twin": "make the prompts differ, or deprecate one of the two probes",
+    "candidate-form": "write each candidate as the bare form, without surrounding spaces or invisible "
+    "characters, and each one differently (the scorer puts the space before a candidate itself)",
     "ordinal-scale": 'list the scale points low to high: numbers in strictly increasing order ("1".."5"), '
     "or ordered labels (docs/ordinal.md)",
 }
@@ -137,6 +140,46 @@ def _blank_problem(prompt: str) -> str | None:
     return None
 
 
+def _visible(text: str) -> str:
+    """NFC without invisible format characters: what a reader (and the leak detectors) see."""
+    return "".join(ch for ch in unicodedata.normalize("NFC", text) if unicodedata.category(ch) != "Cf")
+
+
+def _reveal(text: str) -> str:
+    """JSON-quoted, with invisible, combining and unusual space characters as \\u escapes."""
+    return "".join(
+        f"\\u{ord(ch):04x}"
+        if unicodedata.category(ch) in ("Cf", "Mn", "Zs", "Zl", "Zp") and ch != " "
+        else ch
+        for ch in json.dumps(text, ensure_ascii=False)
+    )
+
+
+def _candidate_problems(candidates: list[str]) -> list[str]:
+    """Candidates that differ from a clean, distinct form only in what the eye cannot see."""
+    out: list[str] = []
+    first: dict[str, int] = {}
+    for i, cand in enumerate(candidates):
+        visible = _visible(cand)
+        if not visible.strip():
+            out.append(f"item [{i}]: {_reveal(cand)} holds only invisible characters")
+            continue
+        if cand != cand.strip():
+            out.append(f"item [{i}]: {_reveal(cand)} starts or ends with whitespace")
+        if visible != unicodedata.normalize("NFC", cand):
+            out.append(f"item [{i}]: {_reveal(cand)} holds invisible characters")
+        key = visible.strip()
+        if key in first:
+            j = first[key]
+            out.append(
+                f"items [{j}] and [{i}] are the same form {_short(key)} once Unicode is normalised "
+                f"({_reveal(candidates[j])} vs {_reveal(cand)}); candidates must be distinct"
+            )
+        else:
+            first[key] = i
+    return out
+
+
 def semantic_findings(
     rec: dict[str, Any], file: str, line: int, grammar: Grammar | None, bad: set[str]
 ) -> list[Finding]:
@@ -152,11 +195,21 @@ def semantic_findings(
 
     if ok("expected", "candidates") and rec["expected"] not in rec["candidates"]:
         shown = ", ".join(_short(c, 30) for c in rec["candidates"])
+        twin = [c for c in rec["candidates"] if _visible(c) == _visible(rec["expected"])]
+        note = (
+            f" ({_reveal(rec['expected'])} and {_reveal(twin[0])} differ only in Unicode normalisation: "
+            "write both in NFC, the composed form)"
+            if twin
+            else ""
+        )
         add(
             "expected-not-candidate",
             "expected",
-            f"{_short(rec['expected'])} is not one of the candidates ({shown})",
+            f"{_short(rec['expected'])} is not one of the candidates ({shown}){note}",
         )
+    if ok("candidates"):
+        for problem in _candidate_problems(rec["candidates"]):
+            add("candidate-form", "candidates", problem)
     if ok("prompt") and (problem := _blank_problem(rec["prompt"])):
         add("blank", "prompt", problem)
     if ok("kind", "candidates") and rec["kind"] == ORDINAL and (problem := scale_problem(rec["candidates"])):
