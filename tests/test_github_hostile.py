@@ -414,3 +414,15 @@ def test_the_action_entry_on_a_fork_token_puts_the_report_in_the_summary_once(ap
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert summary.count(report_text) == 1 and "could not post the pull request comment" in summary
     assert gh.comments.get(PR, []) == []
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:8080/api/v3", "ftp://example.test", "https://"])
+def test_an_api_url_that_is_not_http_is_a_clear_error(tmp_path, monkeypatch, capsys, url):
+    folder = tmp_path / "artifact"
+    folder.mkdir()
+    (folder / "REPORT.md").write_text(report("x"), encoding="utf-8")
+    monkeypatch.setenv("GITHUB_API_URL", url)
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs-install")
+    assert main(["comment", "--report", str(folder), "--repo", REPO, "--pr", "3"]) == 3
+    err = capsys.readouterr().err
+    assert "GITHUB_API_URL is not an http(s) URL" in err and "unexpected error" not in err

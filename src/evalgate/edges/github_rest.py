@@ -132,6 +132,11 @@ class GitHubClient:
         self.token = token
         self.api_url = (api_url or DEFAULT_API_URL).rstrip("/")
         self._origin = origin(self.api_url)
+        if self._origin[0] not in _DEFAULT_PORTS or not self._origin[1]:
+            raise GitHubError(
+                f"GITHUB_API_URL is not an http(s) URL: {self.api_url!r}",
+                hint="e.g. https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server",
+            )
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self.max_wait = max_wait
