@@ -174,7 +174,7 @@ def test_candidates_that_only_look_distinct_are_refused(tmp_path):
         code, findings = _findings(cfg)
         assert code == 2, name
         hits = [f for f in findings if f.get("probe_id") == "odd" and f["field"] == "candidates"]
-        assert [f["check"] for f in hits] == ["candidate-form"] * len(hits) and hits, (name, findings)
+        assert [f["check"] for f in hits] == ["text-form"] * len(hits) and hits, (name, findings)
         assert all(f["line"] == 9 and f["hint"] for f in hits)
 
 
@@ -186,3 +186,41 @@ def test_expected_that_differs_only_in_unicode_form_says_so(tmp_path):
     assert code == 2
     [f] = [f for f in findings if f["check"] == "expected-not-candidate"]
     assert "Unicode" in f["message"] and "NFC" in f["message"]
+
+
+def test_text_the_model_would_see_differently_from_the_reader_is_refused(tmp_path):
+    # A decomposed accent or a zero-width space is tokenized as extra pieces: the probe would be
+    # scored on text that only looks like the one a reviewer read.
+    cases = {
+        "decomposed-prompt": ({"prompt": "Ayer yo ___ arroz en la cocina\u0301."}, "prompt"),
+        "invisible-prompt": ({"prompt": "Ayer yo ___ arroz\u200b en casa."}, "prompt"),
+        "decomposed-candidates": (
+            {"prompt": "Ayer yo ___ arroz.", "candidates": ["cocine\u0301", "cocino"], "expected": "cocino"},
+            "candidates",
+        ),
+    }
+    for name, (fields, field) in cases.items():
+        cfg = _with_probe(tmp_path / name, **fields)
+        code, findings = _findings(cfg)
+        assert code == 2, name
+        hits = [f for f in findings if f.get("probe_id") == "odd"]
+        assert [(f["check"], f["field"], f["line"]) for f in hits] == [("text-form", field, 9)], (name, hits)
+
+
+def test_a_blank_glued_to_a_word_is_refused(tmp_path):
+    glued = {"before": "Ayer yo coc___ arroz.", "after": "Ayer yo ___ado arroz."}
+    for name, prompt in glued.items():
+        cfg = _with_probe(tmp_path / name, prompt=prompt)
+        code, findings = _findings(cfg)
+        assert code == 2
+        [f] = [f for f in findings if f.get("probe_id") == "odd"]
+        assert (f["check"], f["field"], f["line"]) == ("blank", "prompt", 9)
+        assert "glued" in f["message"]
+
+
+def test_a_full_width_blank_is_named(tmp_path):
+    cfg = _with_probe(tmp_path, prompt="Ayer yo ＿＿＿ arroz.")
+    code, findings = _findings(cfg)
+    assert code == 2
+    [f] = [f for f in findings if f.get("probe_id") == "odd"]
+    assert f["check"] == "blank" and "U+FF3F" in f["message"]

@@ -27,6 +27,7 @@ from evalgate.core.text import normalize_exact
 from evalgate.types import BLANK, Finding, Probe
 
 _BLANK_RUN = re.compile(r"_{3,}")
+_GLUED = re.compile(r"[^\W_]+___[^\W_]*|___[^\W_]+")
 
 # Symbolic check names (Finding.check) with the hint that goes with each.
 HINTS = {
@@ -42,8 +43,9 @@ HINTS = {
     "in any other file",
     "reason-code-missing": "give every adversarial probe a reason_code naming its category, e.g. PAST-IRREG",
     "twin": "make the prompts differ, or deprecate one of the two probes",
-    "candidate-form": "write each candidate as the bare form, without surrounding spaces or invisible "
-    "characters, and each one differently (the scorer puts the space before a candidate itself)",
+    "text-form": "write the text as a reader sees it: composed accents (NFC), no invisible characters; each "
+    "candidate the bare form, without surrounding spaces (the scorer adds the space before it), each "
+    "one different",
     "ordinal-scale": 'list the scale points low to high: numbers in strictly increasing order ("1".."5"), '
     "or ordered labels (docs/ordinal.md)",
 }
@@ -132,17 +134,33 @@ def schema_findings(rec: dict[str, Any], file: str, line: int) -> tuple[list[Fin
 def _blank_problem(prompt: str) -> str | None:
     runs = _BLANK_RUN.findall(prompt)
     if not runs:
-        return f"the prompt has no blank: write {BLANK} where the verb form goes"
+        lookalike = " (＿ is the full-width underscore U+FF3F, not _)" if "＿" in prompt else ""
+        return f"the prompt has no blank: write {BLANK} where the verb form goes{lookalike}"
     if len(runs) > 1:
         return f"the prompt has {len(runs)} blanks; exactly one {BLANK} is allowed"
     if runs[0] != BLANK:
         return f"the blank is written with {len(runs[0])} underscores; write exactly three ({BLANK})"
+    glued = _GLUED.search(prompt)
+    if glued:
+        return (
+            f"the blank is glued to a word ({glued.group(0)!r}): the form would be joined to it; "
+            "leave a space or punctuation on both sides"
+        )
     return None
 
 
 def _visible(text: str) -> str:
     """NFC without invisible format characters: what a reader (and the leak detectors) see."""
     return "".join(ch for ch in unicodedata.normalize("NFC", text) if unicodedata.category(ch) != "Cf")
+
+
+def _form_problems(text: str) -> list[str]:
+    out = []
+    if unicodedata.normalize("NFC", text) != text:
+        out.append("is not in NFC form (an accent written as a separate combining mark)")
+    if any(unicodedata.category(ch) == "Cf" for ch in text):
+        out.append("holds invisible characters")
+    return out
 
 
 def _reveal(text: str) -> str:
@@ -166,8 +184,7 @@ def _candidate_problems(candidates: list[str]) -> list[str]:
             continue
         if cand != cand.strip():
             out.append(f"item [{i}]: {_reveal(cand)} starts or ends with whitespace")
-        if visible != unicodedata.normalize("NFC", cand):
-            out.append(f"item [{i}]: {_reveal(cand)} holds invisible characters")
+        out += [f"item [{i}]: {_reveal(cand)} {p}" for p in _form_problems(cand)]
         key = visible.strip()
         if key in first:
             j = first[key]
@@ -209,9 +226,11 @@ def semantic_findings(
         )
     if ok("candidates"):
         for problem in _candidate_problems(rec["candidates"]):
-            add("candidate-form", "candidates", problem)
+            add("text-form", "candidates", problem)
     if ok("prompt") and (problem := _blank_problem(rec["prompt"])):
         add("blank", "prompt", problem)
+    if ok("prompt") and (problems := _form_problems(rec["prompt"])):
+        add("text-form", "prompt", f"the prompt {' and '.join(problems)}: {_reveal(rec['prompt'])[:200]}")
     if ok("kind", "candidates") and rec["kind"] == ORDINAL and (problem := scale_problem(rec["candidates"])):
         add("ordinal-scale", "candidates", problem)
     if ok("category"):
