@@ -426,3 +426,21 @@ def test_an_api_url_that_is_not_http_is_a_clear_error(tmp_path, monkeypatch, cap
     assert main(["comment", "--report", str(folder), "--repo", REPO, "--pr", "3"]) == 3
     err = capsys.readouterr().err
     assert "GITHUB_API_URL is not an http(s) URL" in err and "unexpected error" not in err
+
+
+def test_the_action_passes_the_comment_author_to_its_comment_container():
+    """An App token's bot cannot be found through GET /user: without the variable every run adds a comment."""
+    import yaml
+
+    action = yaml.safe_load((Path(__file__).parents[1] / "action.yml").read_text(encoding="utf-8"))
+    comment_step = action["runs"]["steps"][2]
+    assert "comment --report" in comment_step["run"] and "-e EVALGATE_COMMENT_AUTHOR" in comment_step["run"]
+
+
+def test_an_app_token_with_its_author_named_edits_its_own_comment(api):
+    gh = api()
+    gh.add(PR, BOT, report("the default token's"))
+    app = gh.add(PR, "my-app[bot]", report("the app's"))
+    env = {"EVALGATE_COMMENT_AUTHOR": "my-app[bot]"}
+    result = post_or_update_comment(REPO, PR, report("x"), token="ghs-install", api_url=gh.url, env=env)
+    assert (result.action, result.comment_id) == ("updated", app)
