@@ -224,3 +224,24 @@ def test_a_full_width_blank_is_named(tmp_path):
     assert code == 2
     [f] = [f for f in findings if f.get("probe_id") == "odd"]
     assert f["check"] == "blank" and "U+FF3F" in f["message"]
+
+
+def test_a_lock_entry_deleted_by_hand_is_found_and_sealing_restores_it(tmp_path):
+    cfg = write_base(tmp_path)
+    assert cli("probes", "seal", "--config", str(cfg))[0] == 0
+    path = tmp_path / "data/eval/MANIFEST.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    del manifest["lock"]["en-go-past-1sg-001"]
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    code, findings = _findings(cfg)
+    assert code == 2
+    [f] = findings
+    assert (f["check"], f["file"], f["probe_id"]) == (
+        "manifest-lock",
+        "data/eval/MANIFEST.json",
+        "en-go-past-1sg-001",
+    )
+    assert f["hint"]
+    assert cli("probes", "seal", "--config", str(cfg))[0] == 0
+    assert json.loads(path.read_text(encoding="utf-8"))["lock"]["en-go-past-1sg-001"]
+    assert _findings(cfg) == (0, [])

@@ -28,7 +28,9 @@ FIRST_VERSION = "0.1.0"
 BUMPS = ("patch", "minor", "major")
 
 # Findings that sealing resolves (they say "the files changed since the last seal").
-SEALABLE_CHECKS = frozenset({"manifest-file-changed", "manifest-file-unsealed", "manifest-digest"})
+SEALABLE_CHECKS = frozenset(
+    {"manifest-file-changed", "manifest-file-unsealed", "manifest-digest", "manifest-lock"}
+)
 
 HINT_RESEAL = "if the change is intended, re-seal with `evalgate probes seal` (it bumps the version)"
 HINT_CHANGED = (
@@ -221,6 +223,23 @@ def check_manifest(
                 hint=HINT_RESEAL,
             )
         )
+    if all_match:
+        # Sealing locks every probe of the files, so with unchanged files a missing id was edited out.
+        lock = manifest.get("lock") or {}
+        for pid in sorted({p.id for p in probes} - set(lock)):
+            findings.append(
+                Finding(
+                    "manifest-lock",
+                    f"the probe lock in {manifest_file} has no entry for this probe although every file "
+                    "matches the seal (was the manifest edited by hand?)",
+                    manifest_file,
+                    None,
+                    pid,
+                    "lock",
+                    "restore the manifest from version control, or re-seal with `evalgate probes seal` "
+                    "(it locks the probe again with the content the files hold now)",
+                )
+            )
     findings.extend(lock_findings(manifest, manifest_file, probes, seen_ids))
     return findings, warnings
 
