@@ -245,3 +245,22 @@ def test_a_lock_entry_deleted_by_hand_is_found_and_sealing_restores_it(tmp_path)
     assert cli("probes", "seal", "--config", str(cfg))[0] == 0
     assert json.loads(path.read_text(encoding="utf-8"))["lock"]["en-go-past-1sg-001"]
     assert _findings(cfg) == (0, [])
+
+
+def test_a_json_array_or_pretty_printed_file_gets_one_clear_finding(tmp_path):
+    cfg = write_base(tmp_path)
+    path = tmp_path / PROBES
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    layouts = {
+        "array": json.dumps(records, indent=2),
+        "one-line array": json.dumps(records),
+        "pretty objects": "\n".join(json.dumps(r, indent=2) for r in records),
+    }
+    for name, text in layouts.items():
+        path.write_text(text + "\n", encoding="utf-8")
+        code, findings = _findings(cfg)
+        assert code == 2
+        mine = [f for f in findings if f["file"] == "data/eval/probes.jsonl"]
+        assert len(mine) == 1, (name, mine)
+        assert mine[0]["line"] == 1 and f"{len(records)} " in mine[0]["message"], (name, mine)
+        assert "one JSON object per line" in mine[0]["hint"]

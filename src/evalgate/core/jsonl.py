@@ -19,6 +19,7 @@ BOM_UTF8 = b"\xef\xbb\xbf"
 _BOMS_UTF16 = (b"\xff\xfe", b"\xfe\xff")
 
 Record = tuple[int, dict[str, Any]]
+_SPACE = re.compile(r"\s*")
 
 
 class _DuplicateKey(ValueError):
@@ -68,6 +69,41 @@ def _type_name(value: Any) -> str:
     )
 
 
+def _first_line_is_object(data: bytes) -> bool:
+    first = data.lstrip().split(b"\n", 1)[0]
+    if first[:1] != b"{":
+        return not first.startswith(b"[")
+    try:
+        return isinstance(json.loads(first), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+def _not_lines(data: bytes) -> str | None:
+    """How a file that is JSON but not JSON Lines is laid out (an array, pretty-printed objects)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    decoder = json.JSONDecoder()
+    values, pos, multiline = [], 0, False
+    try:
+        while (pos := _SPACE.match(text, pos).end()) < len(text):  # type: ignore[union-attr]
+            value, end = decoder.raw_decode(text, pos)
+            multiline |= "\n" in text[pos:end]
+            values.append(value)
+            pos = end
+    except (ValueError, RecursionError):
+        return None
+    if len(values) == 1 and isinstance(values[0], list) and values[0]:
+        if all(isinstance(v, dict) for v in values[0]):
+            return f"the file is one JSON array of {len(values[0])} objects, not JSON Lines"
+        return None
+    if multiline and all(isinstance(v, dict) for v in values):
+        return f"the file holds {len(values)} JSON objects spread over several lines each, not JSON Lines"
+    return None
+
+
 def parse_jsonl(
     data: bytes,
     file: str,
@@ -110,6 +146,16 @@ def parse_jsonl(
             "remove the byte-order mark: save as 'UTF-8' rather than 'UTF-8 with BOM'",
         )
         data = data[len(BOM_UTF8) :]
+
+    if not _first_line_is_object(data) and (layout := _not_lines(data)):
+        finding(
+            "jsonl-not-object",
+            layout,
+            1,
+            f"write one JSON object per line (one {what} each, no surrounding [ ]), e.g. with "
+            "`jq -c '.[]' FILE.json > FILE.jsonl` for an array",
+        )
+        return [], findings
 
     records: list[Record] = []
     lines = data.split(b"\n")
