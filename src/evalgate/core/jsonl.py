@@ -88,7 +88,7 @@ def _not_lines(data: bytes) -> str | None:
     decoder = json.JSONDecoder()
     values, pos, multiline = [], 0, False
     try:
-        while (pos := _SPACE.match(text, pos).end()) < len(text):  # type: ignore[union-attr]
+        while (pos := _SPACE.match(text, pos).end()) < len(text):  # \s* always matches
             value, end = decoder.raw_decode(text, pos)
             multiline |= "\n" in text[pos:end]
             values.append(value)
