@@ -264,3 +264,16 @@ def test_a_json_array_or_pretty_printed_file_gets_one_clear_finding(tmp_path):
         assert len(mine) == 1, (name, mine)
         assert mine[0]["line"] == 1 and f"{len(records)} " in mine[0]["message"], (name, mine)
         assert "one JSON object per line" in mine[0]["hint"]
+
+
+def test_an_out_path_that_is_a_file_is_refused_before_any_work(tmp_path):
+    cfg = write_base(tmp_path)
+    taken = tmp_path / "results.json"
+    taken.write_text("{}", encoding="utf-8")
+    for out in (taken, taken / "sub"):
+        code, text = cli("run", "--config", str(cfg), "--baseline", "none", "--out", str(out))
+        assert code == 2, text
+        assert "output folder" in text and "not a folder" in text and "unexpected error" not in text
+        code, text = cli("compare", str(taken), str(taken), "--config", str(cfg), "--out", str(out))
+        assert code == 2 and "not a folder" in text, text
+    assert taken.read_text(encoding="utf-8") == "{}"

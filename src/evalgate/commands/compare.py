@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalgate.commands.run import cli_path, print_findings, print_summary, write
+from evalgate.commands.run import cli_path, output_folder, print_findings, print_summary, write
 from evalgate.config import load_config
 from evalgate.core.results import validate_results
 from evalgate.edges.files import file_record
@@ -16,7 +16,7 @@ from evalgate.pipeline import gate, load_json_file, refused_results
 def main(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, {"out": cli_path(args.out), "baseline": cli_path(args.baseline)})
     fmt = args.format or "text"
-    out_dir = cfg.path(cfg.out)
+    out_dir = output_folder(cfg)
     results_path = Path(args.results)
     try:
         results = load_json_file(results_path, "results")

@@ -41,6 +41,21 @@ def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def output_folder(cfg: GateConfig) -> Path:
+    """The output folder; refused up front when it (or a parent) is a file, since even a refusal
+    writes its results there."""
+    out_dir = cfg.path(cfg.out)
+    for path in (out_dir, *out_dir.parents):
+        if path.exists():
+            if not path.is_dir():
+                raise RefusedError(
+                    f"output folder {out_dir}: {path} exists and is not a folder",
+                    hint="choose an output folder (default evalgate-out), or set `out:` in evalgate.yml",
+                )
+            break
+    return out_dir
+
+
 def parse_shard(text: str | None) -> tuple[int, int] | None:
     if not text:
         return None
@@ -129,7 +144,7 @@ def write(results: dict[str, Any], out_dir: Path, cfg: GateConfig) -> None:
 def main(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, config_overrides(args))
     fmt = args.format or "text"
-    out_dir = cfg.path(cfg.out)
+    out_dir = output_folder(cfg)
     progress = Progress(quiet=fmt == "json")
     gate_changes = read_gate_changes(getattr(args, "gate_changes", None))
     shard = parse_shard(getattr(args, "shard", None))
