@@ -277,3 +277,21 @@ def test_an_out_path_that_is_a_file_is_refused_before_any_work(tmp_path):
         code, text = cli("compare", str(taken), str(taken), "--config", str(cfg), "--out", str(out))
         assert code == 2 and "not a folder" in text, text
     assert taken.read_text(encoding="utf-8") == "{}"
+
+
+def test_config_type_errors_and_contradictions_read_plainly(tmp_path):
+    cfg = write_base(tmp_path)
+    cases = {
+        "probes: []\n": "probes: [] is not a string or a list of strings (at least 1)",
+        "train: null\n": "train: null is not a string or a list of strings",
+        "coverage: {adversarial_per_category_min: 6, adversarial_per_category_max: 2}\n": (
+            "coverage.adversarial_per_category_min (6) is above coverage.adversarial_per_category_max (2)"
+        ),
+        "probes: [data/eval/probes.jsonl]\nprobes: [data/eval/adversarial.jsonl]\n": (
+            "evalgate.yml:2: key 'probes' appears twice"
+        ),
+    }
+    for text, want in cases.items():
+        cfg.write_text(text, encoding="utf-8")
+        code, out = cli("validate", "--config", str(cfg))
+        assert code == 2 and want in out, (text, out)

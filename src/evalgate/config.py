@@ -170,9 +170,46 @@ def _schema_errors(data: Any, source: str) -> list[str]:
             known = list(err.schema.get("properties", {}))
             extra = sorted(set(err.instance) - set(known))
             messages.append(f"{source}: {where}: unknown key(s) {', '.join(map(_with_guess(known), extra))}")
+        elif err.validator in ("oneOf", "anyOf") and (wanted := _describe_options(err.validator_value)):
+            messages.append(f"{source}: {where}: {json.dumps(err.instance)} is not {wanted}")
         else:
             messages.append(f"{source}: {where}: {err.message}")
     return messages
+
+
+def _describe_options(options: list[dict[str, Any]]) -> str | None:
+    """ "a string or a list of strings": jsonschema's own oneOf message names no type at all."""
+    names = []
+    for option in options:
+        if option.get("type") == "string":
+            names.append("a string")
+        elif option.get("type") == "array" and (option.get("items") or {}).get("type") == "string":
+            least = option.get("minItems")
+            names.append("a list of strings" + (f" (at least {least})" if least else ""))
+        else:
+            return None
+    return " or ".join(names)
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: Any, line: int):
+        super().__init__(key)
+        self.key, self.line = key, line
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML keeps the last of two equal keys silently; in a gate configuration that hides a setting."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, str | int | float | bool):
+                continue  # an unhashable key is the base loader's error to report
+            if key in seen:
+                raise _DuplicateKey(key, key_node.start_mark.line + 1)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 def _with_guess(known: list[str]):
@@ -206,7 +243,12 @@ def read_config_file(path: Path, source: str) -> dict[str, Any]:
 
 def parse_config_text(text: str, source: str) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no arbitrary objects
+    except _DuplicateKey as exc:
+        raise ConfigError(
+            f"{source}:{exc.line}: key '{exc.key}' appears twice in the same mapping",
+            hint="keep one of the two (YAML would silently keep only the last)",
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
@@ -282,6 +324,13 @@ def load_config(
         else:
             data[key] = value
     problems = _schema_errors(data, "effective configuration")
+    cov = data.get("coverage") or {}
+    low, high = cov.get("adversarial_per_category_min"), cov.get("adversarial_per_category_max")
+    if not problems and low > high:
+        problems.append(
+            f"{source}: coverage.adversarial_per_category_min ({low}) is above "
+            f"coverage.adversarial_per_category_max ({high}): no count could pass"
+        )
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     return _build(data, root, source)
