@@ -295,3 +295,12 @@ def test_config_type_errors_and_contradictions_read_plainly(tmp_path):
         cfg.write_text(text, encoding="utf-8")
         code, out = cli("validate", "--config", str(cfg))
         assert code == 2 and want in out, (text, out)
+
+
+def test_turning_every_leak_detector_off_is_said_plainly(tmp_path):
+    cfg = write_base(tmp_path)
+    cfg.write_text(cfg.read_text(encoding="utf-8") + "leaks: {detectors: []}\n", encoding="utf-8")
+    code, out = cli("validate", "--config", str(cfg))
+    assert code == 0, out
+    assert "()" not in out and "no training files" not in out
+    assert "leak detection is off" in out and "[leaks-skipped]" in out

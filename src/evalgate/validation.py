@@ -224,6 +224,13 @@ def _leaks(
     train_files: Sequence[str] | None,
 ) -> list[Finding]:
     if not cfg.leaks.detectors:
+        col.warnings.append(
+            Finding(
+                "leaks-skipped",
+                "leak detection is off (leaks.detectors is empty in the configuration)",
+                hint="name detectors to check for leaks: `leaks: {detectors: [exact, template, ngram]}`",
+            )
+        )
         return []
     paths = [cfg.path(p) for p in (train_files if train_files else cfg.train)]
     if not paths:

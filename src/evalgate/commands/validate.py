@@ -46,7 +46,7 @@ def summary(cfg: GateConfig, outcome: ValidationOutcome) -> dict:
 def clean_text(cfg: GateConfig, s: dict) -> str:
     detectors = ", ".join(f"{cfg.leaks.window}-gram" if d == "ngram" else d for d in cfg.leaks.detectors)
     against = ", ".join(s["train_files"]) or "no training files"
-    leaks = f"{s['leaks']} leaks ({detectors}) against {against}"
+    leaks = f"{s['leaks']} leaks ({detectors}) against {against}" if detectors else "leak detection is off"
     if s["excluded"]:
         leaks += f"; {len(s['excluded'])} leaking probe(s) excluded"
     version = s["version"] or "unsealed"
