@@ -304,3 +304,13 @@ def test_turning_every_leak_detector_off_is_said_plainly(tmp_path):
     assert code == 0, out
     assert "()" not in out and "no training files" not in out
     assert "leak detection is off" in out and "[leaks-skipped]" in out
+
+
+def test_coverage_short_because_no_adversarial_file_is_configured_says_so(tmp_path):
+    cfg = write_base(tmp_path)
+    code, out = cli("validate", "--config", str(cfg), "--probes", str(tmp_path / PROBES), "--format", "json")
+    assert code == 2
+    [total] = [
+        f for f in json.loads(out)["findings"] if f.get("evidence", {}).get("cell") == "adversarial_total"
+    ]
+    assert "no probe file here holds adversarial probes" in total["message"]

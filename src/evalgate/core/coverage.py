@@ -86,9 +86,16 @@ def coverage_matrix(
     return matrix
 
 
+def _no_file(category: str) -> str:
+    where = "whose name contains" if category == "adversarial" else "whose name does not contain"
+    return f" (no probe file here holds {category} probes: they go in a file {where} 'adversarial')"
+
+
 def coverage_findings(matrix: dict[str, Any], core_file: str | None, adv_file: str | None) -> list[Finding]:
     """One finding per cell below its minimum (or above its maximum), saying by how much."""
     out: list[Finding] = []
+    core_note = "" if core_file else _no_file("core")
+    adv_note = "" if adv_file else _no_file("adversarial")
     for family in ("language", "regularity", "tense", "person", "verb"):
         for key, cell in matrix.get(family, {}).items():
             if cell["n"] < cell["min"]:
@@ -97,7 +104,7 @@ def coverage_findings(matrix: dict[str, Any], core_file: str | None, adv_file: s
                     Finding(
                         "coverage",
                         f"{family} {key}: {cell['n']} core probe(s), needs at least {cell['min']} "
-                        f"({short} short)",
+                        f"({short} short){core_note}",
                         file=core_file,
                         field=family,
                         hint=HINT_CORE,
@@ -110,7 +117,7 @@ def coverage_findings(matrix: dict[str, Any], core_file: str | None, adv_file: s
             Finding(
                 "coverage",
                 f"adversarial total: {total['n']} probe(s), needs at least {total['min']} "
-                f"({total['min'] - total['n']} short)",
+                f"({total['min'] - total['n']} short){adv_note}",
                 file=adv_file,
                 field="category",
                 hint=HINT_ADV,
@@ -120,7 +127,7 @@ def coverage_findings(matrix: dict[str, Any], core_file: str | None, adv_file: s
     for code, cell in matrix["adversarial_category"].items():
         n, lo, hi = cell["n"], cell["min"], cell["max"]
         if n < lo:
-            msg = f"adversarial {code}: {n} probe(s), needs {lo} to {hi} ({lo - n} short)"
+            msg = f"adversarial {code}: {n} probe(s), needs {lo} to {hi} ({lo - n} short){adv_note}"
         elif hi is not None and n > hi:
             msg = f"adversarial {code}: {n} probe(s), at most {hi} allowed ({n - hi} over)"
         else:
