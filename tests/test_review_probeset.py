@@ -314,3 +314,10 @@ def test_coverage_short_because_no_adversarial_file_is_configured_says_so(tmp_pa
         f for f in json.loads(out)["findings"] if f.get("evidence", {}).get("cell") == "adversarial_total"
     ]
     assert "no probe file here holds adversarial probes" in total["message"]
+
+
+def test_export_to_a_folder_is_refused_not_a_crash(tmp_path):
+    cfg = write_base(tmp_path)
+    code, out = cli("probes", "export", "--format", "csv", "--config", str(cfg), "-o", str(tmp_path / "data"))
+    assert code == 2, out
+    assert "--output" in out and "folder" in out and "unexpected error" not in out

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from evalgate.commands.probes_import import refuse
 from evalgate.commands.validate import absolute
@@ -19,7 +20,7 @@ from evalgate.core.authoring import export_csv, export_jsonl
 from evalgate.core.jsonl import parse_jsonl
 from evalgate.core.probes import probes_from_records
 from evalgate.edges.files import atomic_write_text
-from evalgate.errors import EXIT_PASS
+from evalgate.errors import EXIT_PASS, RefusedError
 from evalgate.types import Finding, Probe
 from evalgate.validation import display_path, probe_paths
 
@@ -53,7 +54,11 @@ def main(args: argparse.Namespace) -> int:
     text = export_csv(probes) if args.format == "csv" else export_jsonl(probes)
     summary = f"{len(probes)} probe(s) from {', '.join(files)} as {args.format.upper()}"
     if args.output:
-        atomic_write_text(args.output, text)
+        try:
+            atomic_write_text(args.output, text)
+        except OSError as exc:
+            why = "it is a folder" if Path(args.output).is_dir() else exc.strerror or str(exc)
+            raise RefusedError(f"--output {args.output}: cannot write the export: {why}") from None
         print(f"evalgate: exported {summary} to {args.output}")
     else:
         try:
