@@ -321,3 +321,11 @@ def test_export_to_a_folder_is_refused_not_a_crash(tmp_path):
     code, out = cli("probes", "export", "--format", "csv", "--config", str(cfg), "-o", str(tmp_path / "data"))
     assert code == 2, out
     assert "--output" in out and "folder" in out and "unexpected error" not in out
+
+
+def test_a_file_holding_only_a_byte_order_mark_is_empty():
+    from evalgate.core.jsonl import parse_jsonl
+
+    records, findings = parse_jsonl(b"\xef\xbb\xbf\n", "p.jsonl")
+    assert records == []
+    assert [f.check for f in findings] == ["jsonl-bom", "jsonl-empty"]

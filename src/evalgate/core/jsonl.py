@@ -146,6 +146,14 @@ def parse_jsonl(
             "remove the byte-order mark: save as 'UTF-8' rather than 'UTF-8 with BOM'",
         )
         data = data[len(BOM_UTF8) :]
+        if not data.strip():
+            finding(
+                "jsonl-empty",
+                "the file holds only a byte-order mark",
+                None,
+                f"put one JSON object per line (one {what} each)",
+            )
+            return [], findings
 
     if not _first_line_is_object(data) and (layout := _not_lines(data)):
         finding(
