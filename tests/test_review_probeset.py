@@ -329,3 +329,14 @@ def test_a_file_holding_only_a_byte_order_mark_is_empty():
     records, findings = parse_jsonl(b"\xef\xbb\xbf\n", "p.jsonl")
     assert records == []
     assert [f.check for f in findings] == ["jsonl-bom", "jsonl-empty"]
+
+
+def test_json_summary_does_not_claim_coverage_it_did_not_check(tmp_path):
+    cfg = write_base(tmp_path)
+    with (tmp_path / PROBES).open("ab") as fh:
+        fh.write(b"{not json\n")
+    code, out = cli("validate", "--config", str(cfg), "--format", "json")
+    assert code == 2
+    doc = json.loads(out)
+    assert "coverage-skipped" in {w["check"] for w in doc["warnings"]}
+    assert doc["summary"]["coverage_ok"] is None

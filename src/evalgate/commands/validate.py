@@ -26,6 +26,9 @@ def summary(cfg: GateConfig, outcome: ValidationOutcome) -> dict:
     probes = outcome.probes
     live = [p for p in probes if not p.deprecated]
     train = [k for k, v in outcome.inputs.items() if v["role"] == "train"]
+    coverage_ok = not any(f.check == "coverage" for f in outcome.findings)
+    if any(w.check == "coverage-skipped" for w in outcome.warnings):
+        coverage_ok = None  # not judged: some records could not be read
     return {
         "probes": len(probes),
         "core": sum(p.category == "core" and p.kind != "ordinal" for p in live),
@@ -33,7 +36,7 @@ def summary(cfg: GateConfig, outcome: ValidationOutcome) -> dict:
         "ordinal": sum(p.kind == "ordinal" for p in live),
         "deprecated": len(probes) - len(live),
         "files": list(outcome.probe_set["files"]),
-        "coverage_ok": not any(f.check == "coverage" for f in outcome.findings),
+        "coverage_ok": coverage_ok,
         "leaks": len(outcome.leaks),
         "excluded": sorted(outcome.excluded),
         "leak_detectors": list(cfg.leaks.detectors),
