@@ -340,3 +340,11 @@ def test_json_summary_does_not_claim_coverage_it_did_not_check(tmp_path):
     doc = json.loads(out)
     assert "coverage-skipped" in {w["check"] for w in doc["warnings"]}
     assert doc["summary"]["coverage_ok"] is None
+
+
+def test_a_missing_probe_file_skips_coverage_in_plain_words(tmp_path):
+    cfg = write_base(tmp_path)
+    (tmp_path / "data/eval/adversarial.jsonl").unlink()
+    code, out = cli("validate", "--config", str(cfg))
+    assert code == 2
+    assert "coverage not checked: a probe file could not be read [coverage-skipped]" in out

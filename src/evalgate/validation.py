@@ -316,7 +316,9 @@ def validate(
         col.warnings.append(
             Finding(
                 "coverage-skipped",
-                f"coverage not checked: {unreadable or 'a file of'} probe record(s) could not be read",
+                f"coverage not checked: {unreadable} probe record(s) could not be read"
+                if unreadable
+                else "coverage not checked: a probe file could not be read",
                 hint="fix the problems above; coverage is checked on a readable set",
             )
         )
