@@ -348,3 +348,16 @@ def test_a_missing_probe_file_skips_coverage_in_plain_words(tmp_path):
     code, out = cli("validate", "--config", str(cfg))
     assert code == 2
     assert "coverage not checked: a probe file could not be read [coverage-skipped]" in out
+
+
+def test_a_probe_file_named_twice_is_read_once(tmp_path):
+    cfg = write_base(tmp_path)
+    core, adv = str(tmp_path / PROBES), str(tmp_path / "data/eval/adversarial.jsonl")
+    code, out = cli("validate", "--config", str(cfg), "--probes", core, adv, core)
+    assert code == 0, out
+    code, out = cli(
+        "probes", "export", "--format", "jsonl", "--config", str(cfg), "--probes", core, adv, core
+    )
+    assert code == 0 and out.count('"id": "en-work-pres-3sg-001"') == 1
+    lines = [json.loads(line)["id"] for line in out.splitlines() if line.startswith("{")]
+    assert lines[0] == "en-work-pres-3sg-001" and lines[-1] == "adv-go-past-1sg-001"  # the order as named

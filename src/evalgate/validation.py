@@ -63,7 +63,12 @@ class ValidationOutcome:
 
 
 def probe_paths(cfg: GateConfig, probe_files: Sequence[str] | None) -> list[Path]:
-    return [cfg.path(p) for p in (probe_files if probe_files else cfg.probes)]
+    """The probe files, each once: a file named twice would read as every id used twice."""
+    paths = [cfg.path(p) for p in (probe_files if probe_files else cfg.probes)]
+    first: dict[Path, Path] = {}
+    for p in paths:
+        first.setdefault(p.resolve(), p)
+    return list(first.values())
 
 
 def manifest_path(cfg: GateConfig, probe_files: Sequence[str] | None) -> Path:
