@@ -361,3 +361,12 @@ def test_a_probe_file_named_twice_is_read_once(tmp_path):
     assert code == 0 and out.count('"id": "en-work-pres-3sg-001"') == 1
     lines = [json.loads(line)["id"] for line in out.splitlines() if line.startswith("{")]
     assert lines[0] == "en-work-pres-3sg-001" and lines[-1] == "adv-go-past-1sg-001"  # the order as named
+
+
+def test_probes_build_refuses_unusable_paths_instead_of_crashing(tmp_path):
+    taken = tmp_path / "afile"
+    taken.write_text("", encoding="utf-8")
+    code, out = cli("probes", "build", "--out-dir", str(taken))
+    assert code == 2 and "unexpected error" not in out and str(taken) in out, out
+    code, out = cli("probes", "build", "--grammar", str(tmp_path), "--out-dir", str(tmp_path / "o"))
+    assert code == 2 and "unexpected error" not in out and "folder" in out, out

@@ -32,6 +32,10 @@ def read_yaml(path: Path, what: str) -> Any:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise RefusedError(f"{path}: {what} not found", hint="run from the repository root") from None
+    except IsADirectoryError:
+        raise RefusedError(f"{path}: {what} is a folder, not a file", hint="name the YAML file") from None
+    except OSError as exc:
+        raise RefusedError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise RefusedError(f"{path}: {what} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     try:
@@ -60,8 +64,16 @@ def main(args: argparse.Namespace) -> int:
         "adversarial.jsonl": jsonl_text(p.to_record() for p in adversarial),
         "probe_prompt.txt": PROBE_PROMPT_TEMPLATE,
     }
-    for name, text in files.items():
-        atomic_write_text(out / name, text)
+    if out.exists() and not out.is_dir():
+        raise RefusedError(f"--out-dir {out}: exists and is not a folder", hint="name a folder")
+    try:
+        for name, text in files.items():
+            atomic_write_text(out / name, text)
+    except OSError as exc:
+        raise RefusedError(
+            f"--out-dir {out}: cannot write {exc.filename or 'the probe files'}: {exc.strerror or exc}",
+            hint="name a folder you can write to (it is created when missing)",
+        ) from None
     langs = Counter(p.language for p in core)
     codes = Counter(p.reason_code for p in adversarial)
     print(f"wrote {out / 'probes.jsonl'}: {len(core)} core probes ({langs['en']} en, {langs['es']} es)")
