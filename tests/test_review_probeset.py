@@ -370,3 +370,14 @@ def test_probes_build_refuses_unusable_paths_instead_of_crashing(tmp_path):
     assert code == 2 and "unexpected error" not in out and str(taken) in out, out
     code, out = cli("probes", "build", "--grammar", str(tmp_path), "--out-dir", str(tmp_path / "o"))
     assert code == 2 and "unexpected error" not in out and "folder" in out, out
+
+
+def test_a_manifest_path_that_is_a_folder_is_a_finding_and_seal_refuses(tmp_path):
+    cfg = write_base(tmp_path)
+    (tmp_path / "data/eval/MANIFEST.json").mkdir()
+    code, findings = _findings(cfg)
+    assert code == 2
+    assert [(f["check"], f["file"]) for f in findings] == [("file-missing", "data/eval/MANIFEST.json")]
+    assert "manifest:" in findings[0]["hint"]
+    code, out = cli("probes", "seal", "--config", str(cfg))
+    assert code == 2 and "unexpected error" not in out, out

@@ -42,6 +42,7 @@ _MISSING_HINTS = {
     "train": "check the path (--train, or `train:` in evalgate.yml); `train: []` skips leak detection",
     "template": "check `template:` in evalgate.yml; the file holds the prompt template with {prompt} once",
     "grammar": "check `grammar:` in evalgate.yml (the verb table, data/grammar/verbs.yaml)",
+    "manifest": "check `manifest:` in evalgate.yml: it names a file, which `evalgate probes seal` writes",
 }
 
 
@@ -185,7 +186,7 @@ def _check_manifest(
 ) -> str | None:
     """Check the seal and the lock; the sealed version, or None for an unsealed/invalid manifest."""
     shown = col.show(path)
-    if not path.is_file():
+    if not path.exists():
         col.warnings.append(
             Finding(
                 "manifest-missing",
