@@ -381,3 +381,11 @@ def test_a_manifest_path_that_is_a_folder_is_a_finding_and_seal_refuses(tmp_path
     assert "manifest:" in findings[0]["hint"]
     code, out = cli("probes", "seal", "--config", str(cfg))
     assert code == 2 and "unexpected error" not in out, out
+
+
+def test_seal_that_cannot_write_the_manifest_is_refused(tmp_path):
+    cfg = write_base(tmp_path)
+    (tmp_path / "afile").write_text("", encoding="utf-8")
+    cfg.write_text(cfg.read_text(encoding="utf-8") + "manifest: afile/MANIFEST.json\n", encoding="utf-8")
+    code, out = cli("probes", "seal", "--config", str(cfg))
+    assert code == 2 and "unexpected error" not in out and "MANIFEST.json" in out, out

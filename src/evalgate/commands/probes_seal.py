@@ -18,7 +18,7 @@ from evalgate.config import GateConfig, load_config
 from evalgate.core.findings_render import render_text
 from evalgate.core.manifest import SEALABLE_CHECKS, ProbeFile, seal
 from evalgate.edges.files import atomic_write_json
-from evalgate.errors import EXIT_PASS, EXIT_REFUSED
+from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
 from evalgate.validation import (
     ValidationOutcome,
     display_path,
@@ -59,7 +59,13 @@ def main(args: argparse.Namespace) -> int:
     if previous == new:
         print(f"evalgate: {shown} is up to date (version {new['version']}); nothing to seal")
         return EXIT_PASS
-    atomic_write_json(path, new)
+    try:
+        atomic_write_json(path, new)
+    except OSError as exc:
+        raise RefusedError(
+            f"{shown}: cannot write the manifest: {exc.strerror or exc}",
+            hint="check `manifest:` in evalgate.yml and that its folder is writable",
+        ) from None
     if previous is None:
         change = f"version {new['version']} (first seal)"
     elif previous["version"] == new["version"]:
