@@ -389,3 +389,11 @@ def test_seal_that_cannot_write_the_manifest_is_refused(tmp_path):
     cfg.write_text(cfg.read_text(encoding="utf-8") + "manifest: afile/MANIFEST.json\n", encoding="utf-8")
     code, out = cli("probes", "seal", "--config", str(cfg))
     assert code == 2 and "unexpected error" not in out and "MANIFEST.json" in out, out
+
+
+def test_baseline_update_that_cannot_write_is_refused(tmp_path):
+    cfg = write_base(tmp_path)
+    (tmp_path / "baselines").write_text("not a folder", encoding="utf-8")
+    results = Path(__file__).parent / "golden" / "REPORT-fail.results.json"
+    code, out = cli("baseline", "update", "--config", str(cfg), "--from-results", str(results), "--name", "t")
+    assert code == 2 and "unexpected error" not in out and "baselines" in out, out

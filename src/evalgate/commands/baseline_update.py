@@ -76,7 +76,13 @@ def main(args: argparse.Namespace) -> int:
     doc = baseline_from_results(results, name, provenance)
     validate_baseline(doc, f"baselines/{name}.json")
     target = cfg.root / "baselines" / f"{name}.json"
-    atomic_write_json(target, doc)
+    try:
+        atomic_write_json(target, doc)
+    except OSError as exc:
+        raise RefusedError(
+            f"{display_path(cfg, target)}: cannot write the baseline: {exc.strerror or exc}",
+            hint="the baseline goes to baselines/NAME.json beside evalgate.yml: make that folder writable",
+        ) from None
     overall = (results.get("slices") or {}).get("overall") or {}
     acc = overall.get("accuracy")
     shown = f"{acc:.1%}" if isinstance(acc, float) else "n/a"
