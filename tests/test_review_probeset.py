@@ -397,3 +397,22 @@ def test_baseline_update_that_cannot_write_is_refused(tmp_path):
     results = Path(__file__).parent / "golden" / "REPORT-fail.results.json"
     code, out = cli("baseline", "update", "--config", str(cfg), "--from-results", str(results), "--name", "t")
     assert code == 2 and "unexpected error" not in out and "baselines" in out, out
+
+
+def test_odd_whitespace_next_to_the_blank_is_refused(tmp_path):
+    # The whitespace before the blank is scored with the candidate (lm-eval convention): two spaces,
+    # a tab or a no-break space there measured a different continuation than the one a reader sees.
+    prompts = {
+        "nbsp": "Ayer yo\u00a0___ arroz.",
+        "two-spaces": "Ayer yo  ___ arroz.",
+        "tab": "Ayer yo\t___ arroz.",
+    }
+    for name, prompt in prompts.items():
+        cfg = _with_probe(tmp_path / name, prompt=prompt)
+        code, findings = _findings(cfg)
+        assert code == 2, name
+        [f] = [f for f in findings if f.get("probe_id") == "odd"]
+        assert (f["check"], f["field"]) == ("blank", "prompt"), (name, f)
+        assert "one plain space" in f["message"]
+    cfg = _with_probe(tmp_path / "fine", prompt="¿___ tú arroz   ayer?")  # after the blank: not scored
+    assert _findings(cfg) == (0, [])

@@ -27,6 +27,7 @@ from evalgate.core.text import normalize_exact
 from evalgate.types import BLANK, Finding, Probe
 
 _BLANK_RUN = re.compile(r"_{3,}")
+_BEFORE = re.compile(r"(\s*)___")
 _GLUED = re.compile(r"[^\W_]+___[^\W_]*|___[^\W_]+")
 
 # Symbolic check names (Finding.check) with the hint that goes with each.
@@ -140,6 +141,12 @@ def _blank_problem(prompt: str) -> str | None:
         return f"the prompt has {len(runs)} blanks; exactly one {BLANK} is allowed"
     if runs[0] != BLANK:
         return f"the blank is written with {len(runs[0])} underscores; write exactly three ({BLANK})"
+    before = _BEFORE.search(prompt)
+    if before and before.group(1) not in ("", " "):
+        return (
+            f"the blank has {_reveal(before.group(1))} before it; write one plain space (the space before "
+            "the blank is scored with the form)"
+        )
     glued = _GLUED.search(prompt)
     if glued:
         return (
