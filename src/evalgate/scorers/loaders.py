@@ -19,7 +19,12 @@ import torch
 from evalgate.errors import CheckpointError
 from evalgate.scorers.adapters import TokenizersAdapter
 from evalgate.scorers.base import ScorerInfo, files_digest
-from evalgate.scorers.safety import PICKLE_SUFFIXES, checkpoint_files, refuse_pickle_file
+from evalgate.scorers.safety import (
+    PICKLE_SUFFIXES,
+    check_regular_files,
+    checkpoint_files,
+    refuse_pickle_file,
+)
 from evalgate.scorers.torch_lm import TorchScorer, full_logits_fn
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -53,10 +58,11 @@ def load_scorer(
     path = Path(checkpoint)
     if not path.exists():
         raise CheckpointError(f"checkpoint not found: {path}", hint=HINT_DIR)
-    if path.is_file():
+    if not path.is_dir():
         if path.suffix.lower() in PICKLE_SUFFIXES:
             raise refuse_pickle_file(path)
         raise CheckpointError(f"{path}: not a checkpoint directory", hint=HINT_DIR)
+    check_regular_files(path)
     config_path = path / "config.json"
     if not config_path.is_file():
         pickles = sorted(p for p in path.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES)

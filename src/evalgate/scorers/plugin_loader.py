@@ -21,7 +21,7 @@ from evalgate.errors import CheckpointError
 from evalgate.scorers.adapters import FINGERPRINT_TEXT, PluginTokenizerAdapter, first_int_attr
 from evalgate.scorers.base import ScorerInfo, files_digest
 from evalgate.scorers.loaders import dtype_name, first_line, n_parameters
-from evalgate.scorers.safety import checkpoint_files
+from evalgate.scorers.safety import check_regular_files, checkpoint_files
 from evalgate.scorers.torch_lm import TorchScorer, full_logits_fn
 from evalgate.types import canonical_json, sha256_text
 
@@ -85,6 +85,8 @@ def load_plugin(
             f"--loader {spec}: the tokenizer produced id {max(ids)} but the model has {vocab_size} logits"
         )
     adapter.sha256 = sha256_text(canonical_json({"ids": ids, "vocab_size": vocab_size}))
+    if checkpoint is not None and Path(checkpoint).is_dir():
+        check_regular_files(Path(checkpoint))
     files = checkpoint_files(checkpoint) if checkpoint is not None and Path(checkpoint).exists() else {}
     source = getattr(module, "__file__", None)
     if not files and source:

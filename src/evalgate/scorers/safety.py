@@ -16,6 +16,7 @@ import json
 import os
 import pickletools
 import re
+import stat
 import struct
 import zipfile
 from pathlib import Path
@@ -143,6 +144,8 @@ def check_safetensors(path: Path) -> None:
             f"truncated or corrupt: {path} ({why})", hint="re-download or re-save the checkpoint"
         )
 
+    if not path.is_file():
+        raise corrupt("not a regular file")
     size = path.stat().st_size
     with open(path, "rb") as fh:
         head = fh.read(8)
@@ -169,10 +172,42 @@ def check_safetensors(path: Path) -> None:
             itemsize = _ST_ITEMSIZE[meta["dtype"]]
         except (KeyError, TypeError, ValueError):
             raise corrupt(f"tensor '{name}' has a malformed entry") from None
+        if not all(_is_int(v) for v in (begin, end, *meta["shape"])) or not 0 <= begin <= end:
+            raise corrupt(f"tensor '{name}' has a malformed entry")
         if end > data_bytes:
             raise corrupt(f"tensor '{name}' ends at byte {end} of {data_bytes} data bytes")
         if end - begin != count * itemsize:
             raise corrupt(f"tensor '{name}' has {end - begin} bytes for shape {meta['shape']}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_regular_files(path: Path) -> None:
+    """Every file of a checkpoint directory is a readable regular file (symlinks followed).
+
+    Nothing is read: a dangling symlink, a FIFO or a device (a link to /dev/zero) would otherwise
+    end in a traceback or hang the hashing forever. Links to regular files are fine wherever
+    they point (the Hugging Face cache links snapshot files to its blob store).
+    """
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames.sort()
+        for name in sorted(filenames):
+            full = Path(dirpath) / name
+            try:
+                mode = full.stat().st_mode
+            except OSError as exc:
+                what = f"a symbolic link to {os.readlink(full)}" if full.is_symlink() else "unreadable"
+                raise CheckpointError(
+                    f"{full}: {what} ({exc.strerror or exc})",
+                    hint="remove the file or make it a regular file inside the checkpoint",
+                ) from None
+            if not stat.S_ISREG(mode):
+                raise CheckpointError(
+                    f"{full}: not a regular file (a FIFO, socket or device); refusing it",
+                    hint="a checkpoint directory holds only regular files",
+                )
 
 
 def checkpoint_files(path: Path) -> dict[str, dict[str, Any]]:
