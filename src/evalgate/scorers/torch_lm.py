@@ -112,7 +112,10 @@ class TorchScorer:
         self.dtype = dtype
         if threads > 0:
             torch.set_num_threads(threads)
-        self.pad_id = tokenizer.pad_id if tokenizer.pad_id is not None else 0
+        # Pads are never read, but the embedding still looks them up: a pad token added to the
+        # tokenizer after the model (id == vocab_size) would crash the forward, so use id 0 then.
+        pad = tokenizer.pad_id
+        self.pad_id = pad if pad is not None and (vocab_size is None or 0 <= pad < vocab_size) else 0
 
     # --- encoding -------------------------------------------------------------------------
 
@@ -126,7 +129,9 @@ class TorchScorer:
         if n_spaces:
             continuation = context[-n_spaces:] + continuation
             context = context[:-n_spaces]
-        if not context:
+        head = (self.tok.bos_id,) if self.tok.uses_bos else ()
+        context_enc = head + tuple(self.tok.encode(context)) if context else ()
+        if not context_enc:  # an empty context (or one the tokenizer encodes to nothing)
             prefix = self.prefix_id()
             if prefix is None:
                 raise RefusedError(
@@ -135,30 +140,31 @@ class TorchScorer:
                     hint="use method `candidate` with prompts that have text before the blank, "
                     "or give the tokenizer a bos/eos token",
                 )
-            return (prefix,), tuple(self.tok.encode(continuation))
-        head = (self.tok.bos_id,) if self.tok.uses_bos else ()
-        context_enc = head + tuple(self.tok.encode(context))
+            return (prefix,), tuple(self.tok.encode(context + continuation))
         whole = head + tuple(self.tok.encode(context + continuation))
         return context_enc, whole[len(context_enc) :]
 
     def _truncate(self, ctx: tuple[int, ...], cont: tuple[int, ...]) -> tuple[int, ...]:
+        """Left-truncate the context so that context + continuation fits (lm-eval)."""
         if self.max_length is None or len(ctx) + len(cont) - 1 <= self.max_length:
             return ctx
-        if len(cont) > self.max_length:
-            raise RefusedError(
-                f"a continuation of {len(cont)} tokens does not fit the model's "
-                f"{self.max_length}-token window"
-            )
         return (ctx + cont)[-(self.max_length + 1) : -len(cont)]
 
     # --- the public interface -------------------------------------------------------------
 
     def loglikelihood(self, requests: Sequence[LoglikRequest]) -> list[Loglik]:
-        encoded = []
-        for req in requests:
+        encoded, planned, windowed = [], [], []
+        for i, req in enumerate(requests):
             ctx, cont = self.encode_pair(req.context, req.continuation)
-            encoded.append((self._truncate(ctx, cont), cont))
-        rows = self._group_rows(encoded)
+            encoded.append((ctx, cont))
+            if self.max_length is not None and len(cont) > self.max_length:
+                # A continuation longer than the window (a whole sentence, method `sentence`) is
+                # scored like a perplexity text: each token sees as much preceding text as fits.
+                windowed += self._windows(ctx + cont, i, first=len(ctx))
+                planned.append(((), ()))
+            else:
+                planned.append((self._truncate(ctx, cont), cont))
+        rows = self._group_rows(planned) + windowed
         sums, _ = self._run(rows, len(encoded))
         out = []
         for (_, cont), logprob in zip(encoded, sums, strict=True):
@@ -181,6 +187,13 @@ class TorchScorer:
             seq = ((prefix,) if prefix is not None else ()) + tuple(self.tok.encode(text)) + tail
             rows.extend(self._windows(seq, owner))
         sums, counts = self._run(rows, len(texts))
+        broken = next((i for i, v in enumerate(sums) if not math.isfinite(v)), None)
+        if broken is not None:
+            raise CheckpointError(
+                f"perplexity: the model gave a non-finite log-likelihood (probability 0 or NaN) "
+                f"to test sentence {broken + 1} ({texts[broken][:60]!r})",
+                hint="the checkpoint's weights or logits are broken (NaN/inf); retrain or restore it",
+            )
         nll, n_tokens = -math.fsum(sums), sum(counts)
         if n_tokens == 0:
             raise RefusedError("perplexity: the texts hold no token to predict")
@@ -211,12 +224,12 @@ class TorchScorer:
                     row.targets.append((len(ctx) - 1 + j, token, i))
         return rows
 
-    def _windows(self, seq: tuple[int, ...], owner: int) -> list[_Row]:
-        """Rows predicting seq[1:]; texts longer than the window are cut into disjoint target
+    def _windows(self, seq: tuple[int, ...], owner: int, first: int = 1) -> list[_Row]:
+        """Rows predicting seq[first:]; texts longer than the window are cut into disjoint target
         spans, each seeing as much preceding text as fits (lm-eval's rolling windows)."""
         span = self.max_length or max(len(seq) - 1, 1)
         rows = []
-        for start in range(1, len(seq), span):
+        for start in range(max(first, 1), len(seq), span):
             end = min(start + span, len(seq))
             lo = max(0, end - 1 - span)
             rows.append(_Row(seq[lo : end - 1], [(k - 1 - lo, seq[k], owner) for k in range(start, end)]))
@@ -251,6 +264,24 @@ class TorchScorer:
 
     # --- the forward passes ---------------------------------------------------------------
 
+    def _check_ids(self, batch: list[_Row]) -> None:
+        """Token ids the embedding cannot look up fail in the forward as an IndexError (or read
+        out of bounds): name the token instead. The targets are checked against the logits."""
+        if self.vocab_size is None:
+            return
+        bad = next((t for row in batch for t in row.tokens if not 0 <= t < self.vocab_size), None)
+        if bad is not None:
+            try:
+                piece = repr(self.tok.decode([bad]))
+            except Exception:  # the tokenizer cannot decode its own id: the number says enough
+                piece = "?"
+            raise CheckpointError(
+                f"the tokenizer produced token id {bad} ({piece}) but the model's vocabulary has "
+                f"{self.vocab_size} entries",
+                hint="the tokenizer does not belong to this model (config.json vocab_size is smaller "
+                "than the tokenizer's)",
+            )
+
     @torch.inference_mode()
     def _run(self, rows: list[_Row], n_owners: int) -> tuple[list[float], list[int]]:
         """Sum of target log-probs and target count per owner (float64, in target order)."""
@@ -264,6 +295,7 @@ class TorchScorer:
                 ids[b, : len(row.tokens)] = torch.tensor(row.tokens, dtype=torch.long)
                 for pos, _, _ in row.targets:
                     keep[b, pos] = True
+            self._check_ids(batch)
             # flat index of every kept (row, position), in the row-major order the logits come in
             flat = torch.full((len(batch), width), -1, dtype=torch.long)
             flat[keep] = torch.arange(int(keep.sum()))
@@ -281,9 +313,10 @@ class TorchScorer:
                     where.append(int(flat[b, pos]))
                     tokens.append(token)
                     owners.append(owner)
-            if max(tokens) >= logp.shape[1]:
+            if max(tokens) >= logp.shape[1] or min(tokens) < 0:
+                bad = max(tokens) if max(tokens) >= logp.shape[1] else min(tokens)
                 raise CheckpointError(
-                    f"token id {max(tokens)} is outside the model's vocabulary of {logp.shape[1]}",
+                    f"token id {bad} is outside the model's vocabulary of {logp.shape[1]}",
                     hint="the tokenizer does not belong to this model",
                 )
             values = logp[torch.tensor(where), torch.tensor(tokens)].double().tolist()
