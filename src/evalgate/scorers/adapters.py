@@ -6,7 +6,8 @@ tokens, decode, the special ids, whether the model's sequences start with BOS, a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalgate.errors import CheckpointError
@@ -64,6 +65,11 @@ class HFTokenizerAdapter:
         return self.tok.decode(list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False)
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
 def first_int_attr(obj: Any, names: Sequence[str]) -> int | None:
     for name in names:
         value = getattr(obj, name, None)
@@ -73,18 +79,29 @@ def first_int_attr(obj: Any, names: Sequence[str]) -> int | None:
 
 
 def _as_int_list(value: Any, what: str) -> list[int]:
+    shown = type(value).__name__
+    if isinstance(value, Mapping) and "input_ids" in value:  # a BatchEncoding: tokenizer(text)
+        value = value["input_ids"]
+    if hasattr(value, "ids") and not isinstance(value, list | tuple):  # a `tokenizers.Encoding`
+        value = value.ids
     if hasattr(value, "tolist"):  # torch tensor / numpy array
         value = value.tolist()
-    if hasattr(value, "ids"):  # a `tokenizers.Encoding`
-        value = value.ids
-    if not isinstance(value, list | tuple) or not all(
-        isinstance(v, int) and not isinstance(v, bool) for v in value
-    ):
+    if isinstance(value, list | tuple) and len(value) == 1 and isinstance(value[0], list | tuple):
+        value = value[0]  # a batch of one row: encode(text, return_tensors="pt")
+    ids = None
+    if isinstance(value, list | tuple) and not any(isinstance(v, bool) for v in value):
+        try:
+            ids = [operator.index(v) for v in value]  # ints, numpy ints, 0-d integer tensors
+        except TypeError:
+            ids = None
+    if ids is None:
         raise CheckpointError(
-            f"{what} returned {type(value).__name__}, expected a flat list of token ids",
+            f"{what} returned {shown}, expected a flat list of token ids",
             hint="tokenizer.encode(text) must return a list of ints (or a 1-D tensor)",
         )
-    return list(value)
+    if any(i < 0 for i in ids):
+        raise CheckpointError(f"{what} returned a negative token id ({min(ids)})")
+    return ids
 
 
 class PluginTokenizerAdapter:
@@ -112,10 +129,21 @@ class PluginTokenizerAdapter:
         self.sha256: str | None = None  # set by the loader from a behavioural fingerprint
 
     def encode(self, text: str) -> list[int]:
-        return _as_int_list(self.tok.encode(text), f"--loader {self.loader}: tokenizer.encode")
+        try:
+            ids = self.tok.encode(text)
+        except Exception as exc:  # the user's code: name it and the text, not a traceback
+            raise CheckpointError(
+                f"--loader {self.loader}: tokenizer.encode raised {_first_line(exc)} on {text[:60]!r}"
+            ) from None
+        return _as_int_list(ids, f"--loader {self.loader}: tokenizer.encode")
 
     def decode(self, ids: Sequence[int]) -> str:
-        out = self.tok.decode(list(ids))
+        try:
+            out = self.tok.decode(list(ids))
+        except Exception as exc:
+            raise CheckpointError(
+                f"--loader {self.loader}: tokenizer.decode raised {_first_line(exc)} on ids {list(ids)[:20]}"
+            ) from None
         if not isinstance(out, str):
             raise CheckpointError(
                 f"--loader {self.loader}: tokenizer.decode returned {type(out).__name__}, expected str"

@@ -22,7 +22,7 @@ from evalgate.scorers.adapters import FINGERPRINT_TEXT, PluginTokenizerAdapter, 
 from evalgate.scorers.base import ScorerInfo, files_digest
 from evalgate.scorers.loaders import dtype_name, first_line, n_parameters
 from evalgate.scorers.safety import check_regular_files, checkpoint_files
-from evalgate.scorers.torch_lm import TorchScorer, full_logits_fn
+from evalgate.scorers.torch_lm import LogitsFn, TorchScorer, full_logits_fn
 from evalgate.types import canonical_json, sha256_text
 
 _LOADER_SPEC = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_]\w*$")
@@ -71,14 +71,13 @@ def load_plugin(
     if not ids:
         raise CheckpointError(f"--loader {spec}: tokenizer.encode returned no ids for a plain sentence")
     adapter.decode(ids)
-    fn_logits = full_logits_fn(model)
+    fn_logits = _guarded(full_logits_fn(model), spec)
     try:
         with torch.inference_mode():
             logits = fn_logits(torch.tensor([ids]), torch.ones((1, len(ids)), dtype=torch.bool))
     except CheckpointError as exc:
-        raise CheckpointError(f"--loader {spec}: {exc.message}", hint=exc.hint) from None
-    except Exception as exc:
-        raise CheckpointError(f"--loader {spec}: model(ids) raised {first_line(exc)}") from None
+        message = exc.message if exc.message.startswith("--loader ") else f"--loader {spec}: {exc.message}"
+        raise CheckpointError(message, hint=exc.hint) from None
     vocab_size = int(logits.shape[-1])
     if max(ids) >= vocab_size:
         raise CheckpointError(
@@ -113,3 +112,22 @@ def load_plugin(
         dtype=dtype,
         threads=threads,
     )
+
+
+def _guarded(fn: LogitsFn, spec: str) -> LogitsFn:
+    """The plugin's model is the user's code: an exception in it, at any batch, is a refusal
+    naming the loader (exit 2), not an evalgate bug (exit 3)."""
+
+    def call(ids: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        try:
+            return fn(ids, keep)
+        except (CheckpointError, MemoryError):
+            raise
+        except Exception as exc:
+            raise CheckpointError(
+                f"--loader {spec}: model(ids) raised {first_line(exc)} on ids of shape {tuple(ids.shape)}"
+            ) from None
+
+    call.selects_positions = False  # type: ignore[attr-defined]
+    call.model = getattr(fn, "model", None)  # type: ignore[attr-defined]
+    return call
