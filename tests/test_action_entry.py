@@ -162,3 +162,12 @@ def test_the_real_cli_refusing_a_missing_config_is_non_zero(tmp_path, monkeypatc
     env = {"GITHUB_OUTPUT": str(output), "INPUT_CONFIG": "nowhere.yml", "INPUT_FAIL-ON-REGRESSION": "false"}
     assert main(env) == 2
     assert parse_github_output(output.read_text(encoding="utf-8"))["verdict"] == "refused"
+
+
+def test_an_unwritable_summary_or_output_file_keeps_the_gates_exit_code(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    missing = tmp_path / "gone"
+    env = {"GITHUB_OUTPUT": str(missing / "output.txt"), "GITHUB_STEP_SUMMARY": str(missing / "summary.md")}
+    assert main(env, run=fake_run("fail", 1)) == 1
+    out = capsys.readouterr().out
+    assert "could not write GITHUB_OUTPUT" in out and "could not write GITHUB_STEP_SUMMARY" in out

@@ -346,3 +346,23 @@ def test_run_comment_keeps_the_gates_exit_code(gh, tmp_path, monkeypatch, token,
     else:
         assert gh.comments.get(PR, []) == []
         assert "could not post the pull request comment" in summary.read_text(encoding="utf-8")
+
+
+def test_a_pull_request_that_is_not_found_is_refused_and_the_report_kept(
+    gh, artifact, workflow_run_env, capsys
+):
+    gh.fail("GET", r"/issues/99/comments", 404)  # a wrong --pr, or a PR the token cannot see
+    assert main(["comment", "--report", str(artifact), "--pr", "99"]) == 2
+    err = capsys.readouterr().err
+    assert f"{REPO}#99: not found (HTTP 404)" in err and "job summary" in err
+    assert "# evalgate: PASS" in workflow_run_env.read_text(encoding="utf-8")
+    assert gh.count("POST") == 0
+
+
+def test_an_unwritable_step_summary_does_not_lose_the_gates_answer(
+    gh, artifact, workflow_run_env, monkeypatch, tmp_path, capsys
+):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs-readonly")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "no-such-dir" / "summary.md"))
+    assert main(["comment", "--report", str(artifact), "--pr", str(PR)]) == 0
+    assert "the report stays in its folder" in capsys.readouterr().out

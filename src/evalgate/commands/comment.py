@@ -23,7 +23,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalgate.edges.github import CommentResult, GitHubClient, api_url_from_env, post_or_update_comment
+from evalgate.edges.github import (
+    CommentResult,
+    GitHubClient,
+    GitHubHTTPError,
+    api_url_from_env,
+    post_or_update_comment,
+)
 from evalgate.errors import EXIT_PASS, EvalgateError, GitHubError, RefusedError
 
 MAX_REPORT_BYTES = 4 << 20  # the comment keeps at most 65,536 characters anyway
@@ -136,8 +142,11 @@ def write_fallback(body: str, reason: str, env: Mapping[str, str]) -> str:
     print(f"::warning title=evalgate comment::could not post the PR comment ({reason}); see the job summary")
     if not summary:
         return "no GITHUB_STEP_SUMMARY: the report stays in its folder"
-    with open(summary, "a", encoding="utf-8") as fh:
-        fh.write(FALLBACK_NOTICE.format(reason=reason or "HTTP 403") + body.rstrip("\n") + "\n")
+    try:
+        with open(summary, "a", encoding="utf-8") as fh:
+            fh.write(FALLBACK_NOTICE.format(reason=reason or "HTTP 403") + body.rstrip("\n") + "\n")
+    except OSError as exc:
+        return f"the job summary could not be written ({exc}): the report stays in its folder"
     return f"the report was written to the job summary ({summary})"
 
 
@@ -203,7 +212,20 @@ def _post_report(
             "(the PR was closed or has newer commits)"
         )
         return None
-    result = post_or_update_comment(repo, number, defuse_mentions(body), token=token, env=env, client=client)
+    try:
+        result = post_or_update_comment(
+            repo, number, defuse_mentions(body), token=token, env=env, client=client
+        )
+    except GitHubHTTPError as exc:
+        if exc.status != 404:
+            raise
+        # A wrong --pr, a deleted PR or a token that cannot see the repository: the user's input,
+        # not an evalgate fault; the report still goes to the job summary.
+        where = write_fallback(body, f"{repo}#{number} was not found (HTTP 404)", env)
+        raise RefusedError(
+            f"{repo}#{number}: not found (HTTP 404); {where}",
+            hint="check the pull request number and that the token can see the repository",
+        ) from None
     cut = " (cut to GitHub's 65,536-character limit)" if result.truncated else ""
     if result.fallback:
         where = write_fallback(body, result.reason, env)

@@ -191,8 +191,20 @@ def main(env: Mapping[str, str] | None = None, run: Callable[[Sequence[str]], in
     summary_size = _size(summary) if summary else 0
     code = run(args)
     outputs = gate_outputs(out_dir(env), code, before, started)
-    write_outputs(env.get("GITHUB_OUTPUT"), outputs)
-    append_summary(summary, outputs["report-path"], outputs["verdict"], since=summary_size)
+    for what, write in (
+        ("GITHUB_OUTPUT", lambda: write_outputs(env.get("GITHUB_OUTPUT"), outputs)),
+        (
+            "GITHUB_STEP_SUMMARY",
+            lambda: append_summary(summary, outputs["report-path"], outputs["verdict"], since=summary_size),
+        ),
+    ):
+        try:
+            write()
+        except OSError as exc:  # the gate's verdict and the report on disk stand: warn, keep the exit code
+            print(
+                f"::warning title=evalgate action::could not write {what} ({exc}); "
+                f"the report is in {out_dir(env)}"
+            )
     if code >= EXIT_REFUSED and not outputs["report-path"]:
         print(f"::error title=evalgate::evalgate run ended with exit code {code} and no report; see the log")
     final = exit_code(code, fail_on_regression)
