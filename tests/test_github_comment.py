@@ -366,3 +366,19 @@ def test_an_unwritable_step_summary_does_not_lose_the_gates_answer(
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "no-such-dir" / "summary.md"))
     assert main(["comment", "--report", str(artifact), "--pr", str(PR)]) == 0
     assert "the report stays in its folder" in capsys.readouterr().out
+
+
+def test_a_stand_in_api_that_names_itself_localhost_in_links_is_followed(gh):
+    chatter(gh, PAGE_SIZE + 3)
+    mine = gh.add_comment(PR, BOT_LOGIN, report("old"))  # on page 2
+    gh.url = gh.url.replace("127.0.0.1", "localhost")  # the links it writes; the client uses 127.0.0.1
+    result = post_or_update_comment(
+        REPO,
+        PR,
+        report("new"),
+        token="ghs-installation",
+        api_url=gh.url.replace("localhost", "127.0.0.1"),
+        env={},
+    )
+    assert result.action == "updated" and [c["id"] for c in gh.by(PR, BOT_LOGIN)] == [mine]
+    assert gh.count("GET", "page=2") == 1

@@ -83,10 +83,15 @@ def next_link(header: str) -> str | None:
     return None
 
 
+# One machine's own names for itself: a stand-in API on 127.0.0.1 may write its links as localhost.
+_THIS_MACHINE = {"localhost", "127.0.0.1", "::1"}
+
+
 def origin(url: str) -> tuple[str, str, int | None]:
     parts = urllib.parse.urlsplit(url)
     scheme = parts.scheme.lower()
-    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)
+    host = (parts.hostname or "").lower()
+    return scheme, "localhost" if host in _THIS_MACHINE else host, parts.port or _DEFAULT_PORTS.get(scheme)
 
 
 def api_url_from_env(env: Mapping[str, str] | None = None) -> str:
