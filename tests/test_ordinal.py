@@ -205,7 +205,8 @@ def test_validate_names_every_broken_scale_with_file_line_id_and_field(tmp_path)
         ("data/eval/ordinal.jsonl", 3, "ord-mixed", "candidates"),
     ]
     assert "'4' comes after '5'" in found[0]["message"] and "low to high" in found[0]["hint"]
-    assert {f["check"] for f in doc["findings"]} == {"ordinal-scale"}  # coverage untouched by them
+    # coverage untouched by them; the verb-form probe is checked as one ("5" is not a form of 'go')
+    assert {f["check"] for f in doc["findings"]} == {"ordinal-scale", "expected-form"}
 
 
 def test_coverage_counts_only_form_probes():

@@ -195,7 +195,8 @@ def test_text_the_model_would_see_differently_from_the_reader_is_refused(tmp_pat
         "decomposed-prompt": ({"prompt": "Ayer yo ___ arroz en la cocina\u0301."}, "prompt"),
         "invisible-prompt": ({"prompt": "Ayer yo ___ arroz\u200b en casa."}, "prompt"),
         "decomposed-candidates": (
-            {"prompt": "Ayer yo ___ arroz.", "candidates": ["cocine\u0301", "cocino"], "expected": "cocino"},
+            {"prompt": "Hoy yo ___ arroz.", "candidates": ["cocine\u0301", "cocino"], "expected": "cocino"}
+            | {"language": "es", "verb": "cocinar", "tense": "present_simple", "person": "1sg"},
             "candidates",
         ),
     }

@@ -20,14 +20,15 @@ from typing import Any
 
 import jsonschema
 
-from evalgate.core.grammar import Grammar
+from evalgate.core.grammar import Grammar, Verb
 from evalgate.core.ordinal import KIND as ORDINAL
 from evalgate.core.ordinal import scale_problem
 from evalgate.core.text import normalize_exact
-from evalgate.types import BLANK, Finding, Probe
+from evalgate.types import BLANK, LANGUAGES, PERSONS, TENSES, Finding, Probe
 
 _BLANK_RUN = re.compile(r"_{3,}")
 _BEFORE = re.compile(r"(\s*)___")
+_WORD = re.compile(r"[^\W_]")
 _GLUED = re.compile(r"[^\W_]+___[^\W_]*|___[^\W_]+")
 
 # Symbolic check names (Finding.check) with the hint that goes with each.
@@ -40,6 +41,8 @@ HINTS = {
     "blank": "write the prompt with exactly one ___ where the verb form goes",
     "verb-unknown": "use one of the target verbs of that language (data/grammar/verbs.yaml)",
     "regularity-mismatch": "set `regularity` to what the grammar table says",
+    "expected-form": "make `expected` the grammar table's form for the probe's tense and person (an "
+    "auxiliary before it is allowed: 'has eaten'), or fix `tense`/`person`",
     "category-file": 'adversarial probes go in a file whose name contains "adversarial", core probes '
     "in any other file",
     "reason-code-missing": "give every adversarial probe a reason_code naming its category, e.g. PAST-IRREG",
@@ -102,9 +105,19 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
     return f"{where}{err.message[:200]}"
 
 
+def record_id(rec: dict[str, Any]) -> str | None:
+    """The id to name a record by: a string as is, a number or boolean (a typo) by its JSON spelling."""
+    value = rec.get("id")
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float):  # bool included
+        return json.dumps(value)
+    return None
+
+
 def schema_findings(rec: dict[str, Any], file: str, line: int) -> tuple[list[Finding], set[str]]:
     """Every schema error of one record, one finding per field, and the set of fields at fault."""
-    pid = rec.get("id") if isinstance(rec.get("id"), str) else None
+    pid = record_id(rec)
     allowed = probe_schema()["properties"]
     findings: list[Finding] = []
     bad: set[str] = set()
@@ -147,6 +160,8 @@ def _blank_problem(prompt: str) -> str | None:
             f"the blank has {_reveal(before.group(1))} before it; write one plain space (the space before "
             "the blank is scored with the form)"
         )
+    if not _WORD.search(prompt.replace(BLANK, " ")):
+        return "the prompt has no words around the blank: there is no sentence for the form to complete"
     glued = _GLUED.search(prompt)
     if glued:
         return (
@@ -192,6 +207,12 @@ def _candidate_problems(candidates: list[str]) -> list[str]:
         if cand != cand.strip():
             out.append(f"item [{i}]: {_reveal(cand)} starts or ends with whitespace")
         out += [f"item [{i}]: {_reveal(cand)} {p}" for p in _form_problems(cand)]
+        if any(unicodedata.category(ch) == "Cc" for ch in cand):
+            out.append(f"item [{i}]: {_reveal(cand)} holds a control character (a line break, a tab...)")
+        if BLANK in cand:
+            out.append(
+                f"item [{i}]: {_reveal(cand)} holds the blank {BLANK} (a candidate is the form itself)"
+            )
         key = visible.strip()
         if key in first:
             j = first[key]
@@ -207,17 +228,26 @@ def _candidate_problems(candidates: list[str]) -> list[str]:
 def semantic_findings(
     rec: dict[str, Any], file: str, line: int, grammar: Grammar | None, bad: set[str]
 ) -> list[Finding]:
-    """The rules beyond the schema, each run only when the fields it reads passed the schema."""
-    pid = rec.get("id") if isinstance(rec.get("id"), str) else None
+    """The rules beyond the schema, each run when the fields it reads can be read.
+
+    Most rules need their fields to pass the schema; the blank and `expected in candidates` only
+    need strings (a prompt over the length limit can still have two blanks), so one run names
+    every fault of the record.
+    """
+    pid = record_id(rec)
     out: list[Finding] = []
 
     def ok(*names: str) -> bool:
         return all(n in rec and n not in bad for n in names)
 
+    prompt_str = isinstance(rec.get("prompt"), str)
+    cands = rec.get("candidates")
+    cands_str = isinstance(cands, list) and bool(cands) and all(isinstance(c, str) for c in cands)
+
     def add(check: str, field: str, message: str, hint: str | None = None) -> None:
         out.append(Finding(check, message, file, line, pid, field, hint or HINTS[check]))
 
-    if ok("expected", "candidates") and rec["expected"] not in rec["candidates"]:
+    if isinstance(rec.get("expected"), str) and cands_str and rec["expected"] not in rec["candidates"]:
         shown = ", ".join(_short(c, 30) for c in rec["candidates"])
         twin = [c for c in rec["candidates"] if _visible(c) == _visible(rec["expected"])]
         note = (
@@ -234,9 +264,9 @@ def semantic_findings(
     if ok("candidates"):
         for problem in _candidate_problems(rec["candidates"]):
             add("text-form", "candidates", problem)
-    if ok("prompt") and (problem := _blank_problem(rec["prompt"])):
+    if prompt_str and (problem := _blank_problem(rec["prompt"])):
         add("blank", "prompt", problem)
-    if ok("prompt") and (problems := _form_problems(rec["prompt"])):
+    if prompt_str and (problems := _form_problems(rec["prompt"])):
         add("text-form", "prompt", f"the prompt {' and '.join(problems)}: {_reveal(rec['prompt'])[:200]}")
     if ok("kind", "candidates") and rec["kind"] == ORDINAL and (problem := scale_problem(rec["candidates"])):
         add("ordinal-scale", "candidates", problem)
@@ -251,19 +281,59 @@ def semantic_findings(
             )
         if rec["category"] == "adversarial" and "reason_code" not in rec:
             add("reason-code-missing", "reason_code", "adversarial probe without a reason_code")
+    unreadable_language = ok("verb") and not ok("language")
+    if (
+        grammar is not None
+        and unreadable_language
+        and not any(grammar.get(x, rec["verb"]) for x in LANGUAGES)
+    ):
+        # the language is unreadable; a verb of no language at all is a fault of its own
+        message = f"'{rec['verb']}' is not a target verb of any language ({', '.join(LANGUAGES)})"
+        add("verb-unknown", "verb", message)
     if grammar is not None and ok("language", "verb"):
         verb = grammar.get(rec["language"], rec["verb"])
         if verb is None:
             add("verb-unknown", "verb", _unknown_verb(rec["language"], rec["verb"], grammar))
-        elif ok("regularity") and rec["regularity"] != verb.regularity:
-            add(
-                "regularity-mismatch",
-                "regularity",
-                f"'{rec['regularity']}' disagrees with the grammar table: "
-                f"{rec['language']} '{verb.infinitive}' is {verb.regularity}",
-                f"set regularity to '{verb.regularity}' (the grammar table is the reference)",
-            )
+        else:
+            if ok("regularity") and rec["regularity"] != verb.regularity:
+                add(
+                    "regularity-mismatch",
+                    "regularity",
+                    f"'{rec['regularity']}' disagrees with the grammar table: "
+                    f"{rec['language']} '{verb.infinitive}' is {verb.regularity}",
+                    f"set regularity to '{verb.regularity}' (the grammar table is the reference)",
+                )
+            if (
+                ok("tense", "person", "expected", "candidates", "label")
+                and "kind" not in bad
+                and rec.get("kind", "form") != ORDINAL
+                and rec["label"] == "correct"
+                and rec["expected"] in rec["candidates"]
+                and (problem := _form_mismatch(rec, verb))
+            ):
+                add("expected-form", "expected", problem)
     return out
+
+
+def _matches_form(expected: str, form: str) -> bool:
+    """`expected` is the table's form, case aside, or that form after an auxiliary ("has eaten")."""
+    exp, want = " ".join(expected.lower().split()), form.lower()
+    return exp == want or exp.endswith(" " + want)
+
+
+def _form_mismatch(rec: dict[str, Any], verb: Verb) -> str | None:
+    """The message when a correct probe's expected is not the table's form for its tense x person."""
+    tense, person, expected = rec["tense"], rec["person"], rec["expected"]
+    form = verb.form(tense, person)
+    if _matches_form(expected, form):
+        return None
+    where = f"{rec['language']} '{verb.infinitive}' {tense} {person}"
+    message = f"{_short(expected)} is not the grammar table's form for {where} ('{form}')"
+    cells = [f"{t} {p}" for t in TENSES for p in PERSONS if _matches_form(expected, verb.form(t, p))]
+    if cells:
+        shown = ", ".join(cells[:3]) + (", ..." if len(cells) > 3 else "")
+        message += f"; it is the form for {shown}: fix `expected`, or `tense`/`person`"
+    return message
 
 
 def _unknown_verb(language: str, verb: str, grammar: Grammar) -> str:

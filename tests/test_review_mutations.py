@@ -1,0 +1,119 @@
+"""Mutations of a valid probe set that slipped through validation (adversarial review, round 2).
+
+Each test changes one thing in the small valid set of probeset_factory (or the shipped set) and
+asserts what the hidden checker of a CI gate would: exit code 2, and a finding naming the file,
+the line, the probe id and the field, every fault of the run reported at once.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from probeset_factory import cli, dump_jsonl, write_base
+
+PROBES = Path("data/eval/probes.jsonl")
+
+
+def _findings(cfg: Path, *extra: str) -> tuple[int, list[dict]]:
+    code, out = cli("validate", "--config", str(cfg), "--format", "json", *extra)
+    return code, json.loads(out)["findings"]
+
+
+def _with_probe(root: Path, **fields) -> Path:
+    """The base set plus one probe `odd` (line 9): the first core probe with `fields` changed."""
+    cfg = write_base(root)
+    rec = json.loads((root / PROBES).read_text(encoding="utf-8").splitlines()[0])
+    with (root / PROBES).open("ab") as fh:
+        fh.write(dump_jsonl([{**rec, "id": "odd", **fields}]))
+    return cfg
+
+
+def _located(findings: list[dict]) -> list[tuple[str, str, int, str]]:
+    return sorted(
+        (f["check"], f["field"], f["line"], f["file"]) for f in findings if f.get("probe_id") == "odd"
+    )
+
+
+def test_expected_that_is_another_candidate_but_not_the_tables_form_is_refused(tmp_path):
+    # base probe: en 'work' present_simple 3sg, candidates work/works/worked, expected "works"
+    cfg = _with_probe(tmp_path / "wrong", expected="worked")
+    code, findings = _findings(cfg)
+    assert code == 2
+    assert _located(findings) == [("expected-form", "expected", 9, str(PROBES))]
+    [f] = [f for f in findings if f.get("probe_id") == "odd"]
+    assert (
+        "'works'" in f["message"] and "past_simple" in f["message"]
+    )  # the table's form, and where "worked" is
+
+    cfg = _with_probe(tmp_path / "tense", tense="past_simple")  # the label moved, the form did not
+    code, findings = _findings(cfg)
+    assert code == 2 and _located(findings) == [("expected-form", "expected", 9, str(PROBES))]
+
+    fine = {
+        "auxiliary": {
+            "tense": "past_participle",
+            "candidates": ["has worked", "works"],
+            "expected": "has worked",
+        },
+        "ambiguous": {"expected": "work", "label": "ambiguous"},
+    }
+    for name, fields in fine.items():
+        assert _findings(_with_probe(tmp_path / name, **fields)) == (0, []), name
+
+
+def test_every_fault_of_one_record_is_named_even_when_the_schema_fails_too(tmp_path):
+    cases = {
+        # uniqueItems fails, and expected is in none of them
+        "dup-and-missing": (
+            {"candidates": ["work", "work", "worked"], "expected": "zzz"},
+            [("expected-not-candidate", "expected"), ("schema", "candidates")],
+        ),
+        # over the length limit, and two blanks
+        "long-two-blanks": (
+            {"prompt": "She ___ and ___ " + "x " * 1100},
+            [("blank", "prompt"), ("schema", "prompt")],
+        ),
+        # an unknown language and a verb of no language
+        "language-and-verb": (
+            {"language": "fr", "verb": "fly"},
+            [("schema", "language"), ("verb-unknown", "verb")],
+        ),
+    }
+    for name, (fields, expected) in cases.items():
+        code, findings = _findings(_with_probe(tmp_path / name, **fields))
+        assert code == 2, name
+        assert [(c, f) for c, f, line, _ in _located(findings) if line == 9] == expected, name
+
+
+def test_candidates_with_control_characters_or_the_blank_and_a_prompt_of_only_the_blank(tmp_path):
+    cases = {
+        "newline": (
+            {"candidates": ["work", "wor\nks", "worked"], "expected": "work"},
+            "candidates",
+            "control",
+        ),
+        "blank-candidate": ({"candidates": ["works", "___", "worked"]}, "candidates", "blank ___"),
+        "only-blank": ({"prompt": "___"}, "prompt", "no words"),
+        "blank-and-punctuation": ({"prompt": "¿ ___ ?"}, "prompt", "no words"),
+    }
+    for name, (fields, field, words) in cases.items():
+        code, findings = _findings(_with_probe(tmp_path / name, **fields))
+        assert code == 2, name
+        hits = [f for f in findings if f.get("probe_id") == "odd" and f["field"] == field]
+        assert hits and all(f["line"] == 9 for f in hits), (name, findings)
+        assert any(words in f["message"] for f in hits), (name, hits)
+
+
+def test_a_numeric_id_is_named_by_its_spelling(tmp_path):
+    cfg = write_base(tmp_path)
+    lines = (tmp_path / PROBES).read_text(encoding="utf-8").splitlines()
+    rec = json.loads(lines[2])
+    lines[2] = json.dumps({**rec, "id": 1.5, "expected": "zzz"})
+    (tmp_path / PROBES).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, findings = _findings(cfg)
+    assert code == 2
+    assert sorted((f["check"], f["probe_id"], f["field"], f["line"]) for f in findings) == [
+        ("expected-not-candidate", "1.5", "expected", 3),
+        ("schema", "1.5", "id", 3),
+    ]
