@@ -8,6 +8,7 @@ the line, the probe id and the field, every fault of the run reported at once.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from probeset_factory import cli, dump_jsonl, write_base
@@ -117,3 +118,63 @@ def test_a_numeric_id_is_named_by_its_spelling(tmp_path):
         ("expected-not-candidate", "1.5", "expected", 3),
         ("schema", "1.5", "id", 3),
     ]
+
+
+def test_a_broken_line_names_the_probe_and_the_field_it_broke_in(tmp_path):
+    cfg = write_base(tmp_path)
+    lines = (tmp_path / PROBES).read_text(encoding="utf-8").splitlines()
+    pid = json.loads(lines[1])["id"]
+    lines[1] = "[" + lines[1] + "]"  # a probe wrapped in an array
+    lines[2] = re.sub(r'"expected": "(\w+)"', r'"expected": \1', lines[2])  # an unquoted value
+    lines[3] = lines[3].replace('"label": "correct",', '"label": "correct"')  # a missing comma
+    lines[4] = lines[4][:-1] + ",}"  # a trailing comma: between members, no field to blame
+    (tmp_path / PROBES).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, findings = _findings(cfg)
+    assert code == 2
+    got = [(f["check"], f["line"], f.get("probe_id"), f.get("field")) for f in findings]
+    assert ("jsonl-not-object", 2, pid, None) in got
+    assert [g[3] for g in got if g[0] == "jsonl-syntax"] == ["expected", "label", None]
+    assert all(g[2] for g in got if g[0].startswith("jsonl-"))  # every broken line still names its probe
+
+
+def _sealed(root: Path) -> Path:
+    cfg = write_base(root)
+    assert cli("probes", "seal", "--config", str(cfg))[0] == 0
+    return cfg
+
+
+def test_a_deleted_probe_is_located_on_its_lock_line_in_the_manifest(tmp_path):
+    cfg = _sealed(tmp_path)
+    lines = (tmp_path / PROBES).read_text(encoding="utf-8").splitlines()
+    gone = json.loads(lines[3])["id"]
+    (tmp_path / PROBES).write_text("\n".join(lines[:3] + lines[4:]) + "\n", encoding="utf-8")
+    code, findings = _findings(cfg)
+    assert code == 2
+    [f] = [f for f in findings if f["check"] == "lock-removed"]
+    manifest = (tmp_path / "data/eval/MANIFEST.json").read_text(encoding="utf-8").splitlines()
+    assert (f["probe_id"], f["field"]) == (gone, "id")
+    assert f'"{gone}":' in manifest[f["line"] - 1] and "lock" not in manifest[f["line"] - 1]
+
+
+def test_a_formatting_only_change_after_sealing_is_named(tmp_path):
+    edits = {
+        "CRLF": lambda b: b.replace(b"\n", b"\r\n"),
+        "final newline": lambda b: b.rstrip(b"\n"),
+        "line ends": lambda b: b.replace(b"}\n", b"}  \n"),
+    }
+    for what, edit in edits.items():
+        cfg = _sealed(tmp_path / what.replace(" ", "-"))
+        path = cfg.parent / PROBES
+        path.write_bytes(edit(path.read_bytes()))
+        code, findings = _findings(cfg)
+        assert code == 2, what
+        [f] = findings
+        assert (f["check"], f["file"], f["line"]) == ("manifest-file-changed", str(PROBES), 1), what
+        assert what in f["message"] and "unchanged" in f["hint"], what
+    # a real edit gets no such claim
+    cfg = _sealed(tmp_path / "edit")
+    path = cfg.parent / PROBES
+    path.write_bytes(path.read_bytes().replace(b'"source": "hand"', b'"source": "generated"', 1))
+    code, findings = _findings(cfg)
+    assert code == 2 and [f["check"] for f in findings] == ["manifest-file-changed"]
+    assert "formatting" not in findings[0]["message"]

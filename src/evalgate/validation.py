@@ -9,6 +9,7 @@ leaks against the training files, coverage. Every problem lands in one `Validati
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -177,12 +178,53 @@ def _load_template(cfg: GateConfig, col: _Collector) -> str | None:
     return text
 
 
+# Edits that change a file's bytes but no record (an editor or git's core.autocrlf): name them, so
+# the user knows re-sealing is safe.
+_FORMAT_ONLY: tuple[tuple[str, Any], ...] = (
+    ("CRLF line endings (git core.autocrlf?); the sealed file had LF", lambda b: b.replace(b"\r\n", b"\n")),
+    ("a byte-order mark was added", lambda b: b.removeprefix(b"\xef\xbb\xbf")),
+    ("the final newline was removed", lambda b: b + b"\n"),
+    ("blank lines were added at the end", lambda b: b.rstrip(b"\n") + b"\n"),
+    ("whitespace was added at line ends", lambda b: b"\n".join(x.rstrip() for x in b.split(b"\n"))),
+)
+
+
+def _format_only(data: bytes, sealed_sha: str) -> str | None:
+    for what, undo in _FORMAT_ONLY:
+        if hashlib.sha256(undo(data)).hexdigest() == sealed_sha:
+            return what
+    return None
+
+
+def _locate_in_manifest(
+    f: Finding, shown: str, text: str, doc: dict, contents: Mapping[str, bytes]
+) -> Finding:
+    """A line for findings about the manifest's own entries; the cause of a formatting-only change."""
+    if f.check == "lock-removed" and f.file == shown and f.probe_id:
+        needle = json.dumps(f.probe_id) + ":"
+        lock_at = text.find('"lock":')
+        at = text.find(needle, max(lock_at, 0))
+        if at >= 0:
+            return dataclasses.replace(f, line=text.count("\n", 0, at) + 1)
+    if f.check == "manifest-file-changed" and f.file in contents:
+        what = _format_only(contents[f.file], f.evidence.get("sealed", ""))
+        if what:
+            message = f"{f.message}: only the formatting changed ({what}), every probe reads the same"
+            hint = (
+                "restore the file's formatting, or re-seal with `evalgate probes seal` (the probes are "
+                "unchanged)"
+            )
+            return dataclasses.replace(f, message=message, hint=hint, line=1)
+    return f
+
+
 def _check_manifest(
     path: Path,
     col: _Collector,
     files: list[tuple[Path, ProbeFile]],
     probes: list[Probe],
     seen: set[str] | None,
+    contents: Mapping[str, bytes],
 ) -> str | None:
     """Check the seal and the lock; the sealed version, or None for an unsealed/invalid manifest."""
     shown = col.show(path)
@@ -217,6 +259,8 @@ def _check_manifest(
         return None
     keyed = [ProbeFile(manifest_key(path, p), f.display, f.sha256, f.cases) for p, f in files]
     found, warned = check_manifest(doc, shown, keyed, probes, seen)
+    text = data.decode("utf-8")
+    found = [_locate_in_manifest(f, shown, text, doc, contents) for f in found]
     col.findings.extend(found)
     col.warnings.extend(warned)
     return doc["version"]
@@ -277,6 +321,7 @@ def validate(
     probes: list[Probe] = []
     ids: list[tuple[str, int, str]] = []
     files: list[tuple[Path, ProbeFile]] = []
+    read: dict[str, bytes] = {}  # display path -> bytes of each probe file
     all_read, all_parsed, unreadable = True, True, 0
     for path in probe_paths(cfg, probe_files):
         data = col.read(path, "probes", "probe file")
@@ -284,6 +329,7 @@ def validate(
             all_read = False
             continue
         shown = col.show(path)
+        read[shown] = data
         records, found = parse_jsonl(data, shown)
         all_parsed &= all(f.check == "jsonl-bom" for f in found)
         parsed, semantic, file_ids = probes_from_records(records, shown, grammar)
@@ -299,7 +345,7 @@ def validate(
     template = _load_template(cfg, col)
 
     seen = {pid for _, _, pid in ids} if all_read and all_parsed else None
-    version = _check_manifest(manifest_path(cfg, probe_files), col, files, probes, seen)
+    version = _check_manifest(manifest_path(cfg, probe_files), col, files, probes, seen, read)
 
     leaks = _leaks(cfg, col, grammar, probes, train_files)
     excluded: frozenset[str] = frozenset()

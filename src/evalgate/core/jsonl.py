@@ -63,6 +63,30 @@ def key_hint(line: bytes, key: str) -> str | None:
         return None
 
 
+_KEY_BEFORE = re.compile(rb'"([^"\\]{1,100})"\s*:')
+
+
+# json's messages for an error inside the value of the last key (not between two members)
+_IN_VALUE = (
+    "Expecting value",
+    "Unterminated string",
+    "Invalid control character",
+    "Invalid \\escape",
+    "Expecting ',' delimiter",
+)
+
+
+def key_at(line: bytes, pos: int) -> str | None:
+    """The key whose value holds byte `pos` of a broken line: the last `"key":` before it."""
+    keys = _KEY_BEFORE.findall(line[:pos])
+    if not keys:
+        return None
+    try:
+        return keys[-1].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def _type_name(value: Any) -> str:
     return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
         type(value), "a number"
@@ -119,8 +143,20 @@ def parse_jsonl(
     """
     findings: list[Finding] = []
 
-    def finding(check: str, message: str, line: int | None, hint: str, probe_id: str | None = None) -> None:
-        findings.append(Finding(check, message, file=file, line=line, probe_id=probe_id, hint=hint))
+    def finding(
+        check: str,
+        message: str,
+        line: int | None,
+        hint: str,
+        probe_id: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        findings.append(
+            Finding(check, message, file=file, line=line, probe_id=probe_id, field=field, hint=hint)
+        )
+
+    def named(raw: bytes) -> str | None:
+        return key_hint(raw[:65536], id_key) if id_key else None
 
     if not data.strip():
         finding(
@@ -181,6 +217,7 @@ def parse_jsonl(
                 f"line is {len(raw):,} bytes, over the limit of {max_line_bytes:,}",
                 line_no,
                 f"a {what} should fit on a short line; check that the file was not mangled",
+                named(raw),
             )
             continue
         if not raw.strip():
@@ -202,7 +239,8 @@ def parse_jsonl(
                 "counting from 0) is not valid UTF-8",
                 line_no,
                 "save the file as UTF-8 (it looks like Latin-1 or Windows-1252)",
-                key_hint(raw, id_key) if id_key else None,
+                named(raw),
+                key_at(raw, exc.start),
             )
             continue
         try:
@@ -226,14 +264,23 @@ def parse_jsonl(
                 f"column {exc.colno}: invalid JSON: {exc.msg}",
                 line_no,
                 "fix the JSON on this line (each line must be one complete JSON object)",
-                key_hint(raw, id_key) if id_key else None,
+                named(raw),
+                key_at(raw, len(text[: exc.pos].encode("utf-8"))) if exc.msg.startswith(_IN_VALUE) else None,
             )
             continue
         except ValueError as exc:  # NaN / Infinity
-            finding("jsonl-syntax", f"invalid JSON: {exc}", line_no, "write a number, a string or null")
+            finding(
+                "jsonl-syntax",
+                f"invalid JSON: {exc}",
+                line_no,
+                "write a number, a string or null",
+                named(raw),
+            )
             continue
         except RecursionError:
-            finding("jsonl-syntax", "invalid JSON: nested too deeply", line_no, "flatten the value")
+            finding(
+                "jsonl-syntax", "invalid JSON: nested too deeply", line_no, "flatten the value", named(raw)
+            )
             continue
         if not isinstance(obj, dict):
             finding(
@@ -241,6 +288,7 @@ def parse_jsonl(
                 f"expected a JSON object {{...}}, got {_type_name(obj)}",
                 line_no,
                 f"write each {what} as one JSON object",
+                named(raw),
             )
             continue
         if b"\\u" in raw and _has_lone_surrogate(obj):
@@ -249,7 +297,7 @@ def parse_jsonl(
                 "a \\u escape encodes half of a surrogate pair, which is not valid Unicode",
                 line_no,
                 "write the character itself, or both halves of the pair",
-                key_hint(raw, id_key) if id_key else None,
+                named(raw),
             )
             continue
         records.append((line_no, obj))
