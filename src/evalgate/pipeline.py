@@ -248,8 +248,12 @@ def gate(
     """Compare with the baseline (if any) and set verdict + reasons."""
     from evalgate.core.compare import compare, verdict
 
+    # `evalgate compare` may re-gate a results.json that was gated before: the baseline it was
+    # gated against then is no input of this verdict, and must not sit in the SHA-256 table.
+    inputs = {k: v for k, v in results["inputs"].items() if v.get("role") != "baseline"}
     if baseline is None:
         results = dict(results)
+        results["inputs"] = inputs
         results["comparison"] = None
         results["verdict"], results["reasons"] = "pass", []
         return results
@@ -257,7 +261,7 @@ def gate(
     comparison = compare(results, doc, cfg.gate, shown)
     outcome, reasons = verdict(comparison)
     results = dict(results)
-    results["inputs"] = dict(sorted({**results["inputs"], **record}.items()))
+    results["inputs"] = dict(sorted({**inputs, **record}.items()))
     results["comparison"] = comparison
     results["verdict"], results["reasons"] = outcome, reasons
     return results_mod.round_floats(results)

@@ -55,6 +55,13 @@ def main(args: argparse.Namespace) -> int:
         validate_results(results, args.from_results)
         if results.get("verdict") == "refused":
             raise RefusedError(f"{args.from_results}: a refused run cannot become a baseline")
+        shard = results.get("shard")
+        if isinstance(shard, dict):
+            raise RefusedError(
+                f"{args.from_results}: a partial result (shard {shard.get('index')}/{shard.get('count')})"
+                " cannot become a baseline: it holds only part of the probes",
+                hint="combine the shards first (`evalgate merge PARTS... --out DIR`) and use that result",
+            )
     else:
         from evalgate.validation import validate
 

@@ -23,6 +23,13 @@ def main(args: argparse.Namespace) -> int:
         validate_results(results, args.results)
         if results.get("verdict") == "refused":
             raise RefusedError(f"{args.results}: this run was refused; there is nothing to compare")
+        shard = results.get("shard")
+        if isinstance(shard, dict):
+            raise RefusedError(
+                f"{args.results}: a partial result (shard {shard.get('index')}/{shard.get('count')})"
+                " holds only part of the probes; there is nothing to gate yet",
+                hint="combine the shards first: `evalgate merge PARTS... --out DIR`",
+            )
         from evalgate.pipeline import load_baseline
 
         baseline = load_baseline(cfg)

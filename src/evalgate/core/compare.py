@@ -56,6 +56,15 @@ class _View:
 
 
 def _as_view(doc: Any, source: str) -> _View:
+    shard = doc.get("shard") if isinstance(doc, dict) else None
+    if isinstance(shard, dict):
+        # A partial result of `run --shard I/N` holds a fraction of the probes: gating it (or
+        # against it) would compare a third of the set and list the rest as new or gone.
+        raise RefusedError(
+            f"{source}: a partial result (shard {shard.get('index')}/{shard.get('count')}) holds only "
+            "part of the probes, so it cannot be gated or gate anything",
+            hint="combine the shards first: `evalgate merge PARTS... --out DIR`",
+        )
     if isinstance(doc, dict) and doc.get("kind") == BASELINE_KIND:
         validate_baseline(doc, source)
         outcomes = doc["outcomes"]
@@ -120,6 +129,34 @@ def _check_locks(entries: list[dict[str, Any]], base: _View, baseline_path: str)
             "changed content under a new id; ids are compared with the baseline forever",
             findings=findings,
         )
+
+
+def _check_overlap(
+    entries: list[dict[str, Any]],
+    shared: list[str],
+    manifest: dict[str, Any],
+    base: _View,
+    baseline_path: str,
+) -> None:
+    """Refuse a baseline that shares no scored probe with a run that has some to gate.
+
+    New probes are allowed (so the probe-set digest alone never refuses), but a baseline of
+    another probe set, or one whose outcomes are empty, would let every slice through as "new":
+    a gate that checked nothing must not report a pass.
+    """
+    n_live = sum(1 for e in entries if _paired(e))
+    if shared or n_live == 0:
+        return
+    n_base = sum(1 for o in base.outcomes.values() if _scored(o))
+    old, new = base.manifest.get("probe_set_digest"), manifest.get("probe_set_digest")
+    differs = f"\n  probe_set_digest: baseline {old!r}, this run {new!r}" if old != new else ""
+    raise NotComparableError(
+        f"baseline {baseline_path} shares no scored probe with this run ({n_live} scored here, "
+        f"{n_base} in the baseline), so nothing could be gated (is it the baseline of another probe set?)"
+        + differs,
+        hint="gate against the baseline of this probe set, regenerate it (`evalgate baseline update` "
+        "in a PR labelled evalgate:update-baseline), or run with `--baseline none`",
+    )
 
 
 def _perplexity(results: dict[str, Any], base: _View, max_ratio: float) -> dict[str, Any]:
@@ -194,6 +231,7 @@ def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules,
 
     new_by_id = {e["id"]: e for e in entries}
     shared = [e["id"] for e in entries if _paired(e) and _scored(base.outcomes.get(e["id"], {}))]
+    _check_overlap(entries, shared, results["manifest"], base, baseline_path)
     shared_set = set(shared)
     members: dict[str, list[str]] = {}  # slice -> shared ids, in the new run's order
     n_new: dict[str, int] = {}  # slice -> scored probes the baseline does not know

@@ -1,0 +1,130 @@
+"""Review of the gate: inputs a hand-edited or mismatched baseline/results can bring (fast, no model)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from factories import make_entry, make_results, make_rules
+
+from evalgate.cli import main
+from evalgate.core.baseline import baseline_from_results
+from evalgate.core.compare import compare, verdict
+from evalgate.errors import NotComparableError, RefusedError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _in_repo(monkeypatch):
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+
+
+def _entries(prefix: str = "p", n: int = 120, wrong_every: int = 5) -> list[dict]:
+    return [
+        make_entry(f"{prefix}-{i:03d}", i % wrong_every != 0, language=("en", "es")[i % 2]) for i in range(n)
+    ]
+
+
+def _baseline(entries: list[dict]) -> dict:
+    return baseline_from_results(make_results(entries), "demo", {"git_commit": None, "pr_number": None})
+
+
+def _write(path: Path, doc: dict) -> str:
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return str(path)
+
+
+# --- a baseline that shares no probe with the run ---------------------------------------------
+
+
+def test_baseline_of_another_probe_set_is_refused_not_passed():
+    # Every id differs: before, every slice was "new", nothing was gated and the verdict was pass.
+    base = _baseline(_entries("old"))
+    results = make_results(_entries("new", wrong_every=2))
+    with pytest.raises(NotComparableError) as err:
+        compare(results, base, make_rules(), "baselines/other.json")
+    assert "shares no scored probe" in err.value.message
+    assert "probe_set_digest" in err.value.message  # names the difference
+
+
+def test_baseline_with_no_outcomes_is_refused():
+    base = _baseline(_entries())
+    base["outcomes"] = {}
+    with pytest.raises(NotComparableError, match="shares no scored probe"):
+        compare(make_results(_entries()), base, make_rules(), "baselines/demo.json")
+
+
+def test_some_shared_probes_plus_new_ones_still_gate():
+    old = _entries("p", n=120)
+    new = old + [make_entry(f"n-{i}", False) for i in range(30)]
+    cmp = compare(make_results(new), _baseline(old), make_rules(), "baselines/demo.json")
+    assert cmp["n_paired"] == 120 and len(cmp["new_probes"]) == 30 and verdict(cmp)[0] == "pass"
+
+
+def test_compare_cli_zero_shared_exits_2(tmp_path, capsys):
+    results = _write(tmp_path / "results.json", make_results(_entries("new")))
+    base = _write(tmp_path / "other.json", _baseline(_entries("old")))
+    assert main(["compare", results, base, "--out", str(tmp_path / "out")]) == 2
+    assert "shares no scored probe" in capsys.readouterr().err
+    written = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert written["verdict"] == "refused"
+
+
+# --- partial results of `run --shard I/N` --------------------------------------------------------
+
+
+def _partial(entries: list[dict], index: int = 1, count: int = 3) -> dict:
+    doc = make_results(entries)
+    doc["shard"] = {"index": index, "count": count, "order": [e["id"] for e in entries]}
+    return doc
+
+
+def test_partial_result_cannot_be_the_baseline():
+    entries = _entries()
+    with pytest.raises(RefusedError, match=r"shard 2/3"):
+        compare(make_results(entries), _partial(entries[::3], 2), make_rules(), "p2/results.json")
+
+
+def test_partial_result_cannot_be_gated():
+    entries = _entries()
+    with pytest.raises(RefusedError, match=r"shard 1/3"):
+        compare(_partial(entries[::3]), _baseline(entries), make_rules(), "baselines/demo.json")
+
+
+def test_compare_cli_refuses_a_shard_naming_the_file(tmp_path, capsys):
+    entries = _entries()
+    part = _write(tmp_path / "part.json", _partial(entries[::3]))
+    base = _write(tmp_path / "base.json", _baseline(entries))
+    assert main(["compare", part, base, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "part.json" in err and "evalgate merge" in err
+
+
+def test_baseline_update_refuses_a_shard(tmp_path, capsys):
+    cfg = tmp_path / "evalgate.yml"  # baselines/ is written beside the configuration
+    cfg.write_text((REPO / "evalgate.yml").read_text(encoding="utf-8"), encoding="utf-8")
+    part = _write(tmp_path / "part.json", _partial(_entries()[::3]))
+    argv = ["baseline", "update", "--config", str(cfg), "--from-results", part, "--name", "shard"]
+    assert main(argv) == 2
+    assert "shard 1/3" in capsys.readouterr().err
+    assert not (tmp_path / "baselines" / "shard.json").exists()
+
+
+# --- re-gating a results.json that was gated before ---------------------------------------------
+
+
+def test_regating_lists_only_the_baseline_used(tmp_path):
+    entries = _entries()
+    results = _write(tmp_path / "results.json", make_results(entries))
+    first = _write(tmp_path / "first.json", _baseline(entries))
+    second = _write(tmp_path / "second.json", _baseline(entries))
+    assert main(["compare", results, first, "--out", str(tmp_path / "a")]) == 0
+    gated = str(tmp_path / "a" / "results.json")
+    assert main(["compare", gated, second, "--out", str(tmp_path / "b")]) == 0
+    doc = json.loads((tmp_path / "b" / "results.json").read_text(encoding="utf-8"))
+    baselines = [k for k, v in doc["inputs"].items() if v.get("role") == "baseline"]
+    assert len(baselines) == 1 and baselines[0].endswith("second.json")
+    assert "first.json" not in (tmp_path / "b" / "REPORT.md").read_text(encoding="utf-8")
