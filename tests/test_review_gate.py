@@ -128,3 +128,41 @@ def test_regating_lists_only_the_baseline_used(tmp_path):
     baselines = [k for k, v in doc["inputs"].items() if v.get("role") == "baseline"]
     assert len(baselines) == 1 and baselines[0].endswith("second.json")
     assert "first.json" not in (tmp_path / "b" / "REPORT.md").read_text(encoding="utf-8")
+
+
+# --- merge: a malformed shard record -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {},
+        {"index": 1, "count": "2"},
+        {"index": None, "count": 2},
+        {"index": 3, "count": 2},
+        {"index": True, "count": 1},
+    ],
+)
+def test_merge_refuses_a_malformed_shard_record_not_exit_3(record):
+    from evalgate.core.shards import merge_parts
+    from evalgate.pipeline import BASE_KEYS
+
+    good = {"index": 2, "count": 2, "order": ["a", "b"]}
+    parts = [
+        {"verdict": "pass", "probes": [{"id": "a"}], "shard": {"order": ["a", "b"], **record}},
+        {"verdict": "pass", "probes": [{"id": "b"}], "shard": good},
+    ]
+    with pytest.raises(RefusedError, match="'shard' record"):
+        merge_parts(parts, BASE_KEYS)
+
+
+def test_merge_cli_malformed_shard_exits_2(tmp_path, capsys):
+    entries = _entries()
+    order = [e["id"] for e in entries]
+    one = _partial(entries[0::2], 1, 2)
+    two = _partial(entries[1::2], 2, 2)
+    one["shard"]["order"] = two["shard"]["order"] = order
+    one["shard"]["count"] = "2"
+    args = [_write(tmp_path / "1.json", one), _write(tmp_path / "2.json", two)]
+    assert main(["merge", *args, "--out", str(tmp_path / "out")]) == 2
+    assert "'shard' record" in capsys.readouterr().err

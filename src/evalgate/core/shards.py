@@ -45,6 +45,17 @@ def merge_parts(parts: Sequence[dict], base_keys: Sequence[str]) -> tuple[dict, 
             "merge needs partial results written by `evalgate run --shard I/N`",
             hint="a part without a 'shard' record is a whole run, not a shard",
         )
+    for n, s in enumerate(shards, 1):
+        index, count, order = s.get("index"), s.get("count"), s.get("order")
+        ints = all(isinstance(v, int) and not isinstance(v, bool) for v in (index, count))
+        if not (ints and 1 <= index <= count) or not (
+            isinstance(order, list) and all(isinstance(i, str) for i in order)
+        ):
+            raise RefusedError(
+                f"part {n}: its 'shard' record is not one `evalgate run --shard I/N` writes "
+                "(needs integers 1 <= index <= count and the probe order)",
+                hint="rerun that shard rather than editing its results.json",
+            )
     counts = {s["count"] for s in shards}
     if len(counts) != 1:
         raise RefusedError(f"the parts come from different splits: N = {sorted(counts)}")
