@@ -178,3 +178,24 @@ def test_a_formatting_only_change_after_sealing_is_named(tmp_path):
     code, findings = _findings(cfg)
     assert code == 2 and [f["check"] for f in findings] == ["manifest-file-changed"]
     assert "formatting" not in findings[0]["message"]
+
+
+def test_a_lock_entry_edited_in_the_manifest_is_not_blamed_on_the_probe(tmp_path):
+    cfg = _sealed(tmp_path)
+    path = tmp_path / "data/eval/MANIFEST.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest["lock"]["en-go-past-1sg-001"] = "0" * 64
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    code, findings = _findings(cfg)
+    assert code == 2
+    [f] = findings
+    assert (f["check"], f["file"], f["probe_id"], f["field"]) == (
+        "manifest-lock-edited",
+        "data/eval/MANIFEST.json",
+        "en-go-past-1sg-001",
+        "lock",
+    )
+    assert '"en-go-past-1sg-001": "000' in path.read_text(encoding="utf-8").splitlines()[f["line"] - 1]
+    assert "by hand" in f["message"] and "version control" in f["hint"]
+    # sealing does not launder it
+    assert cli("probes", "seal", "--config", str(cfg))[0] == 2

@@ -200,7 +200,7 @@ def _locate_in_manifest(
     f: Finding, shown: str, text: str, doc: dict, contents: Mapping[str, bytes]
 ) -> Finding:
     """A line for findings about the manifest's own entries; the cause of a formatting-only change."""
-    if f.check == "lock-removed" and f.file == shown and f.probe_id:
+    if f.check in ("lock-removed", "manifest-lock-edited") and f.file == shown and f.probe_id:
         needle = json.dumps(f.probe_id) + ":"
         lock_at = text.find('"lock":')
         at = text.find(needle, max(lock_at, 0))

@@ -37,6 +37,10 @@ HINT_CHANGED = (
     "a sealed probe never changes: restore it, then deprecate it and add a replacement with a new id "
     '("deprecated": true keeps it in the file, unscored)'
 )
+HINT_LOCK_EDITED = (
+    "restore the manifest from version control; if the entry was mistyped, delete that lock entry and "
+    "re-seal with `evalgate probes seal` (it locks the probe again with the content the file holds)"
+)
 HINT_REMOVED = 'deprecate instead of deleting: put the probe back with "deprecated": true'
 
 _SHA = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
@@ -122,15 +126,40 @@ def _changed_fields(manifest: Mapping[str, Any], probe: Probe) -> list[str]:
 
 
 def lock_findings(
-    manifest: Mapping[str, Any], manifest_file: str, probes: Sequence[Probe], seen_ids: set[str] | None
+    manifest: Mapping[str, Any],
+    manifest_file: str,
+    probes: Sequence[Probe],
+    seen_ids: set[str] | None,
+    unchanged_files: frozenset[str] = frozenset(),
 ) -> list[Finding]:
-    """Locked probes whose content changed; with `seen_ids` (all ids in the files) also vanished ids."""
+    """Locked probes whose content changed; with `seen_ids` (all ids in the files) also vanished ids.
+
+    A probe in one of `unchanged_files` (bytes equal to the sealed ones) was sealed as it reads
+    now, so a lock entry that disagrees was edited in the manifest: that is said, not blamed on
+    the probe.
+    """
     lock: Mapping[str, str] = manifest.get("lock") or {}
     out: list[Finding] = []
     for p in probes:
         sealed = lock.get(p.id)
         now = p.content_hash()
         if sealed is None or sealed == now:
+            continue
+        if p.file in unchanged_files:
+            out.append(
+                Finding(
+                    "manifest-lock-edited",
+                    f"the probe lock in {manifest_file} holds {sealed[:12]}… for this probe, but its file "
+                    f"{p.file} still matches the seal and the probe hashes to {now[:12]}… (was the manifest "
+                    "edited by hand?)",
+                    manifest_file,
+                    None,
+                    p.id,
+                    "lock",
+                    HINT_LOCK_EDITED,
+                    evidence={"sealed": sealed, "now": now, "probe_at": f"{p.file}:{p.line}"},
+                )
+            )
             continue
         fields = _changed_fields(manifest, p)
         what = f"field(s) {', '.join(fields)}" if fields else "its content"
@@ -240,7 +269,10 @@ def check_manifest(
                     "(it locks the probe again with the content the files hold now)",
                 )
             )
-    findings.extend(lock_findings(manifest, manifest_file, probes, seen_ids))
+    unchanged = frozenset(
+        f.display for f in files if (e := sealed.get(f.key)) is not None and e["sha256"] == f.sha256
+    )
+    findings.extend(lock_findings(manifest, manifest_file, probes, seen_ids, unchanged))
     return findings, warnings
 
 
