@@ -144,10 +144,21 @@ def _unscored(probe: Probe, status: str) -> dict[str, Any]:
     }
 
 
-def _boundary_problem(probe: Probe, cand: str, ctx: str, cont: str, res: Loglik) -> str | None:
-    if res.n_tokens == 0:
+def _as_decoded(text: str) -> str:
+    """Text modulo what a tokenizer may legitimately change on the way back: case (a lowercasing
+    normaliser) and whitespace (word-level and WordPiece decoders join tokens with spaces:
+    "a report ."). A continuation scored on the wrong span gains or loses other characters."""
+    return "".join(text.casefold().split())
+
+
+def _boundary_problem(
+    probe: Probe, cand: str, ctx: str, cont: str, res: Loglik, twin: str | None = None
+) -> str | None:
+    if twin is not None:  # a normalising tokenizer (lowercase) made two candidates one
+        why = f"the tokenizer makes it the same tokens as candidate {twin!r}"
+    elif res.n_tokens == 0:
         why = "the continuation has no tokens of its own"
-    elif res.decoded.strip() != cont.strip():
+    elif res.decoded.strip() != cont.strip() and _as_decoded(res.decoded) != _as_decoded(cont):
         why = f"its tokens decode to {res.decoded!r}"
     else:
         return None
@@ -208,8 +219,12 @@ def score_probes(
         res = [next(it) for _ in reqs]
         oov = any(r.oov for r in res)
         if not oov:
+            seen: dict[tuple[str, tuple[str, ...]], str] = {}
             for cand, (ctx, cont, _), r in zip(probe.candidates, reqs, res, strict=True):
                 problem = _boundary_problem(probe, cand, ctx, cont, r)
+                twin = seen.setdefault((r.decoded, r.tokens), cand)
+                if problem is None and twin != cand:
+                    problem = _boundary_problem(probe, cand, ctx, cont, r, twin=twin)
                 if problem:
                     boundary.append(
                         Finding(
@@ -263,8 +278,13 @@ def score_probes(
         raise RefusedError(
             f"tokenization boundary: {len(boundary)} candidate(s) would be scored on the wrong span:\n  "
             + "\n  ".join(f.message for f in boundary),
-            hint="the tokenizer merges the candidate with the text around the blank; put a space "
-            "before ___ in the prompt or the template, or use method `sentence`",
+            hint=(
+                "the tokenizer does not give these texts back when decoding its tokens (it "
+                "normalises them), so their scores cannot be attributed"
+                if method == "sentence"
+                else "the tokenizer merges the candidate with the text around the blank; put a "
+                "space before ___ in the prompt or the template, or use method `sentence`"
+            ),
             findings=boundary,
         )
     if broken:

@@ -49,8 +49,8 @@ class HFTokenizerAdapter:
         unk = tok.unk_token_id
         self.unk_id = None if unk is not None and unk in (self.bos_id, self.eos_id) else unk
         self.sha256 = sha256
-        plain = tok.encode("a", add_special_tokens=False)
-        default = tok.encode("a")
+        plain = tok.encode("a", add_special_tokens=False, verbose=False)
+        default = tok.encode("a", verbose=False)
         self.uses_bos = (
             self.bos_id is not None
             and len(default) > len(plain)
@@ -59,7 +59,9 @@ class HFTokenizerAdapter:
         )
 
     def encode(self, text: str) -> list[int]:
-        return list(self.tok.encode(text, add_special_tokens=False))
+        # verbose=False: no "sequence length is longer than the specified maximum" warning on
+        # stderr for a tokenizer whose model_max_length is small; windows handle long texts.
+        return list(self.tok.encode(text, add_special_tokens=False, verbose=False))
 
     def decode(self, ids: Sequence[int]) -> str:
         return self.tok.decode(list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False)

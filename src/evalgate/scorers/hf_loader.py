@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from evalgate.errors import CheckpointError
-from evalgate.scorers.adapters import HFTokenizerAdapter
+from evalgate.scorers.adapters import FINGERPRINT_TEXT, HFTokenizerAdapter
 from evalgate.scorers.base import ScorerInfo, files_digest
 from evalgate.scorers.loaders import HINT_DIR, dtype_name, first_line, n_parameters, read_json
 from evalgate.scorers.safety import (
@@ -28,7 +28,7 @@ from evalgate.scorers.safety import (
     refuse_pickle_file,
     scan_pickle,
 )
-from evalgate.scorers.torch_lm import TorchScorer, full_logits_fn, hf_logits_fn
+from evalgate.scorers.torch_lm import TorchScorer, full_logits_fn, hf_logits_fn, leaks_the_future
 
 HF_TOKENIZER_FILES = (
     "tokenizer.json",
@@ -195,6 +195,7 @@ def load_hf_scorer(
         n_parameters=n_parameters(model),
     )
     fn = hf_logits_fn(model) if _keeps_positions(model, vocab_size or 3) else full_logits_fn(model)
+    _refuse_non_causal(fn, adapter, vocab_size, path, hf_config)
     return TorchScorer(
         fn,
         adapter,
@@ -213,3 +214,27 @@ def _describe_key(key: Any) -> str:
         name, found, expected = key
         return f"'{name}' is {list(found)}, expected {list(expected)}"
     return str(key)
+
+
+def _refuse_non_causal(
+    fn: Any, adapter: HFTokenizerAdapter, vocab_size: int | None, path: Path, hf_config: Any
+) -> None:
+    """An encoder (BERT-style, `is_decoder` off) loads as a causal LM head but attends to later
+    tokens: every candidate would be scored with itself in view. Refused, not scored."""
+    ids = adapter.encode(FINGERPRINT_TEXT)
+    size = vocab_size or (max(ids) + 1 if ids else 0)
+    try:
+        leaks = leaks_the_future(fn, ids, size)
+    except Exception as exc:
+        raise CheckpointError(
+            f"{path / 'config.json'}: the model cannot run a forward pass ({first_line(exc)})",
+            hint="check that config.json describes these weights (model_type, sizes)",
+        ) from None
+    if leaks:
+        kind = getattr(hf_config, "model_type", None) or "this model"
+        raise CheckpointError(
+            f"{path / 'config.json'}: {kind} is not a causal language model: its predictions "
+            "change with later tokens (bidirectional attention); refused",
+            hint="evalgate scores left-to-right log-likelihoods; use a decoder-only checkpoint "
+            "(a BERT-style decoder needs is_decoder: true in config.json)",
+        )

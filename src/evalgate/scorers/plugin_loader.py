@@ -22,7 +22,7 @@ from evalgate.scorers.adapters import FINGERPRINT_TEXT, PluginTokenizerAdapter, 
 from evalgate.scorers.base import ScorerInfo, files_digest
 from evalgate.scorers.loaders import dtype_name, first_line, n_parameters
 from evalgate.scorers.safety import check_regular_files, checkpoint_files
-from evalgate.scorers.torch_lm import LogitsFn, TorchScorer, full_logits_fn
+from evalgate.scorers.torch_lm import LogitsFn, TorchScorer, full_logits_fn, leaks_the_future
 from evalgate.types import canonical_json, sha256_text
 
 _LOADER_SPEC = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_]\w*$")
@@ -82,6 +82,17 @@ def load_plugin(
     if max(ids) >= vocab_size:
         raise CheckpointError(
             f"--loader {spec}: the tokenizer produced id {max(ids)} but the model has {vocab_size} logits"
+        )
+    try:
+        leaks = leaks_the_future(fn_logits, ids, vocab_size)
+    except CheckpointError as exc:
+        message = exc.message if exc.message.startswith("--loader ") else f"--loader {spec}: {exc.message}"
+        raise CheckpointError(message, hint=exc.hint) from None
+    if leaks:
+        raise CheckpointError(
+            f"--loader {spec}: the model is not causal: its logits at a position change with "
+            "later tokens (no causal mask?); refused",
+            hint="evalgate scores left-to-right log-likelihoods: position i may only see tokens 0..i",
         )
     adapter.sha256 = sha256_text(canonical_json({"ids": ids, "vocab_size": vocab_size}))
     if checkpoint is not None and Path(checkpoint).is_dir():

@@ -76,6 +76,23 @@ def hf_logits_fn(model: torch.nn.Module) -> LogitsFn:
     return call
 
 
+def leaks_the_future(fn: LogitsFn, ids: Sequence[int], vocab_size: int) -> bool:
+    """True when changing the last token changes the logits before it: the model attends to
+    later tokens (BERT-style bidirectional attention, or a forgotten causal mask). Its
+    log-likelihoods would be computed with the answer in view, and right-padding would leak
+    into them, so such a model cannot be scored left to right."""
+    if len(ids) < 2 or vocab_size < 2:
+        return False
+    base = [int(i) % vocab_size for i in ids[:8]]
+    other = [*base[:-1], (base[-1] + 1) % vocab_size]
+    batch = torch.tensor([base, other], dtype=torch.long)
+    keep = torch.ones_like(batch, dtype=torch.bool)
+    with torch.inference_mode():
+        logits = fn(batch, keep).reshape(2, len(base), -1)[:, :-1].double()
+    scale = max(1.0, float(logits.abs().max()))
+    return not torch.allclose(logits[0], logits[1], rtol=0.0, atol=1e-4 * scale)
+
+
 @dataclass
 class _Row:
     """One model input and the (position, target token, owner) triples read from its logits."""

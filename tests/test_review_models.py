@@ -1,0 +1,179 @@
+"""Review of loading and scoring with other models than ours: each test pins a defect found by
+running `evalgate run` on tiny checkpoints of other architectures and tokenizers (GPT-2, Llama
+with a Metaspace tokenizer adding BOS, GPT-NeoX, OPT, Qwen2, BERT; fp16/bf16, sharded, .bin,
+vocab.json/merges.txt only, tiny and huge model_max_length) and on plugin loaders.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+import tokenizers
+import torch
+import transformers
+from lm_fixtures import SENTENCES, hf_gpt2_dir, train_bpe
+
+from evalgate.core.scoring import score_probes
+from evalgate.errors import EXIT_REFUSED, CheckpointError, RefusedError
+from evalgate.scorers.loaders import load_scorer
+from evalgate.types import LoglikRequest, Probe
+
+
+def probe(pid: str, prompt: str, candidates: list[str], expected: str) -> Probe:
+    return Probe(pid, "en", "work", "regular", "present_simple", "3sg", prompt, tuple(candidates), expected,
+                 "correct", "core")  # fmt: skip
+
+
+def refused(path: Path, match: str, loader: str | None = None) -> CheckpointError:
+    with pytest.raises(CheckpointError) as info:
+        load_scorer(path, loader, root=path if loader else path.parent)
+    err = info.value
+    assert err.exit_code == EXIT_REFUSED
+    assert "\n" not in err.message, err.message
+    assert match in err.message, err.message
+    return err
+
+
+# --- encoders are not causal language models --------------------------------------------------
+
+
+def test_a_bert_checkpoint_is_refused_not_scored_with_the_answer_in_view(tmp_path):
+    """BertForMaskedLM loads through AutoModelForCausalLM (as BertLMHeadModel) and used to be
+    scored: bidirectional attention sees the candidate it is predicting, and the right-padding."""
+    tok = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=train_bpe(), bos_token="<s>", eos_token="<|endoftext|>"
+    )
+    config = transformers.BertConfig(
+        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2
+    )
+    path = tmp_path / "bert"
+    transformers.BertForMaskedLM(config).save_pretrained(path)
+    tok.save_pretrained(path)
+    err = refused(path, "not a causal language model")
+    assert str(path / "config.json") in err.message and "bert" in err.message
+    # the same architecture as a decoder (is_decoder: true) is causal and loads
+    doc = json.loads((path / "config.json").read_text())
+    (path / "config.json").write_text(json.dumps({**doc, "is_decoder": True}))
+    scorer = load_scorer(path, None, root=tmp_path)
+    (res,) = scorer.loglikelihood([LoglikRequest("She", " works")])
+    assert res.n_tokens >= 1
+
+
+PLUGIN = """
+import torch
+
+class Tok:
+    words = ["[UNK]", "She", "works", "work", "every", "day"]
+    def encode(self, text):
+        return [self.words.index(w) if w in self.words else 0 for w in text.split()]
+    def decode(self, ids):
+        return " ".join(self.words[i] for i in ids)
+
+class NoMask(torch.nn.Module):
+    '''A user's GPT that forgot its causal mask: every position sees the whole row.'''
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.emb = torch.nn.Embedding(6, 6)
+    def forward(self, ids):
+        x = self.emb(ids)
+        return x + x.mean(dim=1, keepdim=True)
+
+class Causal(NoMask):
+    def forward(self, ids):
+        x = self.emb(ids)
+        return x + x.cumsum(dim=1) / torch.arange(1, ids.shape[1] + 1).view(1, -1, 1)
+
+def no_mask():
+    return NoMask(), Tok()
+
+def causal():
+    return Causal(), Tok()
+"""
+
+_IDS = itertools.count()
+
+
+@pytest.mark.parametrize("fn, ok", [("no_mask", False), ("causal", True)])
+def test_a_plugin_model_without_a_causal_mask_is_refused(tmp_path, fn, ok):
+    name = f"review_models_plugin_{next(_IDS)}"
+    (tmp_path / f"{name}.py").write_text(PLUGIN)
+    spec = f"{name}:{fn}"
+    if ok:
+        scorer = load_scorer(None, spec, root=tmp_path)
+        assert len(scorer.loglikelihood([LoglikRequest("She", " works")])) == 1
+    else:
+        with pytest.raises(CheckpointError) as info:
+            load_scorer(None, spec, root=tmp_path)
+        assert info.value.message.startswith(f"--loader {spec}: the model is not causal")
+
+
+# --- tokenizers that normalise text -----------------------------------------------------------
+
+
+def lowercasing_dir(path: Path) -> Path:
+    tok = train_bpe([s.lower() for s in SENTENCES])
+    tok.normalizer = tokenizers.normalizers.Lowercase()
+    hf_tok = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>"
+    )
+    return hf_gpt2_dir(path, hf_tokenizer=hf_tok)
+
+
+def test_a_lowercasing_tokenizer_is_scored_with_method_sentence(tmp_path):
+    """Every sentence starts with a capital the tokenizer gives back in lower case: all probes
+    were refused as 'tokenization boundary' errors, with a hint to use method `sentence`."""
+    scorer = load_scorer(lowercasing_dir(tmp_path / "lower"), None, root=tmp_path)
+    probes = [probe("p1", "She ___ every day.", ["works", "work"], "works")]
+    (entry,) = score_probes(probes, "{prompt}", scorer, method="sentence")
+    assert entry["status"] == "scored" and entry["pred"] in ("works", "work")
+    # ... but two candidates it cannot tell apart are refused, not tied silently
+    twins = [probe("p2", "She ___ every day.", ["Works", "works"], "works")]
+    with pytest.raises(RefusedError) as info:
+        score_probes(twins, "{prompt}", scorer)
+    assert "probe p2, candidate 'works'" in info.value.message
+    assert "same tokens as candidate 'Works'" in info.value.message
+
+
+def test_a_word_level_tokenizer_decoding_with_spaces_is_scored_with_method_sentence(tmp_path):
+    """A word-level tokenizer decodes "day." as "day ." (tokens joined by spaces)."""
+    words = ["[UNK]", "[BOS]", "She", "works", "work", "every", "day", "."]
+    wl = tokenizers.Tokenizer(
+        tokenizers.models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]")
+    )
+    wl.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    hf_tok = transformers.PreTrainedTokenizerFast(tokenizer_object=wl, unk_token="[UNK]", bos_token="[BOS]")
+    scorer = load_scorer(hf_gpt2_dir(tmp_path / "wl", hf_tokenizer=hf_tok), None, root=tmp_path)
+    probes = [probe("p1", "She ___ every day.", ["works", "work"], "works")]
+    (entry,) = score_probes(probes, "{prompt}", scorer, method="sentence")
+    assert entry["status"] == "scored"
+
+
+def test_a_boundary_merge_is_still_refused(tmp_path):
+    scorer = load_scorer(hf_gpt2_dir(tmp_path / "gpt2"), None, root=tmp_path)
+    bad = probe("es-1", "Ella des___ la maleta.", ["hizo", "hace"], "hizo")
+    with pytest.raises(RefusedError, match="probe es-1, candidate 'hizo'"):
+        score_probes([bad], "{prompt}", scorer)
+
+
+# --- a tokenizer with a tiny model_max_length -------------------------------------------------
+
+
+def test_a_tiny_model_max_length_prints_no_transformers_warning(tmp_path, monkeypatch):
+    """transformers warned "Token indices sequence length is longer than the specified maximum"
+    on stderr (CI logs) although evalgate never truncates with the tokenizer's limit."""
+    from transformers import tokenization_utils_base
+
+    warned: list[str] = []
+    monkeypatch.setattr(tokenization_utils_base.logger, "warning", lambda msg, *a, **k: warned.append(msg))
+    path = hf_gpt2_dir(tmp_path / "gpt2")
+    doc = json.loads((path / "tokenizer_config.json").read_text())
+    (path / "tokenizer_config.json").write_text(json.dumps({**doc, "model_max_length": 4}))
+    scorer = load_scorer(path, None, root=tmp_path)
+    assert scorer.tok.tok.model_max_length == 4
+    res = scorer.loglikelihood([LoglikRequest("She works every day at the office and", " works")])
+    assert torch.isfinite(torch.tensor(res[0].logprob))
+    assert not [m for m in warned if "sequence length" in m]
