@@ -199,3 +199,23 @@ def test_a_lock_entry_edited_in_the_manifest_is_not_blamed_on_the_probe(tmp_path
     assert "by hand" in f["message"] and "version control" in f["hint"]
     # sealing does not launder it
     assert cli("probes", "seal", "--config", str(cfg))[0] == 2
+
+
+def test_a_mistyped_adversarial_reason_code_is_refused_and_a_new_category_is_not(tmp_path):
+    for code, refused in (("PAST-IREG", True), ("PRES-3SG", True), ("MODAL-VERB", False)):
+        cfg = write_base(tmp_path / code)
+        path = tmp_path / code / "data/eval/adversarial.jsonl"
+        lines = path.read_text(encoding="utf-8").splitlines()
+        rec = json.loads(lines[1])
+        lines[1] = json.dumps({**rec, "reason_code": code})
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        code_, findings = _findings(cfg)
+        got = [(f["check"], f["file"], f["line"], f["probe_id"], f["field"]) for f in findings]
+        if refused:
+            assert code_ == 2
+            assert got == [
+                ("reason-code-unknown", "data/eval/adversarial.jsonl", 2, rec["id"], "reason_code")
+            ]
+            assert "did you mean" in findings[0]["message"]
+        else:
+            assert (code_, got) == (0, [])

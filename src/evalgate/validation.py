@@ -22,7 +22,7 @@ import yaml
 
 from evalgate.config import GateConfig
 from evalgate.core.corpus import read_sentences
-from evalgate.core.coverage import coverage_findings, coverage_matrix
+from evalgate.core.coverage import coverage_findings, coverage_matrix, reason_code_findings
 from evalgate.core.grammar import Grammar, grammar_from_dict
 from evalgate.core.jsonl import parse_jsonl
 from evalgate.core.leaks import LeakIndex, find_leaks
@@ -341,6 +341,7 @@ def validate(
         sha = col.inputs[shown]["sha256"]
         files.append((path, ProbeFile(shown, shown, sha, len(parsed))))
     col.findings.extend(duplicate_ids(ids))
+    col.findings.extend(reason_code_findings(probes, cfg.coverage.adversarial_categories))
     col.warnings.extend(twins(probes))
     template = _load_template(cfg, col)
 

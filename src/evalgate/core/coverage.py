@@ -8,6 +8,7 @@ so a report can show what is missing and not only what is there.
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
@@ -142,4 +143,34 @@ def coverage_findings(matrix: dict[str, Any], core_file: str | None, adv_file: s
                 evidence={"cell": f"adversarial_category:{code}", **cell},
             )
         )
+    return out
+
+
+def reason_code_findings(probes: Sequence[Probe], categories: Sequence[str]) -> list[Finding]:
+    """Adversarial probes whose reason_code is a near miss of a configured category (a typo).
+
+    A code far from every category is a category of its own (counted, never checked); one a letter
+    or two away from PAST-IRREG is PAST-IRREG mistyped, and would silently leave that cell.
+    """
+    out: list[Finding] = []
+    known = list(categories)
+    for p in probes:
+        if p.deprecated or p.kind == "ordinal" or p.category != "adversarial" or not p.reason_code:
+            continue
+        if p.reason_code in known:
+            continue
+        close = difflib.get_close_matches(p.reason_code, known, n=1, cutoff=0.8)
+        if close:
+            out.append(
+                Finding(
+                    "reason-code-unknown",
+                    f"'{p.reason_code}' is not one of the adversarial categories "
+                    f"(did you mean '{close[0]}'?)",
+                    p.file,
+                    p.line,
+                    p.id,
+                    "reason_code",
+                    "use one of `coverage.adversarial_categories` in evalgate.yml: " + ", ".join(known),
+                )
+            )
     return out
