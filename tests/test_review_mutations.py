@@ -219,3 +219,20 @@ def test_a_mistyped_adversarial_reason_code_is_refused_and_a_new_category_is_not
             assert "did you mean" in findings[0]["message"]
         else:
             assert (code_, got) == (0, [])
+
+
+def test_a_leak_is_reported_in_the_same_run_as_a_schema_error_of_that_probe(tmp_path):
+    # "The children played in the garden all afternoon." is a training sentence of the base set
+    leak = {
+        "prompt": "The children ___ in the garden all afternoon.",
+        "verb": "play",
+        "regularity": "regular",
+        "tense": "past_simple",
+        "candidates": ["played", "plays"],
+        "expected": "played",
+        "source": "web",  # not hand/generated: a schema error
+    }
+    code, findings = _findings(_with_probe(tmp_path, **leak))
+    assert code == 2
+    got = {(f["check"], f["field"]) for f in findings if f.get("probe_id") == "odd" and f["line"] == 9}
+    assert {("schema", "source"), ("leak-exact", "prompt"), ("leak-ngram", "prompt")} <= got

@@ -27,7 +27,7 @@ from evalgate.core.grammar import Grammar, grammar_from_dict
 from evalgate.core.jsonl import parse_jsonl
 from evalgate.core.leaks import LeakIndex, find_leaks
 from evalgate.core.manifest import ProbeFile, check_manifest, manifest_problems, probe_set_digest
-from evalgate.core.probes import duplicate_ids, expected_category, probes_from_records, twins
+from evalgate.core.probes import duplicate_ids, expected_category, probes_from_records, record_id, twins
 from evalgate.edges.files import display_path
 from evalgate.errors import EvalgateError
 from evalgate.types import BLANK, Finding, Probe
@@ -305,6 +305,29 @@ def _leaks(
     return find_leaks(probes, index)
 
 
+def _leak_stand_ins(records: Sequence[tuple[int, dict]], parsed: Sequence[Probe], shown: str) -> list[Probe]:
+    """Records the schema refused whose prompt and expected still read as text.
+
+    The leak detectors only need those two, so a leak is reported in the same run as the schema
+    error instead of after it is fixed. The stand-in is used for nothing else.
+    """
+    done = {p.line for p in parsed}
+    out = []
+    for line, rec in records:
+        prompt, expected = rec.get("prompt"), rec.get("expected")
+        if line in done or rec.get("deprecated") is True:
+            continue
+        if isinstance(prompt, str) and isinstance(expected, str):
+            blank = dict.fromkeys(
+                ("language", "verb", "regularity", "tense", "person", "label", "category"), ""
+            )
+            pid = record_id(rec) or ""
+            out.append(
+                Probe(pid, **blank, prompt=prompt, candidates=(), expected=expected, file=shown, line=line)
+            )
+    return out
+
+
 def validate(
     cfg: GateConfig,
     probe_files: Sequence[str] | None = None,
@@ -322,6 +345,7 @@ def validate(
     ids: list[tuple[str, int, str]] = []
     files: list[tuple[Path, ProbeFile]] = []
     read: dict[str, bytes] = {}  # display path -> bytes of each probe file
+    stand_ins: list[Probe] = []  # schema-invalid records the leak detectors still read
     all_read, all_parsed, unreadable = True, True, 0
     for path in probe_paths(cfg, probe_files):
         data = col.read(path, "probes", "probe file")
@@ -337,6 +361,7 @@ def validate(
         unreadable += len({f.line for f in found if f.check != "jsonl-bom"}) + len(records) - len(parsed)
         col.findings.extend(sorted(found + semantic, key=lambda f: f.line or 0))
         probes.extend(parsed)
+        stand_ins.extend(_leak_stand_ins(records, parsed, shown))
         ids.extend((shown, line, pid) for line, pid in file_ids)
         sha = col.inputs[shown]["sha256"]
         files.append((path, ProbeFile(shown, shown, sha, len(parsed))))
@@ -348,7 +373,7 @@ def validate(
     seen = {pid for _, _, pid in ids} if all_read and all_parsed else None
     version = _check_manifest(manifest_path(cfg, probe_files), col, files, probes, seen, read)
 
-    leaks = _leaks(cfg, col, grammar, probes, train_files)
+    leaks = _leaks(cfg, col, grammar, probes + stand_ins, train_files)
     excluded: frozenset[str] = frozenset()
     if cfg.leaks.policy == "exclude":
         excluded = frozenset(f.probe_id for f in leaks if f.probe_id)
