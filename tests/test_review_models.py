@@ -177,3 +177,48 @@ def test_a_tiny_model_max_length_prints_no_transformers_warning(tmp_path, monkey
     res = scorer.loglikelihood([LoglikRequest("She works every day at the office and", " works")])
     assert torch.isfinite(torch.tensor(res[0].logprob))
     assert not [m for m in warned if "sequence length" in m]
+
+
+# --- a plugin returning a Hugging Face tokenizer that adds its own special tokens ---------------
+
+HF_PLUGIN = """
+import transformers
+
+def load(path):
+    model = transformers.AutoModelForCausalLM.from_pretrained(path)
+    return model, transformers.AutoTokenizer.from_pretrained(path)
+"""
+
+
+def special_tokens_dir(path: Path, template: str) -> Path:
+    tok = train_bpe()
+    ids = [(t, tok.token_to_id(t)) for t in ("<s>", "<|endoftext|>") if t in template]
+    tok.post_processor = tokenizers.processors.TemplateProcessing(single=template, special_tokens=ids)
+    hf_tok = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<s>", eos_token="<|endoftext|>"
+    )
+    return hf_gpt2_dir(path, hf_tokenizer=hf_tok)
+
+
+@pytest.mark.parametrize("template", ["<s> $A", "$A <|endoftext|>", "<s> $A <|endoftext|>"])
+def test_a_plugin_tokenizer_adding_bos_or_eos_scores_like_the_checkpoint(tmp_path, template):
+    """Through --loader, a Llama-style tokenizer's own BOS came on top of the scorer's: perplexity
+    predicted a second BOS before every test sentence (one extra token per sentence) and method
+    `sentence` scored "<s> <s> She ..."; a tokenizer appending EOS had every probe refused as a
+    tokenization-boundary error (each context ended in EOS)."""
+    path = special_tokens_dir(tmp_path / "ckpt", template)
+    name = f"review_models_hf_plugin_{next(_IDS)}"
+    (tmp_path / f"{name}.py").write_text(HF_PLUGIN)
+    plugin = load_scorer(path, f"{name}:load", root=tmp_path)
+    direct = load_scorer(path, None, root=tmp_path)
+    texts = ["She works every day at the office.", "Ayer fui al mercado."]
+    ours, theirs = plugin.perplexity(texts), direct.perplexity(texts)
+    assert ours.n_tokens == theirs.n_tokens
+    assert ours.value == pytest.approx(theirs.value, rel=1e-6)
+    requests = [LoglikRequest("", "She works every day."), LoglikRequest("She", " works")]
+    for a, b in zip(plugin.loglikelihood(requests), direct.loglikelihood(requests), strict=True):
+        assert (a.n_tokens, a.decoded) == (b.n_tokens, b.decoded)
+        assert a.logprob == pytest.approx(b.logprob, abs=1e-5)
+    probes = [probe("p1", "She ___ every day.", ["works", "work"], "works")]
+    (entry,) = score_probes(probes, "{prompt}", plugin)
+    assert entry["status"] == "scored"

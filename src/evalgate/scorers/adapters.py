@@ -109,8 +109,9 @@ def _as_int_list(value: Any, what: str) -> list[int]:
 class PluginTokenizerAdapter:
     """Whatever a `--loader` function returned: `encode(str) -> ids` and `decode(ids) -> str`.
 
-    Sequences are used as the plugin's `encode` returns them (no BOS is added); an empty context
-    uses its `bos_token_id` (or `bos_id`), else `eos_token_id` (or `eos_id`), when it has one.
+    Sequences are used as the plugin's `encode` returns them, except for a BOS (EOS) it puts at the
+    start (end) of every text: that one is taken off, and BOS is added by the scorer. An empty
+    context uses its `bos_token_id` (or `bos_id`), else `eos_token_id` (or `eos_id`), when it has one.
     """
 
     def __init__(self, tok: Any, *, loader: str):
@@ -129,6 +130,16 @@ class PluginTokenizerAdapter:
         self.unk_id = first_int_attr(tok, ("unk_token_id", "unk_id"))
         self.uses_bos = False
         self.sha256: str | None = None  # set by the loader from a behavioural fingerprint
+        # A tokenizer that adds its own specials (a Hugging Face one: "<s> a", "a </s>") would
+        # put a second BOS before every sentence and perplexity text (a prediction of BOS
+        # counted as a token) and an EOS at the end of every context: they are taken off here,
+        # and BOS is then added by the scorer, as for a Hugging Face checkpoint.
+        self._strip_bos = self._strip_eos = False
+        samples = [self.encode("a"), self.encode(FINGERPRINT_TEXT)]
+        if self.bos_id is not None and all(len(s) > 1 and s[0] == self.bos_id for s in samples):
+            self._strip_bos = self.uses_bos = True
+        if self.eos_id is not None and all(len(s) > 1 and s[-1] == self.eos_id for s in samples):
+            self._strip_eos = True
 
     def encode(self, text: str) -> list[int]:
         try:
@@ -137,7 +148,12 @@ class PluginTokenizerAdapter:
             raise CheckpointError(
                 f"--loader {self.loader}: tokenizer.encode raised {_first_line(exc)} on {text[:60]!r}"
             ) from None
-        return _as_int_list(ids, f"--loader {self.loader}: tokenizer.encode")
+        out = _as_int_list(ids, f"--loader {self.loader}: tokenizer.encode")
+        if self._strip_bos and out and out[0] == self.bos_id:
+            out = out[1:]
+        if self._strip_eos and out and out[-1] == self.eos_id:
+            out = out[:-1]
+        return out
 
     def decode(self, ids: Sequence[int]) -> str:
         try:
