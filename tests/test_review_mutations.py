@@ -236,3 +236,29 @@ def test_a_leak_is_reported_in_the_same_run_as_a_schema_error_of_that_probe(tmp_
     assert code == 2
     got = {(f["check"], f["field"]) for f in findings if f.get("probe_id") == "odd" and f["line"] == 9}
     assert {("schema", "source"), ("leak-exact", "prompt"), ("leak-ngram", "prompt")} <= got
+
+
+def test_a_probe_changed_since_the_baseline_is_refused_even_without_a_manifest(tmp_path):
+    # SPEC "Validation": immutability against the baseline (or probe lock). Deleting MANIFEST.json
+    # must not let a changed probe through validate (and run, before any model is loaded).
+    cfg = write_base(tmp_path)
+    lines = (tmp_path / PROBES).read_text(encoding="utf-8").splitlines()
+    recs = [json.loads(x) for x in lines]
+    from evalgate.types import Probe
+
+    outcomes = {
+        r["id"]: {"status": "scored", "content_hash": Probe.from_record(r).content_hash()} for r in recs
+    }
+    (tmp_path / "baselines").mkdir()
+    (tmp_path / "baselines/demo.json").write_text(json.dumps({"outcomes": outcomes}), encoding="utf-8")
+    assert _findings(cfg) == (0, [])  # the embedded default names baselines/demo.json
+    lines[4] = json.dumps(
+        {**recs[4], "prompt": recs[4]["prompt"].replace("___", "really ___")}, ensure_ascii=False
+    )
+    (tmp_path / PROBES).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, findings = _findings(cfg)
+    assert code == 2
+    assert [(f["check"], f["file"], f["line"], f["probe_id"]) for f in findings] == [
+        ("lock-changed", str(PROBES), 5, recs[4]["id"])
+    ]
+    assert "baselines/demo.json" in findings[0]["message"]

@@ -26,7 +26,13 @@ from evalgate.core.coverage import coverage_findings, coverage_matrix, reason_co
 from evalgate.core.grammar import Grammar, grammar_from_dict
 from evalgate.core.jsonl import parse_jsonl
 from evalgate.core.leaks import LeakIndex, find_leaks
-from evalgate.core.manifest import ProbeFile, check_manifest, manifest_problems, probe_set_digest
+from evalgate.core.manifest import (
+    HINT_CHANGED,
+    ProbeFile,
+    check_manifest,
+    manifest_problems,
+    probe_set_digest,
+)
 from evalgate.core.probes import duplicate_ids, expected_category, probes_from_records, record_id, twins
 from evalgate.edges.files import display_path
 from evalgate.errors import EvalgateError
@@ -305,6 +311,66 @@ def _leaks(
     return find_leaks(probes, index)
 
 
+def _baseline_hashes(doc: Any) -> dict[str, str]:
+    """id -> content hash recorded by a baseline file (`outcomes`) or a results.json (`probes`)."""
+    if not isinstance(doc, dict):
+        return {}
+    out: dict[str, str] = {}
+    outcomes = doc.get("outcomes")
+    if isinstance(outcomes, dict):
+        for pid, entry in outcomes.items():
+            if isinstance(entry, dict) and isinstance(entry.get("content_hash"), str):
+                out[pid] = entry["content_hash"]
+    entries = doc.get("probes")
+    if isinstance(entries, list):
+        for entry in entries:
+            if (
+                isinstance(entry, dict)
+                and isinstance(entry.get("id"), str)
+                and isinstance(entry.get("content_hash"), str)
+            ):
+                out[entry["id"]] = entry["content_hash"]
+    return out
+
+
+def _baseline_lock(cfg: GateConfig, col: _Collector, probes: Sequence[Probe]) -> list[Finding]:
+    """Probes whose content differs from what the configured baseline recorded under their id.
+
+    SPEC "Validation": immutability holds against the baseline as well as the manifest's lock, so
+    a changed probe is refused even when the manifest was deleted or never written. A baseline
+    that is missing or unreadable is left to `run`, which reports it; the manifest's own
+    lock-changed finding is not repeated.
+    """
+    if cfg.baseline is None:
+        return []
+    path = cfg.path(cfg.baseline)
+    try:
+        hashes = _baseline_hashes(json.loads(path.read_bytes()))
+    except (OSError, ValueError, RecursionError):
+        return []
+    shown = col.show(path)
+    already = {f.probe_id for f in col.findings if f.check in ("lock-changed", "manifest-lock-edited")}
+    out = []
+    for p in probes:
+        old, now = hashes.get(p.id), p.content_hash()
+        if old is None or old == now or p.id in already:
+            continue
+        out.append(
+            Finding(
+                "lock-changed",
+                f"changed since the baseline {shown} scored it (content hash there {old[:12]}…, now "
+                f"{now[:12]}…): deprecate it and add a replacement with a new id",
+                p.file,
+                p.line,
+                p.id,
+                None,
+                HINT_CHANGED,
+                evidence={"baseline": shown, "sealed": old, "now": now},
+            )
+        )
+    return out
+
+
 def _leak_stand_ins(records: Sequence[tuple[int, dict]], parsed: Sequence[Probe], shown: str) -> list[Probe]:
     """Records the schema refused whose prompt and expected still read as text.
 
@@ -372,6 +438,8 @@ def validate(
 
     seen = {pid for _, _, pid in ids} if all_read and all_parsed else None
     version = _check_manifest(manifest_path(cfg, probe_files), col, files, probes, seen, read)
+
+    col.findings.extend(_baseline_lock(cfg, col, probes))
 
     leaks = _leaks(cfg, col, grammar, probes + stand_ins, train_files)
     excluded: frozenset[str] = frozenset()
