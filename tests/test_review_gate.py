@@ -166,3 +166,17 @@ def test_merge_cli_malformed_shard_exits_2(tmp_path, capsys):
     args = [_write(tmp_path / "1.json", one), _write(tmp_path / "2.json", two)]
     assert main(["merge", *args, "--out", str(tmp_path / "out")]) == 2
     assert "'shard' record" in capsys.readouterr().err
+
+
+def test_compare_pins_and_hashes_the_gate_configuration_it_used(tmp_path):
+    entries = _entries()
+    results = _write(tmp_path / "results.json", make_results(entries))
+    base = _write(tmp_path / "base.json", _baseline(entries))
+    cfg = tmp_path / "gate.yml"
+    text = (REPO / "evalgate.yml").read_text(encoding="utf-8")
+    cfg.write_text(text.replace("rule: paired ", "rule: wilson ").replace("min_n: 20 ", "min_n: 7 "), "utf-8")
+    assert main(["compare", "--config", str(cfg), results, base, "--out", str(tmp_path / "out")]) == 0
+    doc = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert doc["comparison"]["rule"] == "wilson"
+    assert doc["config"]["gate"]["rule"] == "wilson" and doc["config"]["gate"]["min_n"] == 7
+    assert "gate.yml" in {k for k, v in doc["inputs"].items() if v.get("role") == "config"}

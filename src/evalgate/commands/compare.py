@@ -10,7 +10,7 @@ from evalgate.config import load_config
 from evalgate.core.results import validate_results
 from evalgate.edges.files import file_record
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, RefusedError
-from evalgate.pipeline import gate, load_json_file, refused_results
+from evalgate.pipeline import config_input, gate, load_json_file, refused_results
 
 
 def main(args: argparse.Namespace) -> int:
@@ -34,7 +34,16 @@ def main(args: argparse.Namespace) -> int:
 
         baseline = load_baseline(cfg)
         shown = results_path.as_posix()
-        results["inputs"] = {**results["inputs"], shown: {**file_record(results_path), "role": "results"}}
+        # The scores come from the results file; the gate (rule, thresholds, slices) and the
+        # baseline come from this command's configuration: pin and hash that one too, so the
+        # result says how its verdict was reached.
+        pin = cfg.pin()
+        results["config"] = {**results["config"], "gate": pin["gate"], "baseline": pin["baseline"]}
+        results["inputs"] = {
+            **results["inputs"],
+            **config_input(cfg),
+            shown: {**file_record(results_path), "role": "results"},
+        }
         results = gate(results, baseline, cfg)
     except RefusedError as exc:
         write(refused_results(cfg, exc), out_dir, cfg)
