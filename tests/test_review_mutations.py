@@ -262,3 +262,20 @@ def test_a_probe_changed_since_the_baseline_is_refused_even_without_a_manifest(t
         ("lock-changed", str(PROBES), 5, recs[4]["id"])
     ]
     assert "baselines/demo.json" in findings[0]["message"]
+
+
+def test_an_ordinal_probe_that_lost_its_kind_and_a_comment_line_say_so(tmp_path):
+    scale = {"candidates": ["1", "2", "3", "4", "5"], "expected": "5", "prompt": "Rate it from 1 to 5: ___"}
+    code, findings = _findings(_with_probe(tmp_path / "kind", **scale))
+    assert code == 2
+    [f] = [f for f in findings if f.get("probe_id") == "odd"]
+    assert (f["check"], f["field"]) == ("expected-form", "expected") and '"kind": "ordinal"' in f["message"]
+
+    cfg = write_base(tmp_path / "comment")
+    lines = (tmp_path / "comment" / PROBES).read_text(encoding="utf-8").splitlines()
+    lines.insert(2, "# irregular verbs below")
+    (tmp_path / "comment" / PROBES).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, findings = _findings(cfg)
+    assert code == 2
+    [f] = [f for f in findings if f["check"] == "jsonl-syntax"]
+    assert f["line"] == 3 and "no comments" in f["message"]

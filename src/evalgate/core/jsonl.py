@@ -259,9 +259,14 @@ def parse_jsonl(
             )
             continue
         except json.JSONDecodeError as exc:
+            comment = (
+                " (a comment line: JSON Lines has no comments)"
+                if text.lstrip().startswith(("#", "//"))
+                else ""
+            )
             finding(
                 "jsonl-syntax",
-                f"column {exc.colno}: invalid JSON: {exc.msg}",
+                f"column {exc.colno}: invalid JSON: {exc.msg}{comment}",
                 line_no,
                 "fix the JSON on this line (each line must be one complete JSON object)",
                 named(raw),

@@ -333,6 +333,8 @@ def _form_mismatch(rec: dict[str, Any], verb: Verb) -> str | None:
     if cells:
         shown = ", ".join(cells[:3]) + (", ..." if len(cells) > 3 else "")
         message += f"; it is the form for {shown}: fix `expected`, or `tense`/`person`"
+    elif all(c.strip().isdigit() for c in rec["candidates"]):
+        message += '; the candidates look like an ordinal scale: is `"kind": "ordinal"` missing?'
     return message
 
 
