@@ -222,3 +222,37 @@ def test_a_plugin_tokenizer_adding_bos_or_eos_scores_like_the_checkpoint(tmp_pat
     probes = [probe("p1", "She ___ every day.", ["works", "work"], "works")]
     (entry,) = score_probes(probes, "{prompt}", plugin)
     assert entry["status"] == "scored"
+
+
+# --- a config.json describing a far larger model than its weights -----------------------------
+
+
+@pytest.mark.parametrize(
+    "changes, weights, match",
+    [
+        ({"n_embd": 256}, None, "wrong shape(s) 'transformer.h.0.attn.c_attn.bias' is [96], expected [768]"),
+        # keys that match nothing: only the parameter count can tell (1.3e9 parameters claimed)
+        ({"n_embd": 1024, "n_layer": 100}, {"x": [1]}, "describes a model of 1,"),
+    ],
+)
+def test_a_config_larger_than_its_weights_is_refused_before_allocating(
+    tmp_path, monkeypatch, changes, weights, match
+):
+    """transformers allocates and randomly initialises whatever config.json describes before the
+    mismatch is reported: a config claiming a 70B model next to tiny weights exhausted memory."""
+    import safetensors.torch
+
+    path = hf_gpt2_dir(tmp_path / "gpt2")
+    if weights is not None:
+        safetensors.torch.save_file(
+            {k: torch.zeros(v) for k, v in weights.items()}, path / "model.safetensors"
+        )
+    doc = json.loads((path / "config.json").read_text())
+    (path / "config.json").write_text(json.dumps({**doc, **changes}))
+
+    def allocate(*args, **kwargs):
+        raise AssertionError("from_pretrained was called")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", allocate)
+    err = refused(path, match)
+    assert "from_pretrained was called" not in err.message

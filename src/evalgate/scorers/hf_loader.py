@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,13 +59,15 @@ def _quiet_transformers() -> Iterator[None]:
         hf_logging.enable_progress_bar()
 
 
-def _hf_weights(path: Path) -> bool:
-    """Check the weight files before transformers sees them; True when they are safetensors."""
+def _hf_weights(path: Path) -> dict[str, tuple[int, ...]] | None:
+    """Check the weight files before transformers sees them: the shape of every tensor when
+    they are safetensors, None for a checked `pytorch_model.bin`."""
     safetensors_files = sorted(path.glob("*.safetensors"))
     if safetensors_files:
+        shapes: dict[str, tuple[int, ...]] = {}
         for f in safetensors_files:
-            check_safetensors(f)
-        return True
+            shapes.update(check_safetensors(f))
+        return shapes
     bins = sorted(path.glob("pytorch_model*.bin"))
     if bins:
         if _version_tuple(torch.__version__) < (2, 10):
@@ -74,7 +77,7 @@ def _hf_weights(path: Path) -> bool:
             )
         for f in bins:
             scan_pickle(f)
-        return False
+        return None
     pickles = sorted(p for p in path.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES)
     if pickles:
         raise refuse_pickle_file(pickles[0])
@@ -114,7 +117,8 @@ def load_hf_scorer(
                 "refused (never executed)",
                 hint="evalgate loads only architectures built into transformers (trust_remote_code is off)",
             )
-    use_safetensors = _hf_weights(path)
+    shapes = _hf_weights(path)
+    use_safetensors = shapes is not None
     tokenizer_files = [n for n in HF_TOKENIZER_FILES if (path / n).is_file()]
     if not tokenizer_files:
         raise CheckpointError(
@@ -132,6 +136,8 @@ def load_hf_scorer(
             raise CheckpointError(
                 f"{config_path}: not a usable Hugging Face config ({first_line(exc)})"
             ) from None
+        if shapes is not None:
+            _refuse_oversized_config(path, hf_config, shapes)
         # Mismatched shapes are collected (not raised) so the refusal below can name them.
         load_kwargs = {
             **kwargs,
@@ -206,6 +212,46 @@ def load_hf_scorer(
         dtype=dtype,
         threads=threads,
     )
+
+
+# Parameters a config may describe beyond those its safetensors hold (2**28: 1 GiB of float32).
+# transformers would allocate and randomly initialise the rest, so a config.json claiming a
+# model far larger than its weights (a hostile or mismatched one) could exhaust the memory.
+MAX_MISSING_PARAMETERS = 1 << 28
+
+
+def _refuse_oversized_config(path: Path, hf_config: Any, shapes: dict[str, tuple[int, ...]]) -> None:
+    """Compare the model config.json describes (built on the meta device: no memory) with the
+    tensors in the safetensors headers, before transformers allocates anything."""
+    import transformers
+
+    try:
+        with torch.device("meta"):
+            skeleton = transformers.AutoModelForCausalLM.from_config(hf_config)
+    except Exception:
+        return  # from_pretrained below says what is wrong with the config
+    expected = {k: tuple(v.shape) for k, v in skeleton.state_dict().items()}
+    prefix = f"{skeleton.base_model_prefix}." if skeleton.base_model_prefix else ""
+    wrong = []
+    for name, shape in sorted(shapes.items()):
+        want = expected.get(name, expected.get(prefix + name))
+        if want is not None and want != shape:
+            wrong.append(f"'{name}' is {list(shape)}, expected {list(want)}")
+    n_model = sum(p.numel() for p in skeleton.parameters())
+    n_stored = sum(math.prod(s) for s in shapes.values())
+    if wrong:
+        raise CheckpointError(
+            f"{path / 'model.safetensors'}: does not match config.json: wrong shape(s) "
+            + ", ".join(wrong[:5])
+            + (" ..." if len(wrong) > 5 else ""),
+            hint="the weights and config.json come from different models; re-save them together",
+        )
+    if n_model - n_stored > MAX_MISSING_PARAMETERS:
+        raise CheckpointError(
+            f"{path / 'config.json'}: describes a model of {n_model:,} parameters but the weights "
+            f"hold {n_stored:,}; refused before allocating it",
+            hint="the weights and config.json come from different models; re-save them together",
+        )
 
 
 def _describe_key(key: Any) -> str:

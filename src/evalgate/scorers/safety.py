@@ -136,8 +136,9 @@ _ST_ITEMSIZE = {
 }  # fmt: skip
 
 
-def check_safetensors(path: Path) -> None:
-    """Header readable and every tensor's bytes inside the file (pure Python, nothing loaded)."""
+def check_safetensors(path: Path) -> dict[str, tuple[int, ...]]:
+    """Header readable and every tensor's bytes inside the file (pure Python, nothing loaded);
+    returns every tensor's shape."""
 
     def corrupt(why: str) -> CheckpointError:
         return CheckpointError(
@@ -161,6 +162,7 @@ def check_safetensors(path: Path) -> None:
     if not isinstance(header, dict):
         raise corrupt("header is not a JSON object")
     data_bytes = size - 8 - n
+    shapes: dict[str, tuple[int, ...]] = {}
     for name, meta in header.items():
         if name == "__metadata__":
             continue
@@ -178,6 +180,8 @@ def check_safetensors(path: Path) -> None:
             raise corrupt(f"tensor '{name}' ends at byte {end} of {data_bytes} data bytes")
         if end - begin != count * itemsize:
             raise corrupt(f"tensor '{name}' has {end - begin} bytes for shape {meta['shape']}")
+        shapes[name] = tuple(meta["shape"])
+    return shapes
 
 
 def _is_int(value: Any) -> bool:
