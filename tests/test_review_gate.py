@@ -180,3 +180,19 @@ def test_compare_pins_and_hashes_the_gate_configuration_it_used(tmp_path):
     assert doc["comparison"]["rule"] == "wilson"
     assert doc["config"]["gate"]["rule"] == "wilson" and doc["config"]["gate"]["min_n"] == 7
     assert "gate.yml" in {k for k, v in doc["inputs"].items() if v.get("role") == "config"}
+
+
+def test_text_bars_of_a_new_slice_count_the_probes_they_show():
+    from evalgate.core.render_bars import bars_from_results
+
+    old = _entries()
+    new = old + [
+        make_entry(f"adv-{i}", i % 2 == 0, category="adversarial", reason_code="PAST-IRREG")
+        for i in range(24)
+    ]
+    results = make_results(new)
+    results["comparison"] = compare(results, _baseline(old), make_rules(), "baselines/demo.json")
+    bars = {b.label: b for b in bars_from_results(results)}
+    adv = bars["category:adversarial"]
+    assert adv.status == "new" and adv.accuracy == 0.5 and adv.n == 24  # not "n=0" beside 50%
+    assert bars["overall"].n == 120  # a compared slice still counts its shared probes

@@ -105,7 +105,8 @@ def bars_from_results(results: Mapping[str, Any]) -> list[Bar]:
         bars.append(
             Bar(
                 label=key,
-                n=int(c.get("n_shared", s.get("n", 0)) or 0) if c else int(s.get("n", 0) or 0),
+                # the count the shown accuracy is over: shared probes, or (a "new" slice) all of them
+                n=int((c.get("n_shared") if use is c else s.get("n")) or 0),
                 accuracy=use.get("accuracy"),
                 low=use.get("wilson_low", s.get("wilson_low")),
                 high=use.get("wilson_high", s.get("wilson_high")),
