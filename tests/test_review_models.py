@@ -87,8 +87,17 @@ class Causal(NoMask):
         x = self.emb(ids)
         return x + x.cumsum(dim=1) / torch.arange(1, ids.shape[1] + 1).view(1, -1, 1)
 
+class SmallBlock(Causal):
+    block_size = 8  # nanoGPT-style: longer inputs are an error
+    def forward(self, ids):
+        assert ids.shape[1] <= self.block_size, f"Cannot forward sequence of length {ids.shape[1]}"
+        return super().forward(ids)
+
 def no_mask():
     return NoMask(), Tok()
+
+def small_block():
+    return SmallBlock(), Tok()
 
 def causal():
     return Causal(), Tok()
@@ -256,3 +265,17 @@ def test_a_config_larger_than_its_weights_is_refused_before_allocating(
     monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", allocate)
     err = refused(path, match)
     assert "from_pretrained was called" not in err.message
+
+
+def test_a_plugin_model_with_a_small_block_size_is_scored_not_refused(tmp_path):
+    """The loader's own check ran the model on the whole fingerprint sentence (20+ tokens), so a
+    model declaring block_size 8 was refused ("model(ids) raised AssertionError") before scoring,
+    although scoring itself keeps every input within block_size."""
+    name = f"review_models_plugin_{next(_IDS)}"
+    (tmp_path / f"{name}.py").write_text(PLUGIN)
+    scorer = load_scorer(None, f"{name}:small_block", root=tmp_path)
+    assert scorer.max_length == 8
+    long_context = "She works every day " * 4
+    (res,) = scorer.loglikelihood([LoglikRequest(long_context.strip(), " works")])
+    assert res.n_tokens == 1
+    assert scorer.perplexity([long_context]).n_tokens == 15  # no BOS: the first word is not predicted

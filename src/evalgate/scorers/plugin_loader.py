@@ -71,10 +71,19 @@ def load_plugin(
     if not ids:
         raise CheckpointError(f"--loader {spec}: tokenizer.encode returned no ids for a plain sentence")
     adapter.decode(ids)
+    max_length = first_int_attr(model, ("block_size", "max_length", "n_positions")) or first_int_attr(
+        getattr(model, "config", None), ("block_size", "n_positions", "max_position_embeddings")
+    )
+    if max_length is not None and max_length < 1:
+        max_length = None
+    # The checks below run the model on (a window of) the fingerprint sentence: a model with a
+    # small block_size (nanoGPT asserts "Cannot forward sequence of length ...") only sees what
+    # it will see when scoring.
+    window = ids[:max_length] if max_length else ids
     fn_logits = _guarded(full_logits_fn(model), spec)
     try:
         with torch.inference_mode():
-            logits = fn_logits(torch.tensor([ids]), torch.ones((1, len(ids)), dtype=torch.bool))
+            logits = fn_logits(torch.tensor([window]), torch.ones((1, len(window)), dtype=torch.bool))
     except CheckpointError as exc:
         message = exc.message if exc.message.startswith("--loader ") else f"--loader {spec}: {exc.message}"
         raise CheckpointError(message, hint=exc.hint) from None
@@ -84,7 +93,7 @@ def load_plugin(
             f"--loader {spec}: the tokenizer produced id {max(ids)} but the model has {vocab_size} logits"
         )
     try:
-        leaks = leaks_the_future(fn_logits, ids, vocab_size)
+        leaks = leaks_the_future(fn_logits, window, vocab_size)
     except CheckpointError as exc:
         message = exc.message if exc.message.startswith("--loader ") else f"--loader {spec}: {exc.message}"
         raise CheckpointError(message, hint=exc.hint) from None
@@ -101,9 +110,6 @@ def load_plugin(
     source = getattr(module, "__file__", None)
     if not files and source:
         files = {Path(source).name: file_record(source)}
-    max_length = first_int_attr(model, ("block_size", "max_length", "n_positions")) or first_int_attr(
-        getattr(model, "config", None), ("block_size", "n_positions", "max_position_embeddings")
-    )
     info = ScorerInfo(
         format="plugin",
         files=files,
