@@ -279,3 +279,36 @@ def test_a_plugin_model_with_a_small_block_size_is_scored_not_refused(tmp_path):
     (res,) = scorer.loglikelihood([LoglikRequest(long_context.strip(), " works")])
     assert res.n_tokens == 1
     assert scorer.perplexity([long_context]).n_tokens == 15  # no BOS: the first word is not predicted
+
+
+MINGPT_PLUGIN = """
+import torch
+
+class Tok:
+    words = ["[UNK]", "She", "works", "work", "every", "day"]
+    def encode(self, text):
+        return [self.words.index(w) if w in self.words else 0 for w in text.split()]
+    def decode(self, ids):
+        return " ".join(self.words[i] for i in ids)
+
+class MinGPT(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.emb = torch.nn.Embedding(6, 6)
+    def forward(self, idx, targets=None):
+        logits = self.emb(idx)
+        return logits, None  # minGPT: (logits, loss)
+
+def load():
+    return MinGPT(), Tok()
+"""
+
+
+def test_a_plugin_model_returning_a_logits_loss_tuple_is_scored(tmp_path):
+    """minGPT's forward returns (logits, loss): it was refused as 'logits of shape tuple'."""
+    name = f"review_models_mingpt_{next(_IDS)}"
+    (tmp_path / f"{name}.py").write_text(MINGPT_PLUGIN)
+    scorer = load_scorer(None, f"{name}:load", root=tmp_path)
+    (res,) = scorer.loglikelihood([LoglikRequest("She", " works")])
+    assert res.n_tokens == 1 and res.logprob < 0

@@ -47,11 +47,14 @@ MAX_LOGITS = 1 << 24
 
 
 def full_logits_fn(model: Callable) -> LogitsFn:
-    """For models that return every position: `model(ids)` -> logits or an object with `.logits`."""
+    """For models that return every position: `model(ids)` -> logits, an object with `.logits`,
+    or a tuple whose first item is the logits (minGPT's `(logits, loss)`, `return_dict=False`)."""
 
     def call(ids: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
         out = model(ids)
         logits = getattr(out, "logits", out)
+        if isinstance(logits, tuple | list) and logits and isinstance(logits[0], torch.Tensor):
+            logits = logits[0]
         if not isinstance(logits, torch.Tensor) or logits.dim() != 3 or logits.shape[:2] != ids.shape:
             shape = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits).__name__
             raise CheckpointError(
