@@ -242,6 +242,7 @@ def test_a_plugin_tokenizer_adding_bos_or_eos_scores_like_the_checkpoint(tmp_pat
         ({"n_embd": 256}, None, "wrong shape(s) 'transformer.h.0.attn.c_attn.bias' is [96], expected [768]"),
         # keys that match nothing: only the parameter count can tell (1.3e9 parameters claimed)
         ({"n_embd": 1024, "n_layer": 100}, {"x": [1]}, "describes a model of 1,"),
+        ({"n_embd": 1024, "n_layer": 100}, "bin", "describes a model of 1,"),  # .bin: bytes bound it
     ],
 )
 def test_a_config_larger_than_its_weights_is_refused_before_allocating(
@@ -252,7 +253,11 @@ def test_a_config_larger_than_its_weights_is_refused_before_allocating(
     import safetensors.torch
 
     path = hf_gpt2_dir(tmp_path / "gpt2")
-    if weights is not None:
+    if weights == "bin":
+        state = safetensors.torch.load_file(path / "model.safetensors")
+        (path / "model.safetensors").unlink()
+        torch.save(state, path / "pytorch_model.bin")
+    elif weights is not None:
         safetensors.torch.save_file(
             {k: torch.zeros(v) for k, v in weights.items()}, path / "model.safetensors"
         )

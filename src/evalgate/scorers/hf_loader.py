@@ -136,8 +136,7 @@ def load_hf_scorer(
             raise CheckpointError(
                 f"{config_path}: not a usable Hugging Face config ({first_line(exc)})"
             ) from None
-        if shapes is not None:
-            _refuse_oversized_config(path, hf_config, shapes)
+        _refuse_oversized_config(path, hf_config, shapes)
         # Mismatched shapes are collected (not raised) so the refusal below can name them.
         load_kwargs = {
             **kwargs,
@@ -220,9 +219,11 @@ def load_hf_scorer(
 MAX_MISSING_PARAMETERS = 1 << 28
 
 
-def _refuse_oversized_config(path: Path, hf_config: Any, shapes: dict[str, tuple[int, ...]]) -> None:
+def _refuse_oversized_config(path: Path, hf_config: Any, shapes: dict[str, tuple[int, ...]] | None) -> None:
     """Compare the model config.json describes (built on the meta device: no memory) with the
-    tensors in the safetensors headers, before transformers allocates anything."""
+    tensors in the safetensors headers, before transformers allocates anything. For
+    `pytorch_model*.bin` weights (shapes unknown without unpickling) every stored byte counts
+    as one parameter: an upper bound."""
     import transformers
 
     try:
@@ -233,12 +234,15 @@ def _refuse_oversized_config(path: Path, hf_config: Any, shapes: dict[str, tuple
     expected = {k: tuple(v.shape) for k, v in skeleton.state_dict().items()}
     prefix = f"{skeleton.base_model_prefix}." if skeleton.base_model_prefix else ""
     wrong = []
-    for name, shape in sorted(shapes.items()):
+    for name, shape in sorted((shapes or {}).items()):
         want = expected.get(name, expected.get(prefix + name))
         if want is not None and want != shape:
             wrong.append(f"'{name}' is {list(shape)}, expected {list(want)}")
     n_model = sum(p.numel() for p in skeleton.parameters())
-    n_stored = sum(math.prod(s) for s in shapes.values())
+    if shapes is None:
+        n_stored = sum(f.stat().st_size for f in path.glob("pytorch_model*.bin"))
+    else:
+        n_stored = sum(math.prod(s) for s in shapes.values())
     if wrong:
         raise CheckpointError(
             f"{path / 'model.safetensors'}: does not match config.json: wrong shape(s) "
