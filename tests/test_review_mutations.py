@@ -279,3 +279,18 @@ def test_an_ordinal_probe_that_lost_its_kind_and_a_comment_line_say_so(tmp_path)
     assert code == 2
     [f] = [f for f in findings if f["check"] == "jsonl-syntax"]
     assert f["line"] == 3 and "no comments" in f["message"]
+
+
+def test_a_template_with_a_bom_crlf_or_an_invisible_character_is_refused(tmp_path):
+    cases = {
+        "bom": (b"\xef\xbb\xbfComplete the sentence.\n{prompt}\n", 1),
+        "crlf": (b"Complete the sentence.\r\n{prompt}\r\n", 1),
+        "zwsp": ("Complete the sentence.\n{prompt}\u200b\n".encode(), 2),
+    }
+    for name, (data, line) in cases.items():
+        cfg = write_base(tmp_path / name)
+        (tmp_path / name / "data/eval/probe_prompt.txt").write_bytes(data)
+        code, findings = _findings(cfg)
+        assert code == 2, name
+        [f] = findings
+        assert (f["check"], f["file"], f["line"]) == ("template", "data/eval/probe_prompt.txt", line), name

@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,6 +158,31 @@ def _load_template(cfg: GateConfig, col: _Collector) -> str | None:
         line = data[: exc.start].count(b"\n") + 1
         msg = f"byte {exc.start + 1} is not valid UTF-8"
         col.findings.append(Finding("template", msg, shown, line, hint="save the template as UTF-8"))
+        return None
+    odd = [
+        (i, what)
+        for i, what in (
+            (text.find("\ufeff"), "a byte-order mark (U+FEFF)"),
+            (text.find("\r"), "a carriage return (CRLF line endings)"),
+            (
+                next((i for i, ch in enumerate(text) if unicodedata.category(ch) == "Cf"), -1),
+                "an invisible character",
+            ),
+        )
+        if i >= 0
+    ]
+    if odd:
+        at, what = min(odd)
+        col.findings.append(
+            Finding(
+                "template",
+                f"the prompt template holds {what}: the model would read it around every prompt",
+                shown,
+                text.count("\n", 0, at) + 1,
+                hint="save the template as UTF-8 without a byte-order mark, with LF line endings (add "
+                "`*.txt text eol=lf` to .gitattributes if git converts them)",
+            )
+        )
         return None
     n = text.count(TEMPLATE_SLOT)
     if n != 1:
