@@ -294,3 +294,26 @@ def test_a_template_with_a_bom_crlf_or_an_invisible_character_is_refused(tmp_pat
         assert code == 2, name
         [f] = findings
         assert (f["check"], f["file"], f["line"]) == ("template", "data/eval/probe_prompt.txt", line), name
+
+
+def test_a_broken_verb_table_is_named_and_does_not_flood_template_leaks(tmp_path):
+    cases = {
+        # a verb written twice: YAML would keep the second silently
+        "twice": lambda t: t.replace("  go:\n", "  go:\n    regularity: irregular\n  go:\n", 1),
+        # a schema error: without the table every verb form would read as a noun
+        "short": lambda t: t.replace("[went, went, went]", "[went, went]", 1),
+    }
+    for name, edit in cases.items():
+        cfg = write_base(tmp_path / name)
+        path = tmp_path / name / "data/grammar/verbs.yaml"
+        path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
+        code, out = cli("validate", "--config", str(cfg), "--format", "json")
+        doc = json.loads(out)
+        assert code == 2, name
+        assert [f["check"] for f in doc["findings"]] == ["grammar"], (name, doc["findings"])
+        assert any(w["check"] == "leaks-skipped" and "template" in w["message"] for w in doc["warnings"])
+        if name == "twice":
+            [f] = doc["findings"]
+            assert (
+                "'go' appears twice" in f["message"] and f["line"] and f["file"] == "data/grammar/verbs.yaml"
+            )

@@ -131,6 +131,27 @@ class _Collector:
         return None
 
 
+class _RepeatedKey(ValueError):
+    def __init__(self, key: Any, first: int, again: int):
+        super().__init__(key)
+        self.key, self.first, self.again = key, first, again
+
+
+class _GrammarLoader(_YAML_LOADER):  # type: ignore[misc,valid-type]
+    """YAML keeps the last of two equal keys silently: a verb written twice would hide its first entry."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str | int | float | bool):
+                line = key_node.start_mark.line + 1
+                if key in seen:
+                    raise _RepeatedKey(key, seen[key], line)
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
 def _load_grammar(cfg: GateConfig, col: _Collector) -> Grammar | None:
     path = cfg.path(cfg.grammar)
     data = col.read(path, "grammar", "grammar table")
@@ -138,9 +159,16 @@ def _load_grammar(cfg: GateConfig, col: _Collector) -> Grammar | None:
         return None
     shown = col.show(path)
     try:
-        return grammar_from_dict(yaml.load(data.decode("utf-8"), Loader=_YAML_LOADER), shown)
+        return grammar_from_dict(yaml.load(data.decode("utf-8"), Loader=_GrammarLoader), shown)
+    except _RepeatedKey as exc:
+        message = (
+            f"'{exc.key}' appears twice (lines {exc.first} and {exc.again}); YAML would keep the last one"
+        )
+        col.findings.append(Finding("grammar", message, shown, exc.again, hint="keep one of the two entries"))
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        col.findings.append(Finding("grammar", f"cannot read the grammar table: {exc}", shown))
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        col.findings.append(Finding("grammar", f"cannot read the grammar table: {exc}", shown, line))
     except EvalgateError as exc:
         col.findings.append(Finding("grammar", exc.message, shown, hint=_MISSING_HINTS["grammar"]))
     return None
@@ -324,8 +352,20 @@ def _leaks(
             )
         )
         return []
+    detectors = list(cfg.leaks.detectors)
+    if grammar is None and "template" in detectors:
+        # without the verb table every verb form would be masked as a noun: a flood of false leaks
+        detectors.remove("template")
+        col.warnings.append(
+            Finding(
+                "leaks-skipped",
+                "the template leak detector was skipped: it keeps verb forms, which come from the grammar "
+                "table, and that could not be read",
+                hint="fix the grammar table (see its finding); the exact and n-gram detectors ran",
+            )
+        )
     keep = grammar.all_forms() if grammar is not None else set()
-    index = LeakIndex(keep, window=cfg.leaks.window, detectors=cfg.leaks.detectors)
+    index = LeakIndex(keep, window=cfg.leaks.window, detectors=detectors)
     for path in paths:
         data = col.read(path, "train", "training file")
         if data is None:
