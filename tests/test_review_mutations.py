@@ -317,3 +317,20 @@ def test_a_broken_verb_table_is_named_and_does_not_flood_template_leaks(tmp_path
             assert (
                 "'go' appears twice" in f["message"] and f["line"] and f["file"] == "data/grammar/verbs.yaml"
             )
+
+
+def test_every_underscore_look_alike_is_named_when_the_blank_is_missing(tmp_path):
+    lookalikes = {
+        "‗‗‗": "U+2017",
+        "﹍﹍﹍": "U+FE4D",
+        "ˍˍˍ": "U+02CD",
+        "▁▁▁": "U+2581",
+        "———": "U+2014",
+        "_\u0332_\u0332_": "U+0332",
+    }
+    for i, (blank, code) in enumerate(lookalikes.items()):
+        cfg = _with_probe(tmp_path / str(i), prompt=f"Every day Maria {blank} at the office.")
+        status, findings = _findings(cfg)
+        assert status == 2
+        hits = [f for f in findings if f.get("probe_id") == "odd" and f["check"] == "blank"]
+        assert len(hits) == 1 and code in hits[0]["message"], (blank, findings)

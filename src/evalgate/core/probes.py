@@ -148,8 +148,7 @@ def schema_findings(rec: dict[str, Any], file: str, line: int) -> tuple[list[Fin
 def _blank_problem(prompt: str) -> str | None:
     runs = _BLANK_RUN.findall(prompt)
     if not runs:
-        lookalike = " (＿ is the full-width underscore U+FF3F, not _)" if "＿" in prompt else ""
-        return f"the prompt has no blank: write {BLANK} where the verb form goes{lookalike}"
+        return f"the prompt has no blank: write {BLANK} where the verb form goes{_lookalikes(prompt)}"
     if len(runs) > 1:
         return f"the prompt has {len(runs)} blanks; exactly one {BLANK} is allowed"
     if runs[0] != BLANK:
@@ -169,6 +168,26 @@ def _blank_problem(prompt: str) -> str | None:
             "leave a space or punctuation on both sides"
         )
     return None
+
+
+_LOOKALIKE_NAMES = ("LOW LINE", "LOW MACRON", "ONE EIGHTH BLOCK")
+
+
+def _lookalikes(prompt: str) -> str:
+    """Name what looks like an underscore (＿ ‗ ﹍ ˍ ▁) or a run of dashes in a prompt without a blank."""
+    found: dict[str, str] = {}
+    for ch in prompt:
+        name = unicodedata.name(ch, "")
+        if ch != "_" and any(n in name for n in _LOOKALIKE_NAMES):
+            found.setdefault(ch, name)
+    for run in re.findall(r"([\u2012-\u2015\u2212-])\1{2,}", prompt):
+        found.setdefault(run, unicodedata.name(run, ""))
+    if not found:
+        return ""
+    if "＿" in found:
+        found["＿"] = "FULLWIDTH LOW LINE, the full-width underscore"
+    shown = "; ".join(f"{ch} is U+{ord(ch):04X} {name}" for ch, name in found.items())
+    return f" ({shown}: the blank is three ASCII underscores _)"
 
 
 def _visible(text: str) -> str:
