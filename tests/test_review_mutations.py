@@ -334,3 +334,19 @@ def test_every_underscore_look_alike_is_named_when_the_blank_is_missing(tmp_path
         assert status == 2
         hits = [f for f in findings if f.get("probe_id") == "odd" and f["check"] == "blank"]
         assert len(hits) == 1 and code in hits[0]["message"], (blank, findings)
+
+
+def test_import_and_deprecate_refuse_json_nested_past_the_recursion_limit(tmp_path):
+    cfg = write_base(tmp_path / "set")
+    deep = "[" * 60000 + "]" * 60000
+    header = "id,language,verb,regularity,tense,person,prompt,candidates,expected,label,category\n"
+    row = f'n1,en,work,regular,present_simple,3sg,Each week Tom ___ late.,"{deep}",works,correct,core\n'
+    (tmp_path / "deep.csv").write_text(header + row, encoding="utf-8")
+    code, out = cli("probes", "import", str(tmp_path / "deep.csv"), "--config", str(cfg))
+    assert code == 2 and "[csv-cell]" in out and "unexpected error" not in out
+    (tmp_path / "deep.json").write_text(deep, encoding="utf-8")
+    pid = json.loads((tmp_path / "set" / PROBES).read_text(encoding="utf-8").splitlines()[0])["id"]
+    code, out = cli(
+        "probes", "deprecate", pid, "--replacement", str(tmp_path / "deep.json"), "--config", str(cfg)
+    )
+    assert code == 2 and "nested too deeply" in out and "unexpected error" not in out

@@ -63,7 +63,7 @@ def _replacement(name: str) -> tuple[dict[str, Any] | None, list[Finding]]:
         return records[0][1], []
     try:
         obj = json.loads(data.decode("utf-8-sig"))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past Python's limit
         obj = None
     if isinstance(obj, dict):
         return obj, []

@@ -105,7 +105,7 @@ def _typed(column: str, text: str) -> tuple[Any, str | None]:
     if column in LIST_COLUMNS:
         try:
             value = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested past Python's limit
             value = None
         if not isinstance(value, list):
             return None, f"{text[:60]!r} is not a JSON list"
