@@ -317,3 +317,28 @@ def test_a_plugin_model_returning_a_logits_loss_tuple_is_scored(tmp_path):
     scorer = load_scorer(None, f"{name}:load", root=tmp_path)
     (res,) = scorer.loglikelihood([LoglikRequest("She", " works")])
     assert res.n_tokens == 1 and res.logprob < 0
+
+
+# --- a shard index pointing outside the checkpoint ---------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["relative", "absolute"])
+def test_a_shard_index_naming_a_file_outside_the_checkpoint_is_refused(tmp_path, where):
+    """transformers opens the shards an index names relative to the directory: a shard at
+    "../outside/..." (or an absolute path) was loaded unchecked and left out of the checkpoint's
+    SHA-256, so results.json named a checkpoint other than the one scored."""
+    path = tmp_path / "ckpt"
+    transformers.GPT2LMHeadModel(
+        transformers.GPT2Config(vocab_size=64, n_positions=16, n_embd=16, n_layer=2, n_head=2)
+    ).save_pretrained(path, max_shard_size="20KB")
+    transformers.PreTrainedTokenizerFast(tokenizer_object=train_bpe(vocab_size=300)).save_pretrained(path)
+    index = path / "model.safetensors.index.json"
+    doc = json.loads(index.read_text())
+    last = sorted(set(doc["weight_map"].values()))[-1]
+    (tmp_path / "outside").mkdir()
+    moved = (path / last).rename(tmp_path / "outside" / last)
+    target = f"../outside/{last}" if where == "relative" else str(moved)
+    doc["weight_map"] = {k: target if v == last else v for k, v in doc["weight_map"].items()}
+    index.write_text(json.dumps(doc))
+    err = refused(path, "is outside the checkpoint directory")
+    assert str(index) in err.message

@@ -59,9 +59,32 @@ def _quiet_transformers() -> Iterator[None]:
         hf_logging.enable_progress_bar()
 
 
+def _check_shard_index(path: Path) -> None:
+    """A sharded checkpoint's index names its shards; transformers opens them relative to the
+    directory, so "../elsewhere.bin" or an absolute path would load a file that was neither
+    checked (pickle scan, safetensors header) nor hashed into the checkpoint's SHA-256."""
+    for index in sorted(path.glob("*.index.json")):
+        doc = read_json(index)
+        weight_map = doc.get("weight_map") if isinstance(doc, dict) else None
+        if not isinstance(weight_map, dict):
+            raise CheckpointError(f"{index}: no 'weight_map' object; not a shard index")
+        for shard in sorted({str(v) for v in weight_map.values()}):
+            if Path(shard).name != shard or shard in ("", ".", "..") or "\\" in shard:
+                raise CheckpointError(
+                    f"{index}: shard {shard!r} is outside the checkpoint directory; refused",
+                    hint="a shard index names files next to it (model-00001-of-00002.safetensors)",
+                )
+            if not (path / shard).is_file():
+                raise CheckpointError(
+                    f"{index}: shard {shard!r} is missing from {path}",
+                    hint="re-download or re-save the checkpoint",
+                )
+
+
 def _hf_weights(path: Path) -> dict[str, tuple[int, ...]] | None:
     """Check the weight files before transformers sees them: the shape of every tensor when
     they are safetensors, None for a checked `pytorch_model.bin`."""
+    _check_shard_index(path)
     safetensors_files = sorted(path.glob("*.safetensors"))
     if safetensors_files:
         shapes: dict[str, tuple[int, ...]] = {}
