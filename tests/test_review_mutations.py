@@ -350,3 +350,13 @@ def test_import_and_deprecate_refuse_json_nested_past_the_recursion_limit(tmp_pa
         "probes", "deprecate", pid, "--replacement", str(tmp_path / "deep.json"), "--config", str(cfg)
     )
     assert code == 2 and "nested too deeply" in out and "unexpected error" not in out
+
+
+def test_a_probe_moved_to_another_verb_is_told_which_verb_its_form_belongs_to(tmp_path):
+    # base probe: en 'work' present_simple 3sg "works"; 'play' is regular too, so regularity agrees
+    cfg = _with_probe(tmp_path, verb="play")
+    code, findings = _findings(cfg)
+    assert code == 2
+    [f] = [f for f in findings if f.get("probe_id") == "odd"]
+    assert (f["check"], f["field"], f["line"]) == ("expected-form", "expected", 9)
+    assert "form of 'work': check `verb`" in f["message"]

@@ -328,7 +328,7 @@ def semantic_findings(
                 and rec.get("kind", "form") != ORDINAL
                 and rec["label"] == "correct"
                 and rec["expected"] in rec["candidates"]
-                and (problem := _form_mismatch(rec, verb))
+                and (problem := _form_mismatch(rec, verb, grammar))
             ):
                 add("expected-form", "expected", problem)
     return out
@@ -340,7 +340,7 @@ def _matches_form(expected: str, form: str) -> bool:
     return exp == want or exp.endswith(" " + want)
 
 
-def _form_mismatch(rec: dict[str, Any], verb: Verb) -> str | None:
+def _form_mismatch(rec: dict[str, Any], verb: Verb, grammar: Grammar) -> str | None:
     """The message when a correct probe's expected is not the table's form for its tense x person."""
     tense, person, expected = rec["tense"], rec["person"], rec["expected"]
     form = verb.form(tense, person)
@@ -352,6 +352,12 @@ def _form_mismatch(rec: dict[str, Any], verb: Verb) -> str | None:
     if cells:
         shown = ", ".join(cells[:3]) + (", ..." if len(cells) > 3 else "")
         message += f"; it is the form for {shown}: fix `expected`, or `tense`/`person`"
+    elif others := [
+        v.infinitive
+        for v in grammar.of_language(rec["language"])
+        if v is not verb and _matches_form(expected, v.form(tense, person))
+    ]:
+        message += f"; it is the {tense} {person} form of '{others[0]}': check `verb`"
     elif all(c.strip().isdigit() for c in rec["candidates"]):
         message += '; the candidates look like an ordinal scale: is `"kind": "ordinal"` missing?'
     return message
