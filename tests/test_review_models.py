@@ -342,3 +342,28 @@ def test_a_shard_index_naming_a_file_outside_the_checkpoint_is_refused(tmp_path,
     index.write_text(json.dumps(doc))
     err = refused(path, "is outside the checkpoint directory")
     assert str(index) in err.message
+
+
+class _Calls:
+    def __reduce__(self):
+        import os
+
+        return (os.getcwd, ())
+
+
+def test_a_bin_shard_the_index_names_outside_the_pytorch_model_pattern_is_scanned(tmp_path):
+    """Only pytorch_model*.bin files were scanned; a shard index may name any file."""
+    import pickle
+
+    import safetensors.torch
+
+    path = hf_gpt2_dir(tmp_path / "gpt2")
+    state = safetensors.torch.load_file(path / "model.safetensors")
+    (path / "model.safetensors").unlink()
+    keys = sorted(state)
+    torch.save({k: state[k] for k in keys[1:]}, path / "pytorch_model-00001-of-00002.bin")
+    (path / "extra.bin").write_bytes(pickle.dumps({keys[0]: _Calls()}, protocol=2))
+    weight_map = {k: "pytorch_model-00001-of-00002.bin" for k in keys[1:]} | {keys[0]: "extra.bin"}
+    (path / "pytorch_model.bin.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+    err = refused(path, "unsafe pickle")
+    assert str(path / "extra.bin") in err.message

@@ -59,10 +59,11 @@ def _quiet_transformers() -> Iterator[None]:
         hf_logging.enable_progress_bar()
 
 
-def _check_shard_index(path: Path, pattern: str) -> None:
+def _check_shard_index(path: Path, pattern: str) -> list[Path]:
     """A sharded checkpoint's index names its shards; transformers opens them relative to the
     directory, so "../elsewhere.bin" or an absolute path would load a file that was neither
     checked (pickle scan, safetensors header) nor hashed into the checkpoint's SHA-256."""
+    shards: list[Path] = []
     for index in sorted(path.glob(pattern)):
         doc = read_json(index)
         weight_map = doc.get("weight_map") if isinstance(doc, dict) else None
@@ -79,6 +80,8 @@ def _check_shard_index(path: Path, pattern: str) -> None:
                     f"{index}: shard {shard!r} is missing from {path}",
                     hint="re-download or re-save the checkpoint",
                 )
+            shards.append(path / shard)
+    return shards
 
 
 def _hf_weights(path: Path) -> dict[str, tuple[int, ...]] | None:
@@ -86,14 +89,14 @@ def _hf_weights(path: Path) -> dict[str, tuple[int, ...]] | None:
     they are safetensors, None for a checked `pytorch_model.bin`."""
     safetensors_files = sorted(path.glob("*.safetensors"))
     if safetensors_files:
-        _check_shard_index(path, "*.safetensors.index.json")
+        shards = _check_shard_index(path, "*.safetensors.index.json")
         shapes: dict[str, tuple[int, ...]] = {}
-        for f in safetensors_files:
+        for f in sorted(set(safetensors_files) | set(shards)):
             shapes.update(check_safetensors(f))
         return shapes
     bins = sorted(path.glob("pytorch_model*.bin"))
     if bins:
-        _check_shard_index(path, "*.bin.index.json")
+        bins = sorted(set(bins) | set(_check_shard_index(path, "*.bin.index.json")))
         if _version_tuple(torch.__version__) < (2, 10):
             raise CheckpointError(
                 f"{bins[0]}: .bin weights need torch >= 2.10 (older weights_only has known bypasses)",
