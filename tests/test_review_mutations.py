@@ -360,3 +360,24 @@ def test_a_probe_moved_to_another_verb_is_told_which_verb_its_form_belongs_to(tm
     [f] = [f for f in findings if f.get("probe_id") == "odd"]
     assert (f["check"], f["field"], f["line"]) == ("expected-form", "expected", 9)
     assert "form of 'work': check `verb`" in f["message"]
+
+
+def test_a_file_changed_after_sealing_is_located_at_its_first_new_or_changed_probe(tmp_path):
+    cfg = _sealed(tmp_path / "new")
+    with (tmp_path / "new" / PROBES).open("ab") as fh:
+        rec = json.loads((tmp_path / "new" / PROBES).read_text(encoding="utf-8").splitlines()[0])
+        fh.write(dump_jsonl([{**rec, "id": "added-001", "prompt": "Every week Maria ___ at home."}]))
+    code, findings = _findings(cfg)
+    assert code == 2
+    [f] = [f for f in findings if f["check"] == "manifest-file-changed"]
+    assert (f["file"], f["line"], f["probe_id"], f["field"]) == (str(PROBES), 9, "added-001", "id")
+    assert "new since the seal" in f["message"]
+
+    cfg = _sealed(tmp_path / "changed")
+    lines = (tmp_path / "changed" / PROBES).read_text(encoding="utf-8").splitlines()
+    rec = json.loads(lines[2])
+    lines[2] = json.dumps({**rec, "label": "ambiguous"}, ensure_ascii=False)
+    (tmp_path / "changed" / PROBES).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, findings = _findings(cfg)
+    [f] = [f for f in findings if f["check"] == "manifest-file-changed"]
+    assert (f["line"], f["probe_id"], f["field"]) == (3, rec["id"], "label")

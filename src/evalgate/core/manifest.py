@@ -192,6 +192,32 @@ def lock_findings(
     return out
 
 
+def _first_difference(
+    manifest: Mapping[str, Any], file: str, probes: Sequence[Probe]
+) -> tuple[int, str, str, str] | None:
+    """(line, probe id, field, words) of the first probe of a changed file the lock tells apart.
+
+    A probe whose id was never sealed is new; one whose content hash differs changed (the
+    per-field hashes name the field). Edits the lock cannot see (explanation, source,
+    deprecated, formatting) leave the file-level finding unlocated.
+    """
+    lock: Mapping[str, str] = manifest.get("lock") or {}
+    for p in sorted((p for p in probes if p.file == file), key=lambda p: p.line):
+        sealed = lock.get(p.id)
+        if sealed is None:
+            return p.line, p.id, "id", f"first difference: line {p.line}, probe {p.id} is new since the seal"
+        if sealed != p.content_hash():
+            fields = _changed_fields(manifest, p)
+            what = f"field(s) {', '.join(fields)}" if fields else "its content"
+            return (
+                p.line,
+                p.id,
+                fields[0] if fields else "id",
+                f"first difference: line {p.line}, probe {p.id} changed ({what})",
+            )
+    return None
+
+
 def check_manifest(
     manifest: Mapping[str, Any],
     manifest_file: str,
@@ -218,12 +244,16 @@ def check_manifest(
                 )
             )
         elif entry["sha256"] != f.sha256:
+            where = _first_difference(manifest, f.display, probes)
             findings.append(
                 Finding(
                     "manifest-file-changed",
                     "the bytes no longer match the sealed manifest (sealed sha256 "
-                    f"{entry['sha256']}, now {f.sha256})",
+                    f"{entry['sha256']}, now {f.sha256})" + (f"; {where[3]}" if where else ""),
                     f.display,
+                    where[0] if where else None,
+                    where[1] if where else None,
+                    where[2] if where else None,
                     hint=HINT_RESEAL,
                     evidence={"sealed": entry["sha256"], "now": f.sha256, "manifest": manifest_file},
                 )
