@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from probeset_factory import cli, dump_jsonl, write_base
+from probeset_factory import CONFIG, cli, dump_jsonl, write_base
 
 PROBES = Path("data/eval/probes.jsonl")
 
@@ -381,3 +381,23 @@ def test_a_file_changed_after_sealing_is_located_at_its_first_new_or_changed_pro
     code, findings = _findings(cfg)
     [f] = [f for f in findings if f["check"] == "manifest-file-changed"]
     assert (f["line"], f["probe_id"], f["field"]) == (3, rec["id"], "label")
+
+
+def test_an_adversarial_category_over_its_maximum_is_located_at_the_probe_past_it(tmp_path):
+    config = json.loads(json.dumps(CONFIG))
+    config["coverage"]["adversarial_per_category_max"] = 1
+    cfg = write_base(tmp_path, config)
+    path = tmp_path / "data/eval/adversarial.jsonl"
+    rec = json.loads(path.read_text(encoding="utf-8").splitlines()[0])  # PAST-IRREG
+    with path.open("ab") as fh:
+        fh.write(dump_jsonl([{**rec, "id": "adv-extra", "prompt": "Last year he ___ to Rome."}]))
+    code, findings = _findings(cfg)
+    assert code == 2
+    [f] = [f for f in findings if f["check"] == "coverage"]
+    assert (f["file"], f["line"], f["probe_id"], f["field"]) == (
+        "data/eval/adversarial.jsonl",
+        4,
+        "adv-extra",
+        "reason_code",
+    )
+    assert "1 over" in f["message"]

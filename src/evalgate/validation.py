@@ -537,7 +537,8 @@ def validate(
     else:
         core_file = next((f.display for _, f in files if expected_category(f.display) == "core"), None)
         adv_file = next((f.display for _, f in files if expected_category(f.display) == "adversarial"), None)
-        col.findings.extend(coverage_findings(matrix, core_file, adv_file))
+        scored = [p for p in probes if not p.deprecated and p.id not in excluded]
+        col.findings.extend(coverage_findings(matrix, core_file, adv_file, scored))
 
     live = [p for p in probes if not p.deprecated]
     probe_set = {

@@ -92,8 +92,17 @@ def _no_file(category: str) -> str:
     return f" (no probe file here holds {category} probes: they go in a file {where} 'adversarial')"
 
 
-def coverage_findings(matrix: dict[str, Any], core_file: str | None, adv_file: str | None) -> list[Finding]:
-    """One finding per cell below its minimum (or above its maximum), saying by how much."""
+def coverage_findings(
+    matrix: dict[str, Any],
+    core_file: str | None,
+    adv_file: str | None,
+    probes: Sequence[Probe] = (),
+) -> list[Finding]:
+    """One finding per cell below its minimum (or above its maximum), saying by how much.
+
+    A category over its maximum is located at its first probe past the maximum (file order of
+    `probes`, the scored ones); a short cell has no probe to point at.
+    """
     out: list[Finding] = []
     core_note = "" if core_file else _no_file("core")
     adv_note = "" if adv_file else _no_file("adversarial")
@@ -133,11 +142,21 @@ def coverage_findings(matrix: dict[str, Any], core_file: str | None, adv_file: s
             msg = f"adversarial {code}: {n} probe(s), at most {hi} allowed ({n - hi} over)"
         else:
             continue
+        of_code = [
+            p
+            for p in probes
+            if p.category == "adversarial" and p.kind != "ordinal" and (p.reason_code or "(none)") == code
+        ]
+        extra = of_code[hi] if hi is not None and n > hi and len(of_code) > hi else None
+        if extra is not None:
+            msg += f"; the first past the maximum is {extra.id}"
         out.append(
             Finding(
                 "coverage",
                 msg,
-                file=adv_file,
+                file=extra.file if extra else adv_file,
+                line=extra.line if extra else None,
+                probe_id=extra.id if extra else None,
                 field="reason_code",
                 hint=HINT_ADV,
                 evidence={"cell": f"adversarial_category:{code}", **cell},
