@@ -367,3 +367,19 @@ def test_a_bin_shard_the_index_names_outside_the_pytorch_model_pattern_is_scanne
     (path / "pytorch_model.bin.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
     err = refused(path, "unsafe pickle")
     assert str(path / "extra.bin") in err.message
+
+
+@pytest.mark.parametrize("template", ["<s> $A", "<s> $A <|endoftext|>"])
+def test_a_bos_the_template_adds_without_declaring_it_is_used(tmp_path, template):
+    """A tokenizer whose template puts <s> before every text but whose tokenizer_config.json
+    declares no bos_token was scored without BOS: contexts the model never saw in training,
+    unlike lm-eval, which keeps the tokenizer's own default."""
+    tok = train_bpe()
+    specials = [(t, tok.token_to_id(t)) for t in ("<s>", "<|endoftext|>") if t in template]
+    tok.post_processor = tokenizers.processors.TemplateProcessing(single=template, special_tokens=specials)
+    hf_tok = transformers.PreTrainedTokenizerFast(tokenizer_object=tok)
+    scorer = load_scorer(hf_gpt2_dir(tmp_path / "ckpt", hf_tokenizer=hf_tok), None, root=tmp_path)
+    bos = tok.token_to_id("<s>")
+    assert scorer.tok.uses_bos and scorer.tok.bos_id == bos
+    assert scorer.encode_pair("She", " works")[0][0] == bos
+    assert scorer.encode_pair("", "She works.")[0] == (bos,)

@@ -35,7 +35,8 @@ class TokenizersAdapter:
 class HFTokenizerAdapter:
     """A `transformers` tokenizer.
 
-    BOS is used when the tokenizer's own default adds it (Llama-style); GPT-2-style tokenizers add
+    BOS is used when the tokenizer's own default adds it (Llama-style; a token its template puts
+    before every text counts as BOS even when undeclared); GPT-2-style tokenizers add
     nothing, so contexts are encoded bare and an empty context is the BOS/EOS prefix token, as in
     lm-evaluation-harness. GPT-2 declares its end-of-text token as "unknown" although byte-level
     BPE never produces an unknown token: an unk id equal to BOS/EOS is therefore not an unk id.
@@ -51,6 +52,13 @@ class HFTokenizerAdapter:
         self.sha256 = sha256
         plain = tok.encode("a", add_special_tokens=False, verbose=False)
         default = tok.encode("a", verbose=False)
+        lead_only = len(default) > len(plain) and default[1 : 1 + len(plain)] == plain
+        if self.bos_id is None and plain and lead_only:
+            # the tokenizer's own template prepends a token it does not declare as bos_token
+            # ("<s> $A" with no bos_token in tokenizer_config.json): that token is its BOS
+            self.bos_id = default[0]
+            if self.unk_id == self.bos_id:
+                self.unk_id = None
         self.uses_bos = (
             self.bos_id is not None
             and len(default) > len(plain)
