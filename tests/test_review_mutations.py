@@ -401,3 +401,18 @@ def test_an_adversarial_category_over_its_maximum_is_located_at_the_probe_past_i
         "reason_code",
     )
     assert "1 over" in f["message"]
+
+
+def test_a_cell_made_short_by_deprecating_is_located_at_a_deprecated_probe(tmp_path):
+    config = json.loads(json.dumps(CONFIG))
+    config["coverage"]["per_tense"] = 1
+    cfg = write_base(tmp_path, config)
+    lines = (tmp_path / PROBES).read_text(encoding="utf-8").splitlines()
+    rec = json.loads(lines[2])  # the only past_participle core probe
+    lines[2] = json.dumps({**rec, "deprecated": True}, ensure_ascii=False)
+    (tmp_path / PROBES).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, findings = _findings(cfg)
+    assert code == 2
+    [f] = [f for f in findings if f["check"] == "coverage" and f["field"] == "tense"]
+    assert (f["file"], f["line"], f["probe_id"]) == (str(PROBES), 3, rec["id"])
+    assert "deprecated" in f["message"]

@@ -538,7 +538,8 @@ def validate(
         core_file = next((f.display for _, f in files if expected_category(f.display) == "core"), None)
         adv_file = next((f.display for _, f in files if expected_category(f.display) == "adversarial"), None)
         scored = [p for p in probes if not p.deprecated and p.id not in excluded]
-        col.findings.extend(coverage_findings(matrix, core_file, adv_file, scored))
+        retired = [p for p in probes if p.deprecated or p.id in excluded]
+        col.findings.extend(coverage_findings(matrix, core_file, adv_file, scored, retired))
 
     live = [p for p in probes if not p.deprecated]
     probe_set = {

@@ -97,25 +97,51 @@ def coverage_findings(
     core_file: str | None,
     adv_file: str | None,
     probes: Sequence[Probe] = (),
+    retired: Sequence[Probe] = (),
 ) -> list[Finding]:
     """One finding per cell below its minimum (or above its maximum), saying by how much.
 
     A category over its maximum is located at its first probe past the maximum (file order of
-    `probes`, the scored ones); a short cell has no probe to point at.
+    `probes`, the scored ones). A short cell is located at a `retired` probe of that cell
+    (deprecated, or left out as a leak) when there is one: retiring it is what made the cell short.
     """
     out: list[Finding] = []
+
+    def short_at(family: str, key: str) -> tuple[dict[str, Any], str]:
+        kinds = [p for p in retired if p.kind != "ordinal"]
+        if family == "adversarial_total":
+            hits = [p for p in kinds if p.category == "adversarial"]
+        elif family == "adversarial_category":
+            hits = [p for p in kinds if p.category == "adversarial" and (p.reason_code or "(none)") == key]
+        else:
+            value = {
+                "language": lambda p: p.language,
+                "regularity": lambda p: p.regularity,
+                "tense": lambda p: p.tense,
+                "person": lambda p: p.person,
+                "verb": lambda p: f"{p.language}:{p.verb}",
+            }[family]
+            hits = [p for p in kinds if p.category == "core" and value(p) == key]
+        if not hits:
+            return {}, ""
+        first = hits[0]
+        why = "deprecated" if first.deprecated else "left out as a leak"
+        note = f"; {len(hits)} retired probe(s) of this cell are not counted, e.g. {first.id} ({why})"
+        return {"file": first.file, "line": first.line, "probe_id": first.id}, note
+
     core_note = "" if core_file else _no_file("core")
     adv_note = "" if adv_file else _no_file("adversarial")
     for family in ("language", "regularity", "tense", "person", "verb"):
         for key, cell in matrix.get(family, {}).items():
             if cell["n"] < cell["min"]:
                 short = cell["min"] - cell["n"]
+                at, note = short_at(family, key)
                 out.append(
                     Finding(
                         "coverage",
                         f"{family} {key}: {cell['n']} core probe(s), needs at least {cell['min']} "
-                        f"({short} short){core_note}",
-                        file=core_file,
+                        f"({short} short){core_note}{note}",
+                        **{"file": core_file, **at},
                         field=family,
                         hint=HINT_CORE,
                         evidence={"cell": f"{family}:{key}", "n": cell["n"], "min": cell["min"]},
@@ -123,12 +149,13 @@ def coverage_findings(
                 )
     total = matrix["adversarial_total"]
     if total["n"] < total["min"]:
+        at, note = short_at("adversarial_total", "")
         out.append(
             Finding(
                 "coverage",
                 f"adversarial total: {total['n']} probe(s), needs at least {total['min']} "
-                f"({total['min'] - total['n']} short){adv_note}",
-                file=adv_file,
+                f"({total['min'] - total['n']} short){adv_note}{note}",
+                **{"file": adv_file, **at},
                 field="category",
                 hint=HINT_ADV,
                 evidence={"cell": "adversarial_total", **total},
@@ -136,8 +163,10 @@ def coverage_findings(
         )
     for code, cell in matrix["adversarial_category"].items():
         n, lo, hi = cell["n"], cell["min"], cell["max"]
+        at: dict[str, Any] = {}
         if n < lo:
-            msg = f"adversarial {code}: {n} probe(s), needs {lo} to {hi} ({lo - n} short){adv_note}"
+            at, note = short_at("adversarial_category", code)
+            msg = f"adversarial {code}: {n} probe(s), needs {lo} to {hi} ({lo - n} short){adv_note}{note}"
         elif hi is not None and n > hi:
             msg = f"adversarial {code}: {n} probe(s), at most {hi} allowed ({n - hi} over)"
         else:
@@ -154,9 +183,9 @@ def coverage_findings(
             Finding(
                 "coverage",
                 msg,
-                file=extra.file if extra else adv_file,
-                line=extra.line if extra else None,
-                probe_id=extra.id if extra else None,
+                file=extra.file if extra else at.get("file", adv_file),
+                line=extra.line if extra else at.get("line"),
+                probe_id=extra.id if extra else at.get("probe_id"),
                 field="reason_code",
                 hint=HINT_ADV,
                 evidence={"cell": f"adversarial_category:{code}", **cell},
