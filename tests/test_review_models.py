@@ -383,3 +383,15 @@ def test_a_bos_the_template_adds_without_declaring_it_is_used(tmp_path, template
     assert scorer.tok.uses_bos and scorer.tok.bos_id == bos
     assert scorer.encode_pair("She", " works")[0][0] == bos
     assert scorer.encode_pair("", "She works.")[0] == (bos,)
+
+
+def test_a_tokenizer_that_raises_on_unknown_words_is_a_refusal_naming_its_file(tmp_path):
+    """A word-level tokenizer without an unk token raises "Missing [UNK] token from the
+    vocabulary" on the first unknown word: that was an exit-3 traceback."""
+    words = ["<s>", "She", "works", "work", "every", "day", "."]
+    wl = tokenizers.Tokenizer(tokenizers.models.WordLevel({w: i for i, w in enumerate(words)}))
+    wl.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    hf_tok = transformers.PreTrainedTokenizerFast(tokenizer_object=wl, bos_token="<s>")
+    path = hf_gpt2_dir(tmp_path / "ckpt", hf_tokenizer=hf_tok)
+    err = refused(path, "the tokenizer cannot encode")
+    assert err.message.startswith(str(path / "tokenizer.json"))

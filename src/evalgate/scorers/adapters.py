@@ -42,16 +42,17 @@ class HFTokenizerAdapter:
     BPE never produces an unknown token: an unk id equal to BOS/EOS is therefore not an unk id.
     """
 
-    def __init__(self, tok: Any, *, sha256: str):
+    def __init__(self, tok: Any, *, sha256: str, source: str = "the tokenizer"):
         self.tok = tok
+        self.source = source  # the tokenizer file, for errors
         self.bos_id = tok.bos_token_id
         self.eos_id = tok.eos_token_id
         self.pad_id = tok.pad_token_id
         unk = tok.unk_token_id
         self.unk_id = None if unk is not None and unk in (self.bos_id, self.eos_id) else unk
         self.sha256 = sha256
-        plain = tok.encode("a", add_special_tokens=False, verbose=False)
-        default = tok.encode("a", verbose=False)
+        plain = self.encode("a")
+        default = self._call(tok.encode, "a", "encode", verbose=False)
         lead_only = len(default) > len(plain) and default[1 : 1 + len(plain)] == plain
         if self.bos_id is None and plain and lead_only:
             # the tokenizer's own template prepends a token it does not declare as bos_token
@@ -66,13 +67,27 @@ class HFTokenizerAdapter:
             and (not plain or plain[0] != self.bos_id)
         )
 
+    def _call(self, fn: Any, arg: Any, what: str, **kwargs: Any) -> Any:
+        """A tokenizer that fails on some text (a WordLevel model without an unk token raises
+        "Missing [UNK] token") is a broken checkpoint (exit 2) naming the file, not exit 3."""
+        try:
+            return fn(arg, **kwargs)
+        except Exception as exc:
+            shown = repr(arg[:60]) if isinstance(arg, str) else f"ids {list(arg)[:20]}"
+            raise CheckpointError(
+                f"{self.source}: the tokenizer cannot {what} {shown} ({_first_line(exc)})",
+                hint="a tokenizer must encode any text: give a word-level vocabulary an unk_token, "
+                "or use a byte-level BPE",
+            ) from None
+
     def encode(self, text: str) -> list[int]:
         # verbose=False: no "sequence length is longer than the specified maximum" warning on
         # stderr for a tokenizer whose model_max_length is small; windows handle long texts.
-        return list(self.tok.encode(text, add_special_tokens=False, verbose=False))
+        return list(self._call(self.tok.encode, text, "encode", add_special_tokens=False, verbose=False))
 
     def decode(self, ids: Sequence[int]) -> str:
-        return self.tok.decode(list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        options = {"skip_special_tokens": False, "clean_up_tokenization_spaces": False}
+        return self._call(self.tok.decode, list(ids), "decode", **options)
 
 
 def _first_line(exc: BaseException) -> str:

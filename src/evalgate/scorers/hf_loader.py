@@ -206,7 +206,7 @@ def load_hf_scorer(
             ) from None
     model = model.to(dtype).eval()
     tok_digest = files_digest({n: files[n] for n in tokenizer_files})
-    adapter = HFTokenizerAdapter(tokenizer, sha256=tok_digest)
+    adapter = HFTokenizerAdapter(tokenizer, sha256=tok_digest, source=str(path / tokenizer_files[0]))
     vocab_size = int(getattr(hf_config, "vocab_size", 0) or 0) or None
     max_length = next(
         (
