@@ -395,3 +395,12 @@ def test_a_tokenizer_that_raises_on_unknown_words_is_a_refusal_naming_its_file(t
     path = hf_gpt2_dir(tmp_path / "ckpt", hf_tokenizer=hf_tok)
     err = refused(path, "the tokenizer cannot encode")
     assert err.message.startswith(str(path / "tokenizer.json"))
+
+
+def test_a_model_with_four_positions_loads(tmp_path):
+    """The causality check ran 8 tokens through a model with n_positions 4 and refused it."""
+    path = hf_gpt2_dir(tmp_path / "ckpt", n_positions=4)
+    scorer = load_scorer(path, None, root=tmp_path)
+    assert scorer.max_length == 4
+    (res,) = scorer.loglikelihood([LoglikRequest("She works every day at the", " office")])
+    assert res.n_tokens >= 1 and res.logprob < 0

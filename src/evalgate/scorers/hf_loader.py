@@ -227,7 +227,7 @@ def load_hf_scorer(
         n_parameters=n_parameters(model),
     )
     fn = hf_logits_fn(model) if _keeps_positions(model, vocab_size or 3) else full_logits_fn(model)
-    _refuse_non_causal(fn, adapter, vocab_size, path, hf_config)
+    _refuse_non_causal(fn, adapter, vocab_size, path, hf_config, int(max_length))
     return TorchScorer(
         fn,
         adapter,
@@ -294,11 +294,11 @@ def _describe_key(key: Any) -> str:
 
 
 def _refuse_non_causal(
-    fn: Any, adapter: HFTokenizerAdapter, vocab_size: int | None, path: Path, hf_config: Any
+    fn: Any, adapter: HFTokenizerAdapter, vocab_size: int | None, path: Path, hf_config: Any, max_length: int
 ) -> None:
     """An encoder (BERT-style, `is_decoder` off) loads as a causal LM head but attends to later
     tokens: every candidate would be scored with itself in view. Refused, not scored."""
-    ids = adapter.encode(FINGERPRINT_TEXT)
+    ids = adapter.encode(FINGERPRINT_TEXT)[: max(max_length, 1)]  # n_positions may be tiny
     size = vocab_size or (max(ids) + 1 if ids else 0)
     try:
         leaks = leaks_the_future(fn, ids, size)
