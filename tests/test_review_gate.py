@@ -224,3 +224,36 @@ def test_compare_refuses_wrongly_typed_results_naming_the_field(tmp_path, capsys
     assert main(["compare", results, base, "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "results.json" in err and field in err
+
+
+# --- a baseline file that is not JSON at all -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+        ('{"perplexity": {"value": Infinity}}', "Infinity"),
+        ('{"perplexity": {"value": NaN}}', "NaN"),
+    ],
+)
+def test_compare_refuses_a_baseline_that_is_not_strict_json(tmp_path, capsys, text, why):
+    results = _write(tmp_path / "results.json", make_results(_entries()))
+    (tmp_path / "base.json").write_text(text, encoding="utf-8")
+    assert main(["compare", results, str(tmp_path / "base.json"), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "base.json" in err and why in err
+
+
+def test_unreadable_baseline_is_refused_naming_it(tmp_path, monkeypatch):
+    from evalgate import pipeline
+
+    path = tmp_path / "base.json"
+    path.write_text("{}", encoding="utf-8")
+
+    def denied(self, *a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_text", denied)
+    with pytest.raises(RefusedError, match=r"base\.json: cannot read the baseline: Permission denied"):
+        pipeline.load_json_file(path, "baseline")

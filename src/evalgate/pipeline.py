@@ -42,13 +42,27 @@ def config_input(cfg: GateConfig) -> dict[str, dict[str, Any]]:
     return {display_path(cfg, path): {**file_record(path), "role": "config"}}
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def load_json_file(path: Path, what: str) -> dict[str, Any]:
     if not path.is_file():
         raise RefusedError(f"{path}: {what} not found")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RefusedError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
         raise RefusedError(f"{path}: {what} is not valid JSON ({exc})") from None
+    try:
+        # NaN and Infinity are not JSON (RFC 8259): an infinite baseline perplexity would make
+        # every ratio 0 and a regression pass.
+        doc = json.loads(text, parse_constant=_no_constant)
+    except ValueError as exc:  # json.JSONDecodeError, or a NaN/Infinity constant
+        raise RefusedError(f"{path}: {what} is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise RefusedError(f"{path}: {what} is not valid JSON (nested too deeply)") from None
     if not isinstance(doc, dict):
         raise RefusedError(f"{path}: {what} must be a JSON object")
     return doc
