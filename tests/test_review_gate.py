@@ -257,3 +257,18 @@ def test_unreadable_baseline_is_refused_naming_it(tmp_path, monkeypatch):
     monkeypatch.setattr(Path, "read_text", denied)
     with pytest.raises(RefusedError, match=r"base\.json: cannot read the baseline: Permission denied"):
         pipeline.load_json_file(path, "baseline")
+
+
+def test_run_that_scored_none_of_the_baseline_probes_is_refused_not_passed():
+    # A new tokenizer maps every candidate to the unknown token: all probes model_oov.
+    old = _entries()
+    new = [make_entry(e["id"], None, status="model_oov", language=e["language"]) for e in old]
+    with pytest.raises(RefusedError, match=r"none of the 120 probes .*\(model_oov: 120\)"):
+        compare(make_results(new), _baseline(old), make_rules(), "baselines/demo.json")
+
+
+def test_run_of_only_ordinal_or_deprecated_probes_is_not_refused_for_overlap():
+    old = _entries(n=10)
+    new = [make_entry(e["id"], None, status="deprecated", language=e["language"]) for e in old]
+    cmp = compare(make_results(new), _baseline(old), make_rules(), "baselines/demo.json")
+    assert cmp["n_paired"] == 0 and verdict(cmp)[0] == "pass"

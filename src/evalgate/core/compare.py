@@ -142,10 +142,29 @@ def _check_overlap(
 
     New probes are allowed (so the probe-set digest alone never refuses), but a baseline of
     another probe set, or one whose outcomes are empty, would let every slice through as "new":
-    a gate that checked nothing must not report a pass.
+    a gate that checked nothing must not report a pass. Likewise a run that could score none of
+    the probes the baseline scored (every one model_oov with a new tokenizer, say).
     """
+    if shared:
+        return
     n_live = sum(1 for e in entries if _paired(e))
-    if shared or n_live == 0:
+    lost = [
+        e
+        for e in entries
+        if not is_ordinal(e) and e["status"] != STATUS_DEPRECATED and _scored(base.outcomes.get(e["id"], {}))
+    ]
+    if n_live == 0 and lost:
+        statuses: dict[str, int] = {}
+        for e in lost:
+            statuses[str(e["status"])] = statuses.get(str(e["status"]), 0) + 1
+        listing = ", ".join(f"{k}: {v}" for k, v in sorted(statuses.items()))
+        raise RefusedError(
+            f"none of the {len(lost)} probes baseline {baseline_path} scored could be scored in this run "
+            f"({listing}), so nothing could be gated",
+            hint="a candidate that tokenizes to the unknown token makes its probe model_oov: check the "
+            "checkpoint's tokenizer, or run with `--baseline none` to see the run without a gate",
+        )
+    if n_live == 0:
         return
     n_base = sum(1 for o in base.outcomes.values() if _scored(o))
     old, new = base.manifest.get("probe_set_digest"), manifest.get("probe_set_digest")
