@@ -272,3 +272,16 @@ def test_run_of_only_ordinal_or_deprecated_probes_is_not_refused_for_overlap():
     new = [make_entry(e["id"], None, status="deprecated", language=e["language"]) for e in old]
     cmp = compare(make_results(new), _baseline(old), make_rules(), "baselines/demo.json")
     assert cmp["n_paired"] == 0 and verdict(cmp)[0] == "pass"
+
+
+def test_refused_compare_still_lists_the_files_it_read(tmp_path):
+    entries = _entries()
+    results = _write(tmp_path / "results.json", make_results(entries))
+    base = _baseline(entries)
+    base["manifest"]["method"] = "sentence"  # measured differently: refused
+    base_path = _write(tmp_path / "base.json", base)
+    assert main(["compare", results, base_path, "--out", str(tmp_path / "out")]) == 2
+    doc = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    roles = {v.get("role") for v in doc["inputs"].values()}
+    assert doc["verdict"] == "refused" and {"results", "baseline", "config"} <= roles
+    assert "base.json" in (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8")

@@ -18,8 +18,10 @@ def main(args: argparse.Namespace) -> int:
     fmt = args.format or "text"
     out_dir = output_folder(cfg)
     results_path = Path(args.results)
+    read: dict[str, dict] = {}  # files read so far: a refusal still lists their SHA-256
     try:
         results = load_json_file(results_path, "results")
+        read[results_path.as_posix()] = {**file_record(results_path), "role": "results"}
         validate_results(results, args.results)
         if results.get("verdict") == "refused":
             raise RefusedError(f"{args.results}: this run was refused; there is nothing to compare")
@@ -33,6 +35,8 @@ def main(args: argparse.Namespace) -> int:
         from evalgate.pipeline import load_baseline
 
         baseline = load_baseline(cfg)
+        if baseline is not None:
+            read.update(baseline[2])
         shown = results_path.as_posix()
         # The scores come from the results file; the gate (rule, thresholds, slices) and the
         # baseline come from this command's configuration: pin and hash that one too, so the
@@ -46,7 +50,7 @@ def main(args: argparse.Namespace) -> int:
         }
         results = gate(results, baseline, cfg)
     except RefusedError as exc:
-        write(refused_results(cfg, exc), out_dir, cfg)
+        write(refused_results(cfg, exc, extra_inputs=read), out_dir, cfg)
         print_findings(list(exc.findings), fmt)
         raise
     write(results, out_dir, cfg)
