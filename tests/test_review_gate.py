@@ -285,3 +285,13 @@ def test_refused_compare_still_lists_the_files_it_read(tmp_path):
     roles = {v.get("role") for v in doc["inputs"].values()}
     assert doc["verdict"] == "refused" and {"results", "baseline", "config"} <= roles
     assert "base.json" in (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8")
+
+
+def test_refused_run_lists_the_baseline_and_checkpoint_it_read(tmp_path):
+    base = json.loads((REPO / "baselines" / "demo.json").read_text(encoding="utf-8"))
+    base["manifest"]["method"] = "sentence"  # refused by the gate, after scoring
+    path = _write(tmp_path / "other.json", base)
+    assert main(["--baseline", path, "--out", str(tmp_path / "out")]) == 2
+    doc = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    roles = {v.get("role") for v in doc["inputs"].values()}
+    assert doc["verdict"] == "refused" and {"baseline", "checkpoint", "test", "probes"} <= roles

@@ -149,6 +149,7 @@ def main(args: argparse.Namespace) -> int:
     gate_changes = read_gate_changes(getattr(args, "gate_changes", None))
     shard = parse_shard(getattr(args, "shard", None))
     outcome = None
+    read: dict[str, Any] = {}  # inputs read so far, beyond the probe set: a refusal lists them too
     try:
         from evalgate.validation import validate
 
@@ -161,7 +162,10 @@ def main(args: argparse.Namespace) -> int:
                 findings=list(outcome.findings),
             )
         baseline = None if shard else load_baseline(cfg)
+        if baseline is not None:
+            read.update(baseline[2])
         results = score(cfg, outcome, progress, shard=shard)
+        read.update(results["inputs"])  # checkpoint files and test set: hashed even if the gate refuses
         if shard is None:
             results = gate(results, baseline, cfg)
         if gate_changes:
@@ -169,7 +173,7 @@ def main(args: argparse.Namespace) -> int:
     except EvalgateError as exc:
         if not isinstance(exc, RefusedError):
             raise
-        results = refused_results(cfg, exc, outcome=outcome, gate_changes=gate_changes)
+        results = refused_results(cfg, exc, outcome=outcome, extra_inputs=read, gate_changes=gate_changes)
         write(results, out_dir, cfg)
         print_findings(list(exc.findings), fmt)
         if fmt == "json":
