@@ -197,14 +197,28 @@ def test_slice_under_min_n_is_shown_not_gated():
     assert verdict(cmp) == ("pass", [])
 
 
-def test_slice_whose_mde_exceeds_mde_max_is_too_small():
+def test_a_slice_whose_mde_exceeds_mde_max_is_gated_and_marked_low_power():
     base = _entries(40, 40)
     new = _flip(base, {e["id"] for e in base if e["language"] == "es" and e["correct"]}, False)
     cmp = compare(make_results(new), _baseline(base), make_rules(slices=("language",)), BASE)
     es = cmp["slices"]["language:es"]
-    assert es["n_shared"] == 40 >= 20 and es["mde"] > 0.10 and es["status"] == "too_small"
+    assert es["n_shared"] == 40 >= 20 and es["mde"] > 0.10 and es["underpowered"] is True
+    assert es["status"] == "regressed" and es["gated"]  # too weak for 10 points, not for this drop
     loose = compare(make_results(new), _baseline(base), make_rules(slices=("language",), mde_max=0.5), BASE)
     assert loose["slices"]["language:es"]["status"] == "regressed"
+    assert loose["slices"]["language:es"]["underpowered"] is False
+
+
+def test_a_small_probe_set_that_goes_from_all_right_to_all_wrong_fails():
+    base = _entries(30, 30)  # a seed-sized set: no slice can catch a 10-point drop reliably
+    right = _flip(base, {e["id"] for e in base}, True)
+    wrong = _flip(base, {e["id"] for e in base}, False)
+    cmp = compare(make_results(wrong), _baseline(right), make_rules(), BASE)
+    overall = cmp["slices"]["overall"]
+    assert overall["n_shared"] == 60 and overall["underpowered"] and overall["status"] == "regressed"
+    assert "overall" in cmp["regressed"] and verdict(cmp)[0] == "fail"
+    same = compare(make_results(right), _baseline(right), make_rules(), BASE)
+    assert same["regressed"] == [] and verdict(same) == ("pass", [])
 
 
 def test_perplexity_regression_fails_the_gate():

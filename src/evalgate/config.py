@@ -74,7 +74,7 @@ class GateRules:
     alpha: float
     tolerance: float  # accuracy drop (absolute) that is tolerated
     min_n: int  # slices smaller than this are shown, not gated
-    mde_max: float  # slices that cannot detect a drop this large are marked too small
+    mde_max: float  # slices that cannot detect a drop this large are gated but marked low power
     assumed_disagreement: float  # share of probes two equally good checkpoints disagree on (MDE model)
     z: float  # Wilson interval z (1.96 = 95%)
     perplexity_max_ratio: float

@@ -272,9 +272,13 @@ def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules,
         ids = members.get(key, [])
         row = _slice_row(ids, new_by_id, base.outcomes, rules)
         row["n_new"] = n_new.get(key, 0)
+        # A slice that cannot reliably catch an `mde_max` drop is still gated: the exact test keeps
+        # its false alarms at alpha, and left ungated, 60 probes going from all right to all wrong
+        # would pass. It is marked `underpowered`, so a pass there reads as weak evidence.
+        row["underpowered"] = bool(ids) and (row["mde"] is None or exceeds(row["mde"], rules.mde_max))
         if not ids:
             row["status"] = "new" if key in new_slices else "too_small"
-        elif len(ids) < rules.min_n or row["mde"] is None or exceeds(row["mde"], rules.mde_max):
+        elif len(ids) < rules.min_n:
             row["status"] = "too_small"
         else:
             row["status"] = "gated"  # decided below, once every slice's p-value is known

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from evalgate.core.markdown import MISSING, Md, code, count, details, inline, num, pct, table
+from evalgate.core.markdown import MISSING, Md, code, count, details, inline, num, pct, size_points, table
 from evalgate.core.report_budget import Budget, Section
 from evalgate.core.report_probes import ids_of, probe_list
 from evalgate.core.slice_order import family, gate_settings, gated_families, ordered
@@ -231,6 +231,11 @@ def limitations(results: Results) -> Section:
         if small
         else "- No slice was too small to gate."
     )
+    if weak := _low_power(results):
+        lines.append(
+            f"- Low power (gated, but a drop of {size_points(gate_settings(results).get('mde_max'))} points"
+            f" would likely be missed; only larger drops are caught): {', '.join(weak)}."
+        )
     lines.append(
         f"- {status['model_oov']:,} probe(s) could not be scored because a candidate maps to the tokenizer's"
         " unknown token (model_oov); they are left out of accuracy, not counted as errors."
@@ -249,6 +254,15 @@ def limitations(results: Results) -> Section:
 
 def _unspecified(n: int) -> str:
     return f", {n:,} without a source" if n else ""
+
+
+def _low_power(results: Results) -> list[str]:
+    rows = (results.get("comparison") or {}).get("slices") or {}
+    return [
+        f"{inline(k)} (n={rows[k].get('n_shared', '?')}, MDE {size_points(rows[k].get('mde'))} pts)"
+        for k in ordered(rows)
+        if (rows[k] or {}).get("underpowered") and rows[k].get("status") in ("ok", "regressed")
+    ]
 
 
 def _too_small(results: Results) -> list[str]:

@@ -38,6 +38,13 @@ STATUS_TEXT = {
 Results = Mapping[str, Any]
 
 
+def _status_text(row: Mapping[str, Any]) -> str:
+    text = STATUS_TEXT.get(row.get("status"), inline(row.get("status")))
+    if row.get("underpowered") and row.get("status") in ("ok", "regressed"):
+        text += " · low power"
+    return text
+
+
 # -- the gate ----------------------------------------------------------------------------------------
 
 
@@ -60,7 +67,9 @@ def gated_table(results: Results) -> Section:
         f"### Gated slices\n\nAgainst {inline(comparison.get('baseline', '?'))}, rule **{inline(rule)}**"
         f" (alpha {gate.get('alpha', '?')}, tolerance {size_points(gate.get('tolerance'))} pts,"
         f" min_n {gate.get('min_n', '?')}): {how}. n counts the probes both runs scored; Δ is in"
-        " percentage points; MDE is the smallest drop the rule would catch at this n with 80% power."
+        " percentage points; MDE is the smallest drop the rule would catch at this n with 80% power"
+        f' ("low power": above {size_points(gate.get("mde_max"))} pts, gated all the same, a pass there is'
+        " weak evidence)."
     )
     tally = [f"{comparison['n_paired']:,} probes paired"] if comparison.get("n_paired") is not None else []
     for key, what in (
@@ -86,7 +95,7 @@ def gated_table(results: Results) -> Section:
                 pvalue(c.get("p_value")),
                 pvalue(c.get("p_adjusted")),
                 size_points(c.get("mde")),
-                Md(STATUS_TEXT.get(c.get("status"), inline(c.get("status")))),
+                Md(_status_text(c)),
             ]
         )
     headers = ["slice", "n", "baseline", "new", "Wilson 95%", "Δ", "p", "p (Holm)", "MDE", "status"]
