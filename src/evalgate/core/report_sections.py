@@ -79,6 +79,14 @@ def gated_table(results: Results) -> Section:
     ):
         if comparison.get(key):
             tally.append(f"{len(comparison[key]):,} {what}")
+    # e.g. a new tokenizer that maps a candidate to its unknown token: the probe leaves the gate
+    lost = [
+        u
+        for u in comparison.get("unpaired") or []
+        if (u.get("baseline_status") == "scored") != (u.get("status") == "scored")
+    ]
+    if lost:
+        tally.append(f"{len(lost):,} scored in only one of the two runs (not gated; see the limitations)")
     if tally:
         head += "\n\n" + ", ".join(tally) + "."
     rows = []
