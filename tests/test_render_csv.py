@@ -53,3 +53,12 @@ def test_same_results_same_bytes():
 
 def test_empty_slices_still_have_a_header():
     assert render_csv({"slices": {}}) == "slice,family,n,correct,accuracy,wilson_low,wilson_high\n"
+
+
+def test_tiny_p_values_keep_their_significant_digits():
+    results = fake_run()
+    row = next(iter(results["comparison"]["slices"].values()))
+    row["p_value"], row["p_adjusted"] = 1.6e-13, 0.0123456789
+    parsed = list(csv.DictReader(io.StringIO(render_csv(results))))
+    first = next(r for r in parsed if r["p_value"] == "1.6e-13")
+    assert first["p_adjusted"] == "0.0123457"

@@ -3,8 +3,8 @@
 Columns: slice, family, n, correct, accuracy, wilson_low, wilson_high; with a baseline also the
 comparison's n_shared, baseline_accuracy, delta, p_value, p_adjusted, mde and status (empty for
 slices the gate did not compare); under `leaks: exclude` also the full series (`*_full`).
-Floats are written with a fixed 6 decimals and rows in one fixed order, so the same results give
-the same bytes.
+Floats are written with a fixed 6 decimals (p-values with 6 significant digits) and rows in one
+fixed order, so the same results give the same bytes.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ SLICE_COLUMNS = ("n", "correct", "accuracy", "wilson_low", "wilson_high")
 COMPARISON_COLUMNS = ("n_shared", "baseline_accuracy", "delta", "p_value", "p_adjusted", "mde", "status")
 INT_COLUMNS = ("n", "correct", "n_shared", "n_full", "correct_full")
 FLOAT_FORMAT = "%.6f"
+P_COLUMNS = ("p_value", "p_adjusted")
 
 
 def per_slice_frame(results: Mapping[str, Any]) -> pd.DataFrame:
@@ -49,6 +50,9 @@ def per_slice_frame(results: Mapping[str, Any]) -> pd.DataFrame:
         if col in INT_COLUMNS:
             # nullable integers: a missing count stays empty instead of turning the column into floats
             frame[col] = frame[col].astype("Int64")
+        elif col in P_COLUMNS:
+            # significant digits, not decimals: p = 1.6e-13 must not read as 0.000000
+            frame[col] = [None if pd.isna(v) else f"{float(v):.6g}" for v in frame[col]]
         elif col not in ("slice", "family", "status"):
             # round first and add 0.0 so that -0.0000001 prints as 0.000000, never -0.000000
             frame[col] = frame[col].astype("float64").round(6) + 0.0
