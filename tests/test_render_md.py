@@ -323,3 +323,13 @@ def test_partial_results_still_render(results):
     """Missing optional parts (older results, a comparison without perplexity...) never crash the report."""
     text = render_report(results)
     assert text.startswith("## ") and text.rstrip().endswith("-->") and text.count(MARKER_PREFIX) == 1
+
+
+def test_a_refusal_after_scoring_does_not_claim_nothing_was_scored():
+    results = copy.deepcopy(fake_run())
+    results["verdict"], results["comparison"] = "refused", None
+    results["findings"] = [{"check": "not-comparable", "message": "method differs"}]
+    assert render_report(results).startswith(
+        "## ⛔ evalgate: refused — 1 problem(s) in the input; scored, but not gated"
+    )
+    assert "nothing was scored" in render_report(refused_run()).split("\n", 1)[0]

@@ -136,7 +136,9 @@ def verdict(results: Results) -> Section:
     if v == "refused":
         n = len(results.get("findings") or [])
         problems = f"{n:,} problem(s) in the input; " if n else ""
-        line = f"## ⛔ evalgate: refused — {problems}nothing was scored"
+        # A refusal after scoring (a baseline that is not comparable) did score: say what failed.
+        outcome = "scored, but not gated" if overall.get("n") else "nothing was scored"
+        line = f"## ⛔ evalgate: refused — {problems}{outcome}"
     elif v == "fail":
         names = [
             f"{inline(k)} ({points(rows[k].get('delta'))} pts)"
