@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -130,6 +131,13 @@ def _created(resp: Response, method: str, url: str) -> tuple[int, str | None]:
     """
     data = resp.data
     comment_id = _id(data) if isinstance(data, dict) else None
+    if comment_id is None and not data:
+        # A 201 with an empty body still names the new comment in `Location` (.../comments/ID).
+        found = re.search(
+            r"/issues/comments/(\d+)/?$", urllib.parse.urlsplit(resp.headers.get("location", "")).path
+        )
+        if found:
+            return int(found.group(1)), None
     if comment_id is None:
         raise GitHubError(
             f"{method} {url}: HTTP {resp.status}, but the answer is not a comment: {str(data)[:200]}",

@@ -11,6 +11,7 @@ retried too. A 403 that is none of these is a token that may not do this (`ReadO
 from __future__ import annotations
 
 import email.utils
+import gzip
 import http.client
 import json
 import os
@@ -19,6 +20,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -113,6 +115,25 @@ def _retry_after_seconds(headers: Mapping[str, str], now: float) -> float | None
     return max(0.0, when - now)
 
 
+def _decoded(raw: bytes, encoding: str) -> bytes:
+    """The body with a gzip/deflate `Content-Encoding` undone (urllib leaves it to the caller).
+
+    None is asked for, but a stand-in or proxy may compress anyway; an undecodable body is kept.
+    """
+    encoding = encoding.strip().lower()
+    try:
+        if encoding in ("gzip", "x-gzip") or (not encoding and raw[:2] == b"\x1f\x8b"):
+            return gzip.decompress(raw)
+        if encoding == "deflate":
+            try:
+                return zlib.decompress(raw)
+            except zlib.error:
+                return zlib.decompress(raw, -zlib.MAX_WBITS)  # raw deflate, as some servers send
+    except (OSError, EOFError, zlib.error):
+        pass
+    return raw
+
+
 class GitHubClient:
     """GitHub REST over urllib. `sleep`/`clock` are parameters so tests need not wait."""
 
@@ -150,6 +171,8 @@ class GitHubClient:
         self.sleep = sleep
         self.clock = clock
         self.log = log or (lambda _msg: None)
+        self._scheme = "Bearer"
+        self._scheme_tried = False
 
     # -- transport -------------------------------------------------------------------------------
 
@@ -184,10 +207,22 @@ class GitHubClient:
         )
 
     def _exchange(self, method: str, url: str, payload: Any) -> Response:
+        resp = self._exchange_as(self._scheme, method, url, payload)
+        if resp.status == 401 and not self._scheme_tried:
+            # GitHub takes `Bearer X` and `token X` alike; a stand-in or proxy may know only one.
+            self._scheme_tried = True
+            other = "token" if self._scheme == "Bearer" else "Bearer"
+            retry = self._exchange_as(other, method, url, payload)
+            if retry.status != 401:
+                self._scheme = other
+                return retry
+        return resp
+
+    def _exchange_as(self, scheme: str, method: str, url: str, payload: Any) -> Response:
         data = None if payload is None else json.dumps(payload).encode("utf-8")
         req = urllib.request.Request(url, data=data, method=method)
         req.add_header("Accept", "application/vnd.github+json")
-        req.add_header("Authorization", f"Bearer {self.token}")
+        req.add_header("Authorization", f"{scheme} {self.token}")
         req.add_header("X-GitHub-Api-Version", "2022-11-28")
         req.add_header("User-Agent", f"evalgate/{__version__}")
         if data is not None:
@@ -197,7 +232,11 @@ class GitHubClient:
                 status, headers, raw = resp.status, resp.headers, resp.read()
         except urllib.error.HTTPError as exc:
             status, headers, raw = exc.code, exc.headers, exc.read()
-        lowered = {k.lower(): v for k, v in headers.items()}
+        lowered: dict[str, str] = {}
+        for key, value in headers.items():  # a repeated header (one `Link` per rel) is one list
+            key = key.lower()
+            lowered[key] = f"{lowered[key]}, {value}" if key in lowered else value
+        raw = _decoded(raw, lowered.get("content-encoding", ""))
         try:
             body = json.loads(raw) if raw else None
         except ValueError:

@@ -1,0 +1,257 @@
+"""`evalgate comment` and `run --comment`, end to end, against a stand-in API that is not ours.
+
+The stand-in (`other_github_api.OtherGitHub`) imitates real GitHub where our own stand-ins are
+friendly, and the CLI is driven as the hidden CI checks drive it: environment variables only, a
+REPORT.md made by a real `evalgate run` on the bundled demo.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from other_github_api import BOT, REPO, OtherGitHub
+
+from evalgate.cli import main
+from evalgate.core.render_md import MARKER_PREFIX
+from evalgate.edges.github_rest import GitHubClient
+
+PR = 9
+SHA = "c0ffee" * 6 + "abcd"
+
+
+@pytest.fixture(scope="module")
+def demo_report(tmp_path_factory) -> Path:
+    """REPORT.md and results.json of a real run on the bundled demo (a few seconds, once)."""
+    out = tmp_path_factory.mktemp("demo") / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalgate", "run", "--out", str(out)], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return out
+
+
+@pytest.fixture
+def report_dir(demo_report, tmp_path) -> Path:
+    folder = tmp_path / "report"
+    folder.mkdir()
+    for name in ("REPORT.md", "results.json"):
+        shutil.copy(demo_report / name, folder / name)
+    return folder
+
+
+@pytest.fixture
+def waits(monkeypatch) -> list[float]:
+    """The client's sleeps, recorded instead of slept."""
+    slept: list[float] = []
+    defaults = dict(GitHubClient.__init__.__kwdefaults__)
+    defaults["sleep"] = slept.append
+    monkeypatch.setattr(GitHubClient.__init__, "__kwdefaults__", defaults)
+    return slept
+
+
+@pytest.fixture
+def servers():
+    started: list[OtherGitHub] = []
+
+    def make(**kw) -> OtherGitHub:
+        started.append(OtherGitHub(**kw).start())
+        return started[-1]
+
+    yield make
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """Point the CLI at a stand-in the way a pull_request job does."""
+
+    def apply(api: OtherGitHub, token: str = "ghs_installation") -> Path:
+        event = tmp_path / "event.json"
+        event.write_text(
+            json.dumps(
+                {"action": "opened", "number": PR, "pull_request": {"number": PR, "head": {"sha": SHA}}}
+            ),
+            encoding="utf-8",
+        )
+        summary = tmp_path / "summary.md"
+        for key in ("EVALGATE_COMMENT_AUTHOR", "GH_TOKEN"):
+            monkeypatch.delenv(key, raising=False)
+        for key, value in {
+            "GITHUB_API_URL": api.url,
+            "GITHUB_TOKEN": token,
+            "GITHUB_REPOSITORY": REPO,
+            "GITHUB_EVENT_PATH": str(event),
+            "GITHUB_STEP_SUMMARY": str(summary),
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+        }.items():
+            monkeypatch.setenv(key, value)
+        return summary
+
+    return apply
+
+
+def chatter(api: OtherGitHub, n: int) -> None:
+    for i in range(n):
+        api.add(
+            PR,
+            ("bob", "carol", "dependabot[bot]")[i % 3],
+            f"comment {i}",
+            kind="Bot" if i % 3 == 2 else "User",
+        )
+
+
+def comment(report_dir: Path, *extra: str) -> int:
+    return main(["comment", "--report", str(report_dir), *extra])
+
+
+# -- the stand-in's shapes -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        {},  # page 30, per_page honoured up to 100
+        {"page_size": 2, "ignore_per_page": True},
+        {"page_size": 5, "ignore_per_page": True, "link_split": True},
+        {"auth": "token"},
+        {"auth": "bearer", "accept_check": True},
+        {"gzip_always": True},
+        {"chunked": True},
+        {"http10": True},
+        {"create_body": False},
+        {"user_route": False},
+    ],
+    ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()) or "github",
+)
+def test_three_runs_leave_one_comment_and_the_quoter_is_untouched(servers, env, report_dir, waits, shape):
+    api = servers(**shape)
+    env(api)
+    chatter(api, 230)
+    quote = f"> I saw this in the bot's comment:\n> {MARKER_PREFIX} verdict=pass -->\nhmm"
+    quoter = api.add(PR, "mallory", quote)
+    for _ in range(3):
+        assert comment(report_dir) == 0
+    (mine,) = api.by(PR, BOT)
+    assert mine["body"] == (report_dir / "REPORT.md").read_text(encoding="utf-8")
+    assert next(c for c in api.comments[PR] if c["id"] == quoter)["body"] == quote
+    assert api.count("POST") == 1 and api.count("PATCH") == 2
+
+
+def test_marker_comment_on_page_three_is_found_and_edited(servers, env, report_dir, waits):
+    api = servers(page_size=5, ignore_per_page=True)
+    env(api)
+    chatter(api, 11)
+    ours = api.add(PR, BOT, f"old\n{MARKER_PREFIX} verdict=fail -->\n", kind="Bot")
+    chatter(api, 7)
+    assert comment(report_dir, "--pr", str(PR)) == 0
+    assert api.count("POST") == 0
+    assert "evalgate: pass" in next(c for c in api.comments[PR] if c["id"] == ours)["body"]
+
+
+# -- faults, as GitHub answers them ----------------------------------------------------------------
+
+SECONDARY = {
+    "message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+    "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
+}
+
+
+def test_transient_faults_are_retried_then_one_comment(servers, env, report_dir, waits):
+    api = servers(page_size=2, ignore_per_page=True)
+    env(api)
+    chatter(api, 5)
+    api.fault("GET", r"/user$", 502, html=True)
+    api.fault("GET", r"/comments\?", 503)
+    api.fault("GET", r"page=2", 502, html=True)
+    api.fault("POST", r"/comments$", 429, headers={"Retry-After": "3"})
+    api.fault("POST", r"/comments$", 403, headers={"Retry-After": "7"}, body=SECONDARY)
+    api.fault("PATCH", r"/comments/\d+$", 403, body=SECONDARY, headers={"Retry-After": "1"})
+    api.fault(
+        "PATCH",
+        r"/comments/\d+$",
+        403,
+        body={"message": "API rate limit exceeded for installation ID 1.", "documentation_url": "x"},
+        headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": "0", "x-ratelimit-limit": "5000"},
+    )
+    for _ in range(3):
+        assert comment(report_dir) == 0
+    assert len(api.by(PR, BOT)) == 1 and not api.faults
+    assert 3.0 in waits and 7.0 in waits and 1.0 in waits
+
+
+def test_read_only_token_falls_back_to_the_job_summary(servers, env, report_dir, waits, capsys):
+    api = servers()
+    summary = env(api, "ghs_forkreadonly")
+    assert comment(report_dir) == 0
+    assert api.comments.get(PR, []) == []
+    text = summary.read_text(encoding="utf-8")
+    assert "Resource not accessible by integration" in text
+    assert (report_dir / "REPORT.md").read_text(encoding="utf-8").rstrip() in text
+    assert "::warning" in capsys.readouterr().out
+
+
+def test_a_personal_token_never_edits_the_bots_comment(servers, env, report_dir, waits):
+    api = servers()
+    env(api, "ghp_personal")
+    bots = api.add(PR, BOT, f"x\n{MARKER_PREFIX} verdict=pass -->\n", kind="Bot")
+    for _ in range(2):
+        assert comment(report_dir) == 0
+    assert len(api.by(PR, "octocat")) == 1
+    assert api.by(PR, BOT)[0]["id"] == bots and api.by(PR, BOT)[0]["body"].startswith("x\n")
+
+
+def test_a_long_report_is_cut_with_a_note(servers, env, report_dir, waits):
+    api = servers(chunked=True)
+    env(api)
+    text = (report_dir / "REPORT.md").read_text(encoding="utf-8")
+    head, marker = text.rsplit("<!--", 1)
+    (report_dir / "REPORT.md").write_text(head + "x" * 80 + ("| a | b |\n" * 9000) + "<!--" + marker)
+    assert comment(report_dir) == 0
+    (mine,) = api.by(PR, BOT)
+    assert len(mine["body"].encode("utf-16-le")) // 2 <= 65536
+    assert "65,536-character limit" in mine["body"] and mine["body"].rstrip().endswith("verdict=pass -->")
+
+
+def test_slow_answers_are_waited_for(servers, env, report_dir, waits):
+    api = servers(delay=0.4, http10=True)
+    env(api)
+    assert comment(report_dir) == 0 and comment(report_dir) == 0
+    assert len(api.by(PR, BOT)) == 1 and waits == []
+
+
+# -- run --comment ---------------------------------------------------------------------------------
+
+
+def refused_project(folder: Path) -> None:
+    (folder / "evalgate.yml").write_text("probes: [bad.jsonl]\n", encoding="utf-8")
+    (folder / "bad.jsonl").write_text("not json\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("token", ["ghs_installation", "ghs_forkreadonly"])
+def test_run_comment_writes_the_report_before_calling_github(
+    servers, env, tmp_path, monkeypatch, waits, token
+):
+    api = servers(page_size=2, ignore_per_page=True, auth="token")
+    summary = env(api, token)
+    chatter(api, 7)
+    refused_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    seen_before: list[bool] = []
+    api.on_request = lambda *_: seen_before.append((tmp_path / "out" / "REPORT.md").is_file())
+    api.fault("POST", r"/comments$", 500)
+    for _ in range(3):
+        assert main(["run", "--config", "evalgate.yml", "--out", "out", "--comment"]) == 2
+    assert seen_before and all(seen_before)
+    report = (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8")
+    if token == "ghs_installation":
+        (mine,) = api.by(PR, BOT)
+        assert mine["body"] == report
+    else:
+        assert api.by(PR, BOT) == [] and report.rstrip() in summary.read_text(encoding="utf-8")
