@@ -306,7 +306,7 @@ class OtherGitHub:
                 for comments in self.comments.values():
                     for c in comments:
                         if c["id"] == int(m.group(1)):
-                            if not can_write or c["user"]["login"] != login:
+                            if not can_write or c["user"]["login"].casefold() != login.casefold():
                                 return denied
                             c["body"] = payload["body"]
                             c["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

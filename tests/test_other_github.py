@@ -255,3 +255,61 @@ def test_run_comment_writes_the_report_before_calling_github(
         assert mine["body"] == report
     else:
         assert api.by(PR, BOT) == [] and report.rstrip() in summary.read_text(encoding="utf-8")
+
+
+# -- smaller things a stand-in (or a runner) may do ------------------------------------------------
+
+
+def test_a_proxy_in_the_environment_is_not_used_for_this_machine(servers, env, report_dir, monkeypatch):
+    """A subprocess: urllib reads the proxy variables when evalgate is imported."""
+    api = servers()
+    env(api)
+    for key in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(key, raising=False)
+    for key in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.setenv(key, "http://127.0.0.1:9")  # nothing listens there
+    command = [sys.executable, "-m", "evalgate", "comment", "--report", str(report_dir)]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert len(api.by(PR, BOT)) == 1 and api.count("POST") == 1
+
+
+def test_a_fractional_retry_after_is_honoured(servers, env, report_dir, waits):
+    api = servers()
+    env(api)
+    api.fault("POST", r"/comments$", 429, headers={"Retry-After": "1.5"})
+    assert comment(report_dir) == 0
+    assert waits == [1.5] and len(api.by(PR, BOT)) == 1
+
+
+def test_logins_compare_without_case(servers, env, report_dir, waits):
+    api = servers()
+    env(api)
+    ours = api.add(PR, "GitHub-Actions[bot]", f"old\n{MARKER_PREFIX} verdict=fail -->\n", kind="Bot")
+    assert comment(report_dir) == 0
+    assert api.count("POST") == 0 and "evalgate: pass" in api.comments[PR][0]["body"] and ours
+
+
+def test_a_comment_deleted_before_the_edit_is_created_again(servers, env, report_dir, waits):
+    api = servers()
+    env(api)
+    api.add(PR, BOT, f"old\n{MARKER_PREFIX} verdict=fail -->\n", kind="Bot")
+
+    def delete_on_patch(method: str, path: str) -> None:
+        if method == "PATCH":
+            api.comments[PR].clear()
+
+    api.on_request = delete_on_patch
+    assert comment(report_dir) == 0
+    (mine,) = api.by(PR, BOT)
+    assert "evalgate: pass" in mine["body"]
+
+
+def test_an_issue_comment_event_names_the_pull_request(servers, env, report_dir, waits, tmp_path):
+    api = servers()
+    env(api)
+    (tmp_path / "event.json").write_text(
+        json.dumps({"action": "created", "issue": {"number": PR, "pull_request": {"url": "x"}}}),
+        encoding="utf-8",
+    )
+    assert comment(report_dir) == 0 and len(api.by(PR, BOT)) == 1

@@ -125,9 +125,13 @@ def resolve_pr(pr: int | None, sha: str | None, repo: str, env: Mapping[str, str
     """(pr number or None, how it was found)."""
     if pr:
         return pr, "--pr"
-    number = (read_event(env).get("pull_request") or {}).get("number")
+    event = read_event(env)
+    number = (event.get("pull_request") or {}).get("number")
     if isinstance(number, int):
         return number, "the pull_request event"
+    issue = event.get("issue") or {}
+    if isinstance(issue, dict) and issue.get("pull_request") and isinstance(issue.get("number"), int):
+        return issue["number"], "the issue_comment event"  # a comment on a PR: the issue is the PR
     if not sha:
         raise RefusedError(
             "no pull request to comment on",

@@ -208,6 +208,7 @@ def _write(client: GitHubClient, repo: str, pr: int, login: str, body: str, trun
     # retry, so a flaky network never leaves two sticky comments.
     create_url = client._url(list_path)
     attempt = 0
+    gone = False
     while True:
         mine = [
             comment_id
@@ -216,12 +217,17 @@ def _write(client: GitHubClient, repo: str, pr: int, login: str, body: str, trun
             and (comment_id := _id(c)) is not None
             and MARKER_PREFIX in str(c.get("body") or "")
             and isinstance(c.get("user"), dict)  # `user: null` is a deleted account
-            and c["user"].get("login") == login
+            and str(c["user"].get("login") or "").casefold() == login.casefold()  # logins ignore case
         ]
         if mine:
             target = min(mine)  # the oldest keeps its place in the thread
             patch_path = f"/repos/{repo}/issues/comments/{target}"
-            resp = client.checked("PATCH", patch_path, {"body": body})
+            resp = client.request("PATCH", patch_path, {"body": body})
+            if resp.status in (404, 410) and not gone:
+                gone = True  # deleted between the listing and the edit (a concurrent run): list again
+                continue
+            if not 200 <= resp.status < 300:
+                client.raise_for(resp, "PATCH", client._url(patch_path))
             url = resp.data.get("html_url") if isinstance(resp.data, dict) else None
             return CommentResult("updated", pr, target, url, truncated)
         resp, wait, error = client.attempt("POST", create_url, {"body": body}, attempt)

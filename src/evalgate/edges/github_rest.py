@@ -74,6 +74,9 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 _OPENER = urllib.request.build_opener(_NoRedirect)
+# This machine's loopback is never reached through a proxy (HTTP(S)_PROXY without a NO_PROXY entry
+# for it would send a stand-in API's requests, and the token, to the proxy instead).
+_DIRECT = urllib.request.build_opener(_NoRedirect, urllib.request.ProxyHandler({}))
 
 
 def next_link(header: str) -> str | None:
@@ -106,8 +109,12 @@ def _retry_after_seconds(headers: Mapping[str, str], now: float) -> float | None
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
-        return float(value)
+    try:  # seconds; a stand-in may write them with a fraction ("1.5")
+        seconds = float(value)
+    except ValueError:
+        pass
+    else:
+        return max(0.0, seconds) if seconds == seconds and seconds != float("inf") else None
     try:  # an HTTP-date is allowed too (RFC 9110)
         when = email.utils.parsedate_to_datetime(value).timestamp()
     except (TypeError, ValueError):
@@ -228,7 +235,8 @@ class GitHubClient:
         if data is not None:
             req.add_header("Content-Type", "application/json")
         try:
-            with _OPENER.open(req, timeout=self.timeout) as resp:
+            opener = _DIRECT if origin(url)[1] == "localhost" else _OPENER
+            with opener.open(req, timeout=self.timeout) as resp:
                 status, headers, raw = resp.status, resp.headers, resp.read()
         except urllib.error.HTTPError as exc:
             status, headers, raw = exc.code, exc.headers, exc.read()
