@@ -69,7 +69,7 @@ class OtherGitHub:
         chunked: bool = False,
         http10: bool = False,
         delay: float = 0.0,
-        user_route: bool = True,  # False: GET /user is 404 (the stand-in has no such route)
+        user_route: bool | str = True,  # False: GET /user is 404 (no such route); "401": 401 unless a PAT
         create_body: bool = True,  # False: 201 with a Location header and an empty body
         seed: int = 7,
     ) -> None:
@@ -273,6 +273,8 @@ class OtherGitHub:
             [],
         )
         if route == "/user":
+            if self.user_route == "401" and not user_ok:
+                return 401, {"message": "Bad credentials", "documentation_url": DOCS}, []
             if not self.user_route:
                 return 404, {"message": "Not Found", "documentation_url": DOCS}, []
             if not user_ok:

@@ -127,6 +127,7 @@ def comment(report_dir: Path, *extra: str) -> int:
         {"http10": True},
         {"create_body": False},
         {"user_route": False},
+        {"user_route": "401"},
     ],
     ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()) or "github",
 )
@@ -313,3 +314,11 @@ def test_an_issue_comment_event_names_the_pull_request(servers, env, report_dir,
         encoding="utf-8",
     )
     assert comment(report_dir) == 0 and len(api.by(PR, BOT)) == 1
+
+
+def test_a_bad_token_is_a_clear_error(servers, env, report_dir, waits, capsys):
+    api = servers()
+    env(api, "ghs_expired")
+    assert comment(report_dir) == 3
+    err = capsys.readouterr().err
+    assert "401" in err and "GITHUB_TOKEN" in err and api.count("POST") == 0

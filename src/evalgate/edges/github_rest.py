@@ -362,8 +362,9 @@ class GitHubClient:
         resp = self.request("GET", "/user")
         if resp.status == 200 and isinstance(resp.data, dict) and resp.data.get("login"):
             return str(resp.data["login"])
-        if resp.status == 401:
-            raise GitHubError("GET /user: HTTP 401 (bad credentials)", hint="check GITHUB_TOKEN")
+        # 403 (an installation token), 404 (a stand-in or proxy without the route) or even 401 (one
+        # that guards `/user` alone): the bot. A token that is really bad fails at the next call,
+        # with the same 401 hint.
         return BOT_LOGIN
 
     def find_pr_for_sha(self, repo: str, sha: str) -> int | None:
