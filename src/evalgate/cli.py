@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import signal
 import sys
@@ -20,7 +21,7 @@ import traceback
 from collections.abc import Sequence
 
 from evalgate import __version__
-from evalgate.errors import EXIT_REFUSED, EXIT_UNEXPECTED, EvalgateError
+from evalgate.errors import EXIT_REFUSED, EXIT_UNEXPECTED, ConfigError, EvalgateError
 
 COMMANDS = ("run", "validate", "baseline", "compare", "comment", "probes", "corpus", "merge")
 
@@ -36,10 +37,13 @@ def _add_config(p: argparse.ArgumentParser) -> None:
 
 
 def _add_probe_inputs(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--probes", nargs="+", metavar="FILE", help="probe files (JSONL)")
+    # action="extend": `--probes A --probes B` means both files, not B alone (argparse's "store"
+    # would keep only the last occurrence and silently validate and score part of the set).
+    p.add_argument("--probes", nargs="+", action="extend", metavar="FILE", help="probe files (JSONL)")
     p.add_argument(
         "--train",
         nargs="+",
+        action="extend",
         metavar="FILE",
         help="training material to check for leaks (.jsonl with 'text', or .txt)",
     )
@@ -149,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config(build)
     seal = p_sub.add_parser("seal", help="write MANIFEST.json: file hashes, version, probe lock")
     _add_config(seal)
-    seal.add_argument("--probes", nargs="+", metavar="FILE", help="probe files")
+    seal.add_argument("--probes", nargs="+", action="extend", metavar="FILE", help="probe files")
     seal.add_argument("--bump", choices=("patch", "minor", "major"), help="version bump when the set changed")
     imp = p_sub.add_parser("import", help="add probes from CSV or JSONL, all or nothing")
     imp.add_argument("file", metavar="FILE")
@@ -160,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     exp = p_sub.add_parser("export", help="write the probe set as CSV or JSONL")
     exp.add_argument("--format", choices=("csv", "jsonl"), required=True)
     exp.add_argument("--output", "-o", metavar="FILE", help="default: standard output")
-    exp.add_argument("--probes", nargs="+", metavar="FILE", help="probe files")
+    exp.add_argument("--probes", nargs="+", action="extend", metavar="FILE", help="probe files")
     _add_config(exp)
     dep = p_sub.add_parser("deprecate", help="retire a probe (and append its replacement)")
     dep.add_argument("id", metavar="ID")
@@ -221,6 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(module.main(args))
     except EvalgateError as exc:
         report_error(exc)
+        report_error_for_machines(args, exc)
         return exc.exit_code
     except KeyboardInterrupt:
         print("evalgate: interrupted", file=sys.stderr)
@@ -237,6 +242,41 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
         return EXIT_UNEXPECTED
+
+
+# Commands whose --format is text|json|github (`probes export --format` is csv|jsonl).
+_MACHINE_FORMAT_COMMANDS = ("run", "validate", "compare")
+
+
+def report_error_for_machines(args: argparse.Namespace, exc: EvalgateError) -> None:
+    """`--format json`: stdout holds one JSON document even when the command stops early (a bad
+    config, a missing results file, an unwritable --out); `--format github` or GitHub Actions: the
+    reason is an `::error` annotation on the run, not only a line in the log."""
+    fmt = getattr(args, "format", None) if args.command in _MACHINE_FORMAT_COMMANDS else None
+    if fmt == "json" and not getattr(exc, "json_printed", False):
+        from evalgate.core.findings_render import render_json
+        from evalgate.types import Finding
+
+        findings = list(exc.findings) or [
+            Finding("config" if isinstance(exc, ConfigError) else "input", exc.message, hint=exc.hint)
+        ]
+        if args.command == "validate":
+            print(render_json(findings))
+        else:
+            doc = {
+                "verdict": "refused" if exc.exit_code == EXIT_REFUSED else "error",
+                "accuracy": None,
+                "reasons": [exc.message],
+                "findings": [f.to_dict() for f in findings],
+                "out": None,
+            }
+            print(json.dumps(doc, indent=2, ensure_ascii=False))
+    if fmt == "github" or (fmt is not None and os.environ.get("GITHUB_ACTIONS") == "true"):
+        from evalgate.core.findings_render import escape_data
+
+        verdict = "refused" if exc.exit_code == EXIT_REFUSED else "error"
+        stream = sys.stderr if fmt == "json" else sys.stdout  # stdout stays one JSON document
+        print(f"::error title=evalgate {verdict}::{escape_data(exc.message)}", file=stream)
 
 
 def report_error(exc: EvalgateError) -> None:

@@ -116,6 +116,12 @@ class _Collector:
             data = self.contents[path.resolve()] if path.resolve() in self.contents else path.read_bytes()
         except FileNotFoundError:
             problem = f"{what} not found"
+            if not Path(shown).is_absolute() and Path(shown).exists():
+                # Shown relative to the config's folder, and a file by that name exists where the
+                # command runs (`--config other/evalgate.yml`): say where it was looked for.
+                problem += (
+                    f" (looked for {path.absolute()}; paths in a configuration are relative to its folder)"
+                )
         except IsADirectoryError:
             problem = f"{what} is a directory, not a file"
         except OSError as exc:

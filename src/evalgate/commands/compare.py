@@ -50,8 +50,12 @@ def main(args: argparse.Namespace) -> int:
         }
         results = gate(results, baseline, cfg)
     except RefusedError as exc:
-        write(refused_results(cfg, exc, extra_inputs=read), out_dir, cfg)
+        refused = refused_results(cfg, exc, extra_inputs=read)
+        write(refused, out_dir, cfg)
         print_findings(list(exc.findings), fmt)
+        if fmt == "json":  # stdout is one JSON document whatever the verdict, as for `run`
+            print_summary(refused, out_dir, fmt)
+            exc.json_printed = True  # type: ignore[attr-defined]
         raise
     write(results, out_dir, cfg)
     print_summary(results, out_dir, fmt)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalgate.commands.run import cli_path, print_summary, write
+from evalgate.commands.run import cli_path, output_folder, print_summary, write
 from evalgate.config import load_config
 from evalgate.core.results import validate_results
 from evalgate.core.shards import merge_parts
@@ -21,7 +21,7 @@ from evalgate.pipeline import BASE_KEYS, finalize, gate, load_baseline, load_jso
 
 def main(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, {"out": cli_path(args.out), "baseline": cli_path(args.baseline)})
-    out_dir = cfg.path(cfg.out)
+    out_dir = output_folder(cfg)
     progress = Progress()
     try:
         with progress.phase(f"merge {len(args.parts)} partial results"):

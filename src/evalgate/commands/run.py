@@ -52,6 +52,12 @@ def output_folder(cfg: GateConfig) -> Path:
                     f"output folder {out_dir}: {path} exists and is not a folder",
                     hint="choose an output folder (default evalgate-out), or set `out:` in evalgate.yml",
                 )
+            if not os.access(path, os.W_OK | os.X_OK):
+                # Found before any model is loaded, not as a PermissionError after scoring.
+                raise RefusedError(
+                    f"output folder {out_dir}: {path} is not writable",
+                    hint="choose a writable output folder with --out (or `out:` in evalgate.yml)",
+                )
             break
     return out_dir
 
@@ -132,13 +138,23 @@ def maybe_comment(args: argparse.Namespace, out_dir: Path) -> None:
         return
     from evalgate.commands.comment import post_report
 
-    post_report(out_dir)
+    try:
+        post_report(out_dir)
+    except EvalgateError as exc:
+        exc.json_printed = True  # type: ignore[attr-defined]  # the run's summary is already on stdout
+        raise
 
 
 def write(results: dict[str, Any], out_dir: Path, cfg: GateConfig) -> None:
     from evalgate.edges.outputs import write_outputs
 
-    write_outputs(results, out_dir, cfg.report)
+    try:
+        write_outputs(results, out_dir, cfg.report)
+    except OSError as exc:  # read-only folder, disk full: the user's to fix, not a bug (exit 2)
+        raise RefusedError(
+            f"output folder {out_dir}: cannot write the outputs there: {exc.strerror or exc}",
+            hint="choose a writable output folder with --out (or `out:` in evalgate.yml)",
+        ) from None
 
 
 def main(args: argparse.Namespace) -> int:
@@ -178,6 +194,7 @@ def main(args: argparse.Namespace) -> int:
         print_findings(list(exc.findings), fmt)
         if fmt == "json":
             print_summary(results, out_dir, fmt)
+            exc.json_printed = True  # type: ignore[attr-defined]  # cli.py prints no second document
         maybe_comment(args, out_dir)
         raise
     write(results, out_dir, cfg)

@@ -1,0 +1,136 @@
+"""The command line as a script or the Action drives it: repeated flags, --format json/github on
+early errors, unwritable output folders, a configuration kept in another folder. No model is
+scored here: every case stops at validation or before."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evalgate.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+PROBES = REPO / "data" / "eval" / "probes.jsonl"
+ADVERSARIAL = REPO / "data" / "eval" / "adversarial.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def _in_repo(monkeypatch):
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+
+
+def _json_stdout(capsys) -> dict:
+    out = capsys.readouterr().out
+    return json.loads(out)  # the whole of stdout is one JSON document
+
+
+def test_probes_given_twice_means_both_files(capsys):
+    code = main(["validate", "--format", "json", "--probes", str(PROBES), "--probes", str(ADVERSARIAL)])
+    doc = _json_stdout(capsys)
+    assert doc["summary"]["files"] == ["data/eval/probes.jsonl", "data/eval/adversarial.jsonl"]
+    assert doc["summary"]["core"] == 600 and doc["summary"]["adversarial"] == 25
+    assert code == 0
+
+
+def test_train_given_twice_means_both_files(capsys):
+    train, val = "data/corpus/train.jsonl", "data/corpus/val.jsonl"
+    main(["validate", "--format", "json", "--train", train, "--train", val])
+    assert _json_stdout(capsys)["summary"]["train_files"] == [train, val]
+
+
+def test_run_json_config_error_is_one_json_document(tmp_path, capsys):
+    bad = tmp_path / "bad.yml"
+    bad.write_text("gate:\n  rule: pairs\n", encoding="utf-8")
+    code = main(["run", "--config", str(bad), "--format", "json", "--out", str(tmp_path / "o")])
+    doc = _json_stdout(capsys)
+    assert code == 2
+    assert doc["verdict"] == "refused" and "pairs" in doc["reasons"][0]
+    assert doc["findings"][0]["check"] == "config"
+
+
+def test_validate_json_config_error_is_one_json_document(tmp_path, capsys):
+    bad = tmp_path / "bad.yml"
+    bad.write_text("scoring:\n  batch_size: 0\n", encoding="utf-8")
+    assert main(["validate", "--config", str(bad), "--format", "json"]) == 2
+    doc = _json_stdout(capsys)
+    assert doc["ok"] is False and "batch_size" in doc["findings"][0]["message"]
+
+
+def test_compare_json_refusal_prints_the_summary(tmp_path, capsys):
+    out = str(tmp_path / "o")
+    code = main(
+        ["compare", str(tmp_path / "nosuch.json"), "baselines/demo.json", "--format", "json", "--out", out]
+    )
+    doc = _json_stdout(capsys)
+    assert code == 2 and doc["verdict"] == "refused"
+    assert "nosuch.json: results not found" in doc["reasons"][0]
+    assert (tmp_path / "o" / "results.json").is_file()
+
+
+def test_run_json_refusal_after_config_prints_exactly_one_document(tmp_path, capsys):
+    code = main(["--probes", str(tmp_path / "nosuch.jsonl"), "--format", "json", "--out", str(tmp_path)])
+    doc = _json_stdout(capsys)  # json.loads fails on two documents
+    assert code == 2 and doc["verdict"] == "refused"
+
+
+def test_github_format_annotates_a_refusal_without_findings(tmp_path, capsys):
+    code = main(
+        ["--format", "github", "--checkpoint", str(tmp_path / "nosuch"), "--out", str(tmp_path / "o")]
+    )
+    out = capsys.readouterr().out
+    assert code == 2
+    assert "::error title=evalgate refused::checkpoint not found" in out
+
+
+def test_github_format_annotates_a_config_error(tmp_path, capsys):
+    bad = tmp_path / "bad.yml"
+    bad.write_text("gate: [\n", encoding="utf-8")
+    assert main(["validate", "--config", str(bad), "--format", "github"]) == 2
+    assert "::error title=evalgate refused::" in capsys.readouterr().out
+
+
+def test_unwritable_output_is_a_refusal_not_a_bug(tmp_path, monkeypatch, capsys):
+    import evalgate.edges.outputs as outputs
+
+    def denied(path, data):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(outputs, "atomic_write_bytes", denied)
+    code = main(["--probes", str(tmp_path / "nosuch.jsonl"), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "cannot write the outputs there: Permission denied" in err and "bug" not in err
+
+
+def test_read_only_output_folder_is_refused_before_scoring(tmp_path, monkeypatch, capsys):
+    import evalgate.commands.run as run
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    real_access = run.os.access
+    monkeypatch.setattr(run.os, "access", lambda p, mode: Path(p) != ro and real_access(p, mode))
+    code = main(["--out", str(ro / "out")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{ro} is not writable" in err and "validate probe set" not in err
+
+
+def test_merge_into_a_file_is_a_refusal(tmp_path, capsys):
+    target = tmp_path / "file"
+    target.write_text("x", encoding="utf-8")
+    code = main(["merge", str(tmp_path / "nosuch"), "--out", str(target)])
+    assert code == 2
+    assert "exists and is not a folder" in capsys.readouterr().err
+
+
+def test_missing_file_of_a_config_in_another_folder_says_where_it_looked(tmp_path, capsys):
+    other = tmp_path / "cfg dir"
+    other.mkdir()
+    shutil.copy(REPO / "evalgate.yml", other / "evalgate.yml")
+    assert main(["validate", "--config", str(other / "evalgate.yml")]) == 2
+    out = capsys.readouterr().out
+    assert f"looked for {other / 'data' / 'grammar' / 'verbs.yaml'}" in out
