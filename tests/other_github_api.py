@@ -71,6 +71,7 @@ class OtherGitHub:
         delay: float = 0.0,
         user_route: bool | str = True,  # False: GET /user is 404 (no such route); "401": 401 unless a PAT
         create_body: bool = True,  # False: 201 with a Location header and an empty body
+        link_host: str | None = None,  # write links with this host name (e.g. the machine's own name)
         seed: int = 7,
     ) -> None:
         self.page_size = page_size
@@ -95,6 +96,7 @@ class OtherGitHub:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.link_base = f"http://{link_host}:{self.server.server_address[1]}" if link_host else self.url
         self._thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
 
     # -- helpers for tests -----------------------------------------------------------------------
@@ -251,7 +253,7 @@ class OtherGitHub:
     def _links(self, base: str, page: int, last: int, per_page: int | None) -> list[tuple[str, str]]:
         def url(n: int) -> str:
             query = f"per_page={per_page}&page={n}" if per_page else f"page={n}"
-            return f"<{self.url}{base}?{query}>"
+            return f"<{self.link_base}{base}?{query}>"
 
         rels = []
         if page > 1:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -322,3 +323,30 @@ def test_a_bad_token_is_a_clear_error(servers, env, report_dir, waits, capsys):
     assert comment(report_dir) == 3
     err = capsys.readouterr().err
     assert "401" in err and "GITHUB_TOKEN" in err and api.count("POST") == 0
+
+
+def test_links_written_with_the_machines_own_name_are_followed(servers, env, report_dir, waits):
+    """`http.server` names itself `socket.getfqdn("127.0.0.1")`: the machine's name on some hosts."""
+    name = socket.gethostname()
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(name, None)}
+    except OSError:
+        addresses = set()
+    if not addresses or not all(a.startswith("127.") or a == "::1" for a in addresses):
+        pytest.skip(f"{name} does not resolve to a loopback address here")
+    api = servers(page_size=3, ignore_per_page=True, link_host=name)
+    env(api)
+    chatter(api, 7)
+    ours = api.add(PR, BOT, f"old\n{MARKER_PREFIX} verdict=fail -->\n", kind="Bot")
+    assert comment(report_dir) == 0
+    assert api.count("POST") == 0 and "evalgate: pass" in api.by(PR, BOT)[0]["body"] and ours
+
+
+def test_links_to_another_port_or_host_are_still_refused(servers, env, report_dir, waits, capsys):
+    api = servers()
+    env(api)
+    api.fault(
+        "GET", r"/comments", 200, body=[], headers={"Link": '<http://127.0.0.1:9/steal?page=2>; rel="next"'}
+    )
+    assert comment(report_dir) == 3
+    assert "another host" in capsys.readouterr().err and api.count("POST") == 0

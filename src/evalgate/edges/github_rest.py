@@ -11,11 +11,14 @@ retried too. A 403 that is none of these is a token that may not do this (`ReadO
 from __future__ import annotations
 
 import email.utils
+import functools
 import gzip
 import http.client
+import ipaddress
 import json
 import os
 import re
+import socket
 import time
 import urllib.error
 import urllib.parse
@@ -97,6 +100,24 @@ def origin(url: str) -> tuple[str, str, int | None]:
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
     return scheme, "localhost" if host in _THIS_MACHINE else host, parts.port or _DEFAULT_PORTS.get(scheme)
+
+
+@functools.lru_cache(maxsize=32)
+def _names_this_machine(host: str) -> bool:
+    """Whether `host` is a loopback address or a name that resolves only to loopback addresses.
+
+    A stand-in on 127.0.0.1 may write its links with `http.server`'s `server_name`, which is
+    `socket.getfqdn("127.0.0.1")`: `localhost.localdomain` or the machine's own name on some hosts.
+    """
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except (OSError, UnicodeError):
+        return False
+    return bool(infos) and all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
 
 
 def api_url_from_env(env: Mapping[str, str] | None = None) -> str:
@@ -186,7 +207,13 @@ class GitHubClient:
     def _url(self, path_or_url: str, what: str = "a link") -> str:
         if path_or_url.startswith(("http://", "https://")):
             # A pagination link or a redirect pointing elsewhere must never receive the token.
-            if origin(path_or_url) != self._origin:
+            there = origin(path_or_url)
+            same_machine = (
+                self._origin[1] == "localhost"
+                and there[0::2] == self._origin[0::2]
+                and _names_this_machine(there[1])
+            )
+            if there != self._origin and not same_machine:
                 raise GitHubError(
                     f"refusing to follow {what} to another host: {path_or_url}",
                     hint=f"the token is only sent to {self.api_url}; check GITHUB_API_URL",
@@ -235,7 +262,7 @@ class GitHubClient:
         if data is not None:
             req.add_header("Content-Type", "application/json")
         try:
-            opener = _DIRECT if origin(url)[1] == "localhost" else _OPENER
+            opener = _DIRECT if self._origin[1] == "localhost" else _OPENER  # every URL is on the API's host
             with opener.open(req, timeout=self.timeout) as resp:
                 status, headers, raw = resp.status, resp.headers, resp.read()
         except urllib.error.HTTPError as exc:
