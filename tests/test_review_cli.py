@@ -134,3 +134,22 @@ def test_missing_file_of_a_config_in_another_folder_says_where_it_looked(tmp_pat
     assert main(["validate", "--config", str(other / "evalgate.yml")]) == 2
     out = capsys.readouterr().out
     assert f"looked for {other / 'data' / 'grammar' / 'verbs.yaml'}" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["--out", ""], "--out"),
+        (["run", "--checkpoint", " "], "--checkpoint"),
+        (["--baseline", "", "--out", "x"], "--baseline"),
+        (["validate", "--probes", "data/eval/probes.jsonl", ""], "--probes"),
+        (["compare", "results.json", ""], "BASELINE"),
+    ],
+)
+def test_an_empty_flag_value_is_refused_not_read_as_the_working_folder(
+    argv, named, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)  # `--out ""` used to write REPORT.md/results.json straight into here
+    assert main(argv) == 2
+    assert f"{named}: empty value" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

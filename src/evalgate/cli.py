@@ -198,6 +198,21 @@ def _normalise_argv(argv: list[str]) -> list[str]:
     return ["run", *argv]
 
 
+def _empty_value(args: argparse.Namespace) -> str | None:
+    """The first flag or argument given as an empty string: `--out ""` would be the working folder
+    (outputs over the user's own files), `--checkpoint ""` or `--baseline ""` a folder that is not one;
+    a script passing `--out "$OUT"` with OUT unset means a mistake, not any of these."""
+    for key, value in vars(args).items():
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and not v.strip() for v in values):
+            positional = key in _POSITIONALS.get(args.command, ())
+            return key.upper() if positional else f"--{key.replace('_', '-')}"
+    return None
+
+
+_POSITIONALS = {"compare": ("results", "baseline"), "merge": ("parts",), "probes": ("file", "id")}
+
+
 def _default_sigpipe() -> None:
     """`evalgate validate | head` should end quietly like any Unix tool, not with a traceback."""
     if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
@@ -213,6 +228,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(_normalise_argv(argv))
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
         return int(exc.code or 0)
+    empty = _empty_value(args)
+    if empty:
+        print(f"evalgate: error: {empty}: empty value (an unset shell variable?)", file=sys.stderr)
+        return EXIT_REFUSED
     name = args.command
     sub_action = (
         getattr(args, "baseline_command", None)
