@@ -153,3 +153,37 @@ def test_an_empty_flag_value_is_refused_not_read_as_the_working_folder(
     assert main(argv) == 2
     assert f"{named}: empty value" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_loader_module_in_the_working_folder_is_importable(tmp_path, monkeypatch):
+    """`docker run -v "$PWD:/work" -w /work evalgate --loader mylab_model:load` in a repository with no
+    evalgate.yml: the configuration's root is the bundled demo, and the console script does not put
+    the working folder on sys.path, so the user's module was never found."""
+    import sys
+
+    from evalgate.errors import CheckpointError
+    from evalgate.scorers.plugin_loader import load_plugin
+
+    here, bundle = tmp_path / "repo", tmp_path / "bundle"
+    here.mkdir()
+    bundle.mkdir()
+    (here / "evalgate_review_cwd_plugin.py").write_text(
+        "def load():\n    raise RuntimeError('reached the user loader')\n", encoding="utf-8"
+    )
+    monkeypatch.chdir(here)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", str(here))])
+    with pytest.raises(CheckpointError, match="the loader raised RuntimeError: reached the user loader"):
+        load_plugin(
+            "evalgate_review_cwd_plugin:load",
+            None,
+            root=bundle,
+            batch_size=1,
+            dtype=torch_float32(),
+            threads=0,
+        )
+
+
+def torch_float32():
+    import torch
+
+    return torch.float32

@@ -37,9 +37,12 @@ def load_plugin(
             f"--loader {spec}: expected package.module:function", hint="e.g. --loader mylab.model:load"
         )
     module_name, func_name = spec.split(":")
-    root_str = str(Path(root).resolve())
-    if root_str not in sys.path:
-        sys.path.insert(0, root_str)  # the user's modules live in their repository
+    # The user's modules live in their repository: the configuration's folder, or the folder the
+    # command runs in (with no evalgate.yml there the root is the bundled demo's, and the console
+    # script, unlike `python -m`, does not put the working folder on sys.path).
+    for folder in reversed(dict.fromkeys((str(Path(root).resolve()), str(Path.cwd().resolve())))):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:
