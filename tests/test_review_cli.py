@@ -187,3 +187,8 @@ def torch_float32():
     import torch
 
     return torch.float32
+
+
+def test_a_mistyped_command_is_named_with_a_guess(capsys):
+    assert main(["valdate"]) == 2
+    assert "unknown command 'valdate' (did you mean 'validate'?)" in capsys.readouterr().err

@@ -11,6 +11,7 @@ when used, so `evalgate --help` and `evalgate validate` never pay for importing 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import json
 import os
@@ -223,6 +224,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         _default_sigpipe()
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
+        # `run` takes no positional argument: a leading word is a mistyped command, which argparse
+        # would report as "unrecognized arguments" of `run`.
+        close = difflib.get_close_matches(argv[0], COMMANDS, n=1)
+        guess = f" (did you mean '{close[0]}'?)" if close else ""
+        print(
+            f"evalgate: error: unknown command '{argv[0]}'{guess}; commands: {', '.join(COMMANDS)}",
+            file=sys.stderr,
+        )
+        return EXIT_REFUSED
     parser = build_parser()
     try:
         args = parser.parse_args(_normalise_argv(argv))
