@@ -192,3 +192,9 @@ def torch_float32():
 def test_a_mistyped_command_is_named_with_a_guess(capsys):
     assert main(["valdate"]) == 2
     assert "unknown command 'valdate' (did you mean 'validate'?)" in capsys.readouterr().err
+
+
+def test_a_config_that_is_a_folder_says_so(tmp_path, capsys):
+    assert main(["validate", "--config", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "is a folder, not a configuration file" in err and str(tmp_path / "evalgate.yml") in err

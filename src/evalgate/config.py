@@ -296,6 +296,11 @@ def load_config(
         cfg_path = Path(path)
         if not cfg_path.is_absolute():
             cfg_path = cwd / cfg_path
+        if cfg_path.is_dir():
+            raise ConfigError(
+                f"{path}: is a folder, not a configuration file",
+                hint=f"name the file itself, e.g. --config {Path(path) / CONFIG_FILENAME}",
+            )
         if not cfg_path.is_file():
             raise ConfigError(f"{path}: configuration file not found")
         user = read_config_file(cfg_path, str(path))
