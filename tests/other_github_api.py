@@ -71,12 +71,14 @@ class OtherGitHub:
         delay: float = 0.0,
         user_route: bool | str = True,  # False: GET /user is 404 (no such route); "401": 401 unless a PAT
         create_body: bool = True,  # False: 201 with a Location header and an empty body
+        endless: bool = False,  # a `next` link on every page, the last (and past it) too
         link_host: str | None = None,  # write links with this host name (e.g. the machine's own name)
         seed: int = 7,
     ) -> None:
         self.page_size = page_size
         self.ignore_per_page = ignore_per_page
         self.link_split = link_split
+        self.endless = endless
         self.auth = auth
         self.accept_check = accept_check
         self.gzip_always = gzip_always
@@ -258,7 +260,7 @@ class OtherGitHub:
         rels = []
         if page > 1:
             rels += [(url(page - 1), "prev"), (url(1), "first")]
-        if page < last:
+        if page < last or self.endless:
             rels += [(url(page + 1), "next"), (url(last), "last")]
         self.rng.shuffle(rels)
         if self.link_split:
