@@ -375,11 +375,12 @@ class GitHubClient:
             resp = self.checked("GET", url)
             if not isinstance(resp.data, list):
                 raise GitHubError(f"GET {url}: expected a JSON list, got {type(resp.data).__name__}")
-            if not resp.data:
-                return  # an empty page is the end, whatever its links say (a stand-in that always has `next`)
             yield from resp.data
             link = next_link(resp.headers.get("link", ""))
             url = urllib.parse.urljoin(url, link) if link else None  # a relative link is allowed too
+            if url and not resp.data:
+                self._url(url)  # a link to another host is refused all the same
+                url = None  # an empty page is the end, whatever its links say (`next` on every page)
 
     # -- endpoints -------------------------------------------------------------------------------
 
