@@ -198,3 +198,10 @@ def test_a_config_that_is_a_folder_says_so(tmp_path, capsys):
     assert main(["validate", "--config", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "is a folder, not a configuration file" in err and str(tmp_path / "evalgate.yml") in err
+
+
+def test_the_pinned_configuration_names_the_probe_and_training_files_of_the_flags(tmp_path):
+    main(["--probes", "data/eval/nosuch.jsonl", "--train", "data/corpus/val.jsonl", "--out", str(tmp_path)])
+    pin = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["config"]
+    assert pin["probes"] == ["data/eval/nosuch.jsonl"]
+    assert pin["train"] == ["data/corpus/val.jsonl"]

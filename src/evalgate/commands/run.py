@@ -38,6 +38,10 @@ def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
         "test": cli_path(getattr(args, "test", None)),
         "baseline": cli_path(getattr(args, "baseline", None)),
         "out": cli_path(getattr(args, "out", None)),
+        # --probes/--train replace the configured files: the pinned configuration of results.json
+        # (and of a baseline) must name the files that were used, not the ones in evalgate.yml.
+        "probes": cli_paths(getattr(args, "probes", None)),
+        "train": cli_paths(getattr(args, "train", None)),
     }
 
 
