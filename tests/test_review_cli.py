@@ -205,3 +205,12 @@ def test_the_pinned_configuration_names_the_probe_and_training_files_of_the_flag
     pin = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["config"]
     assert pin["probes"] == ["data/eval/nosuch.jsonl"]
     assert pin["train"] == ["data/corpus/val.jsonl"]
+
+
+def test_the_action_logs_the_command_quoted(tmp_path, capsys):
+    from evalgate.edges.action import main as action_main
+
+    env = {"INPUT_OUT": str(tmp_path / "out dir"), "INPUT_CHECKPOINT": "my ckpt"}
+    action_main(env, run=lambda args: 2)
+    first = capsys.readouterr().out.splitlines()[0]
+    assert f"--out '{tmp_path / 'out dir'}'" in first and "--checkpoint 'my ckpt'" in first

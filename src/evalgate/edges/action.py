@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -183,7 +184,7 @@ def main(env: Mapping[str, str] | None = None, run: Callable[[Sequence[str]], in
     except InputError as exc:
         print(f"::error title=evalgate action::{exc}")
         return EXIT_REFUSED
-    print("evalgate " + " ".join(args), flush=True)
+    print(shlex.join(["evalgate", *args]), flush=True)  # quoted: a path may hold spaces
     if run is None:
         from evalgate.cli import main as run
     before, started = stamps(out_dir(env)), time.time_ns()
