@@ -351,3 +351,27 @@ def test_links_to_another_port_or_host_are_still_refused(servers, env, report_di
     )
     assert comment(report_dir) == 3
     assert "another host" in capsys.readouterr().err and api.count("POST") == 0
+
+
+def test_the_action_entry_takes_the_github_token_input(servers, env, tmp_path, monkeypatch):
+    """`python -m evalgate.edges.action` with the token only in INPUT_GITHUB-TOKEN, as a runner sets it."""
+    api = servers(page_size=2, ignore_per_page=True)
+    env(api)
+    chatter(api, 5)
+    refused_project(tmp_path)
+    child = {k: v for k, v in __import__("os").environ.items() if not k.startswith("INPUT_")}
+    child.pop("GITHUB_TOKEN")
+    child.update({"INPUT_GITHUB-TOKEN": "ghs_installation", "INPUT_COMMENT": "true", "INPUT_OUT": "out"})
+    child.update(INPUT_CONFIG="evalgate.yml", GITHUB_OUTPUT=str(tmp_path / "output.txt"))
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-m", "evalgate.edges.action"],
+            cwd=tmp_path,
+            env=child,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 2, done.stderr
+        assert "::add-mask::ghs_installation" in done.stdout
+    (mine,) = api.by(PR, BOT)
+    assert mine["body"] == (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8")

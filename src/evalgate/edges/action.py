@@ -185,6 +185,12 @@ def main(env: Mapping[str, str] | None = None, run: Callable[[Sequence[str]], in
         print(f"::error title=evalgate action::{exc}")
         return EXIT_REFUSED
     print(shlex.join(["evalgate", *args]), flush=True)  # quoted: a path may hold spaces
+    token = input_value(env, "github-token")
+    if token and not (env.get("GITHUB_TOKEN") or env.get("GH_TOKEN")) and env is os.environ:
+        # The `github-token` input, when the entry runs without action.yml mapping it to GITHUB_TOKEN
+        # (the comment reads GITHUB_TOKEN); masked, since the log may echo it otherwise.
+        print(f"::add-mask::{token}", flush=True)
+        os.environ["GITHUB_TOKEN"] = token
     if run is None:
         from evalgate.cli import main as run
     before, started = stamps(out_dir(env)), time.time_ns()
