@@ -214,3 +214,11 @@ def test_the_action_logs_the_command_quoted(tmp_path, capsys):
     action_main(env, run=lambda args: 2)
     first = capsys.readouterr().out.splitlines()[0]
     assert f"--out '{tmp_path / 'out dir'}'" in first and "--checkpoint 'my ckpt'" in first
+
+
+def test_compare_takes_a_run_output_folder_like_merge(tmp_path, capsys):
+    run_dir = tmp_path / "run out"
+    run_dir.mkdir()
+    (run_dir / "results.json").write_text("[]", encoding="utf-8")
+    assert main(["compare", str(run_dir), "baselines/demo.json", "--out", str(tmp_path / "o")]) == 2
+    assert f"{run_dir / 'results.json'}: results must be a JSON object" in capsys.readouterr().err

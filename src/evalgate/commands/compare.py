@@ -18,17 +18,19 @@ def main(args: argparse.Namespace) -> int:
     fmt = args.format or "text"
     out_dir = output_folder(cfg)
     results_path = Path(args.results)
+    if results_path.is_dir():  # the output folder of a run, as `evalgate merge` takes it
+        results_path = results_path / "results.json"
     read: dict[str, dict] = {}  # files read so far: a refusal still lists their SHA-256
     try:
         results = load_json_file(results_path, "results")
         read[results_path.as_posix()] = {**file_record(results_path), "role": "results"}
-        validate_results(results, args.results)
+        validate_results(results, str(results_path))
         if results.get("verdict") == "refused":
-            raise RefusedError(f"{args.results}: this run was refused; there is nothing to compare")
+            raise RefusedError(f"{results_path}: this run was refused; there is nothing to compare")
         shard = results.get("shard")
         if isinstance(shard, dict):
             raise RefusedError(
-                f"{args.results}: a partial result (shard {shard.get('index')}/{shard.get('count')})"
+                f"{results_path}: a partial result (shard {shard.get('index')}/{shard.get('count')})"
                 " holds only part of the probes; there is nothing to gate yet",
                 hint="combine the shards first: `evalgate merge PARTS... --out DIR`",
             )
