@@ -375,3 +375,13 @@ def test_the_action_entry_takes_the_github_token_input(servers, env, tmp_path, m
         assert "::add-mask::ghs_installation" in done.stdout
     (mine,) = api.by(PR, BOT)
     assert mine["body"] == (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8")
+
+
+def test_a_rate_limit_403_without_its_headers_is_retried_not_a_fallback(servers, env, report_dir, waits):
+    api = servers()
+    summary = env(api)
+    api.fault(
+        "POST", r"/comments$", 403, body={"message": "API rate limit exceeded for installation ID 4242."}
+    )
+    assert comment(report_dir) == 0
+    assert len(api.by(PR, BOT)) == 1 and len(waits) == 1 and not summary.exists()

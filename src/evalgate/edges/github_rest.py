@@ -36,7 +36,7 @@ DEFAULT_API_URL = "https://api.github.com"
 # this login (user id 41898282). EVALGATE_COMMENT_AUTHOR overrides it (e.g. a GitHub App's bot).
 BOT_LOGIN = "github-actions[bot]"
 _TRANSIENT_STATUS = {500, 502, 503, 504}
-_SECONDARY_RE = re.compile(r"secondary rate limit|abuse detection", re.IGNORECASE)
+_SECONDARY_RE = re.compile(r"rate limit|abuse detection", re.IGNORECASE)  # "API rate limit exceeded" too
 # RFC 8288: `<url>; param; param, <url>; ...`; rel may come after other parameters and hold
 # several space-separated values, in any order and case.
 _LINK_RE = re.compile(r'<([^>]*)>((?:\s*;\s*[^;,"]*(?:"[^"]*"[^;,"]*)*)*)')
