@@ -222,3 +222,13 @@ def test_compare_takes_a_run_output_folder_like_merge(tmp_path, capsys):
     (run_dir / "results.json").write_text("[]", encoding="utf-8")
     assert main(["compare", str(run_dir), "baselines/demo.json", "--out", str(tmp_path / "o")]) == 2
     assert f"{run_dir / 'results.json'}: results must be a JSON object" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("key", ["out", "checkpoint", "baseline", "test", "template"])
+def test_an_empty_path_in_the_config_is_refused(key, tmp_path, capsys):
+    cfg = tmp_path / "evalgate.yml"
+    cfg.write_text(f'{key}: ""\n', encoding="utf-8")
+    assert main(["--config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert f"evalgate.yml: {key}: ''" in err and ("non-empty" in err or "too short" in err)
+    assert list(tmp_path.iterdir()) == [cfg]  # `out: ""` wrote the outputs beside evalgate.yml
