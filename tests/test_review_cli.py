@@ -232,3 +232,10 @@ def test_an_empty_path_in_the_config_is_refused(key, tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"evalgate.yml: {key}: ''" in err and ("non-empty" in err or "too short" in err)
     assert list(tmp_path.iterdir()) == [cfg]  # `out: ""` wrote the outputs beside evalgate.yml
+
+
+def test_corpus_build_into_a_file_is_a_refusal(tmp_path, capsys):
+    target = tmp_path / "afile"
+    target.write_text("x", encoding="utf-8")
+    assert main(["corpus", "build", "--out-dir", str(target)]) == 2
+    assert "exists and is not a folder" in capsys.readouterr().err

@@ -52,13 +52,21 @@ def main(args: argparse.Namespace) -> int:
     cfg = load_config(getattr(args, "config", None))
     if args.train_size < 12:
         raise RefusedError(f"--train-size {args.train_size} is too small", hint="use 12 or more")
+    out = Path(args.out_dir)
+    if out.exists() and not out.is_dir():  # said before the build, not as an exit-3 FileExistsError
+        raise RefusedError(f"--out-dir {out}: exists and is not a folder", hint="name a folder")
     grammar, lexicon = load_grammar_and_lexicon(cfg.path(cfg.grammar))
     held_out = held_out_texts(cfg)
     probe_filter = ProbeFilter(held_out, grammar.all_forms(), cfg.leaks.window)
     corpus = build_corpus(grammar, lexicon, args.seed, split_sizes(args.train_size), probe_filter.collision)
-    out = Path(args.out_dir)
     for name, records in (("train", corpus.train), ("val", corpus.val), ("test", corpus.test)):
-        atomic_write_text(out / f"{name}.jsonl", jsonl_text(records))
+        try:
+            atomic_write_text(out / f"{name}.jsonl", jsonl_text(records))
+        except OSError as exc:
+            raise RefusedError(
+                f"--out-dir {out}: cannot write {name}.jsonl: {exc.strerror or exc}",
+                hint="name a folder you can write to (it is created when missing)",
+            ) from None
         print(f"wrote {out / (name + '.jsonl')}: {len(records)} sentences")
     st = corpus.stats
     print(
