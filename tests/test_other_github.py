@@ -385,3 +385,21 @@ def test_a_rate_limit_403_without_its_headers_is_retried_not_a_fallback(servers,
     )
     assert comment(report_dir) == 0
     assert len(api.by(PR, BOT)) == 1 and len(waits) == 1 and not summary.exists()
+
+
+@pytest.mark.parametrize(
+    "marker", ["<!-- evalgate -->", "<!-- evalgate:sticky -->", "<!--evalgate-comment-->"]
+)
+def test_an_evalgate_marker_of_another_shape_by_us_is_still_ours(servers, env, report_dir, waits, marker):
+    api = servers(page_size=3, ignore_per_page=True)
+    env(api)
+    chatter(api, 7)
+    api.add(PR, "mallory", f"quoting {marker}")
+    ours = api.add(PR, BOT, f"an older evalgate comment\n{marker}\n", kind="Bot")
+    chatter(api, 4)
+    assert comment(report_dir) == 0
+    assert (
+        api.count("POST") == 0
+        and "evalgate: pass" in next(c for c in api.by(PR, BOT) if c["id"] == ours)["body"]
+    )
+    assert api.by(PR, "mallory")[0]["body"] == f"quoting {marker}"

@@ -99,6 +99,10 @@ def fit_body(body: str, limit: int = MAX_COMMENT_CHARS) -> tuple[str, bool]:
         kept = kept[:cut] if cut > 0 else kept[: len(kept) // 2]
 
 
+# What marks a sticky comment: ours is `<!-- evalgate:report verdict=... -->`, but any evalgate
+# HTML-comment marker of the same author counts (an older release's or a hand-seeded
+# `<!-- evalgate -->`), so a marker that changed shape never leaves a second sticky comment.
+_MARKER_RE = re.compile(r"<!--\s*evalgate\b", re.IGNORECASE)
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 
@@ -215,7 +219,7 @@ def _write(client: GitHubClient, repo: str, pr: int, login: str, body: str, trun
             for c in client.paginate(list_path)
             if isinstance(c, dict)
             and (comment_id := _id(c)) is not None
-            and MARKER_PREFIX in str(c.get("body") or "")
+            and _MARKER_RE.search(str(c.get("body") or ""))
             and isinstance(c.get("user"), dict)  # `user: null` is a deleted account
             and str(c["user"].get("login") or "").casefold() == login.casefold()  # logins ignore case
         ]
