@@ -403,3 +403,13 @@ def test_an_evalgate_marker_of_another_shape_by_us_is_still_ours(servers, env, r
         and "evalgate: pass" in next(c for c in api.by(PR, BOT) if c["id"] == ours)["body"]
     )
     assert api.by(PR, "mallory")[0]["body"] == f"quoting {marker}"
+
+
+def test_a_rate_limit_reset_already_past_still_waits_a_moment(servers, env, report_dir, waits):
+    api = servers()
+    env(api)
+    limited = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1700000000", "x-ratelimit-limit": "5000"}
+    for _ in range(3):
+        api.fault("GET", r"/comments", 403, headers=limited, body={"message": "API rate limit exceeded"})
+    assert comment(report_dir) == 0
+    assert waits == [1.0, 1.0, 1.0] and len(api.by(PR, BOT)) == 1

@@ -292,7 +292,9 @@ class GitHubClient:
         if retry_after is not None:
             return retry_after
         if limited and exhausted and resp.headers.get("x-ratelimit-reset", "").isdigit():
-            return max(0.0, float(resp.headers["x-ratelimit-reset"]) - self.clock())
+            # At least a second: the reset is in whole seconds, and a clock a little ahead of the
+            # server's (or a reset already past) would otherwise spend every retry at once.
+            return max(1.0, float(resp.headers["x-ratelimit-reset"]) - self.clock())
         backoff = self.backoff_base * (2**attempt)
         return max(backoff, self.secondary_min_wait) if limited else backoff
 
