@@ -64,7 +64,7 @@ class OtherGitHub:
         ignore_per_page: bool = False,
         link_split: bool = False,  # one Link header per relation
         auth: str = "any",  # "any", "token" or "bearer": which Authorization scheme is accepted
-        accept_check: bool = False,  # 415 unless Accept names a GitHub JSON media type
+        accept_check: bool | str = False,  # 415 unless Accept is JSON (True) or exactly this media type
         gzip_always: bool = False,  # gzip every body, asked for or not
         chunked: bool = False,
         http10: bool = False,
@@ -216,7 +216,10 @@ class OtherGitHub:
                 login = api._who(self.headers.get("Authorization") or "")
                 if login is None:
                     return self._send(401, {"message": "Bad credentials", "documentation_url": DOCS})
-                if api.accept_check and "json" not in (self.headers.get("Accept") or ""):
+                accept = self.headers.get("Accept") or ""
+                if (api.accept_check is True and "json" not in accept) or (
+                    isinstance(api.accept_check, str) and accept != api.accept_check
+                ):
                     return self._send(
                         415, {"message": "Unsupported 'Accept' header", "documentation_url": DOCS}
                     )

@@ -41,6 +41,8 @@ _SECONDARY_RE = re.compile(r"rate limit|abuse detection", re.IGNORECASE)  # "API
 # several space-separated values, in any order and case.
 _LINK_RE = re.compile(r'<([^>]*)>((?:\s*;\s*[^;,"]*(?:"[^"]*"[^;,"]*)*)*)')
 _REL_RE = re.compile(r'(?i);\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,]+))')
+_ACCEPT = "application/vnd.github+json"
+_ACCEPT_V3 = "application/vnd.github.v3+json"
 _REDIRECTS = {301, 302, 303, 307, 308}
 MAX_REDIRECTS = 5
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -201,6 +203,8 @@ class GitHubClient:
         self.log = log or (lambda _msg: None)
         self._scheme = "Bearer"
         self._scheme_tried = False
+        self._accept = _ACCEPT
+        self._accept_tried = False
 
     # -- transport -------------------------------------------------------------------------------
 
@@ -241,21 +245,28 @@ class GitHubClient:
         )
 
     def _exchange(self, method: str, url: str, payload: Any) -> Response:
-        resp = self._exchange_as(self._scheme, method, url, payload)
+        resp = self._exchange_as(self._scheme, self._accept, method, url, payload)
         if resp.status == 401 and not self._scheme_tried:
             # GitHub takes `Bearer X` and `token X` alike; a stand-in or proxy may know only one.
             self._scheme_tried = True
             other = "token" if self._scheme == "Bearer" else "Bearer"
-            retry = self._exchange_as(other, method, url, payload)
+            retry = self._exchange_as(other, self._accept, method, url, payload)
             if retry.status != 401:
                 self._scheme = other
                 return retry
+        if resp.status in (406, 415) and not self._accept_tried:
+            # GitHub takes both media types; a stand-in may insist on the older v3 name.
+            self._accept_tried = True
+            retry = self._exchange_as(self._scheme, _ACCEPT_V3, method, url, payload)
+            if retry.status not in (406, 415):
+                self._accept = _ACCEPT_V3
+                return retry
         return resp
 
-    def _exchange_as(self, scheme: str, method: str, url: str, payload: Any) -> Response:
+    def _exchange_as(self, scheme: str, accept: str, method: str, url: str, payload: Any) -> Response:
         data = None if payload is None else json.dumps(payload).encode("utf-8")
         req = urllib.request.Request(url, data=data, method=method)
-        req.add_header("Accept", "application/vnd.github+json")
+        req.add_header("Accept", accept)
         req.add_header("Authorization", f"{scheme} {self.token}")
         req.add_header("X-GitHub-Api-Version", "2022-11-28")
         req.add_header("User-Agent", f"evalgate/{__version__}")
