@@ -239,3 +239,12 @@ def test_corpus_build_into_a_file_is_a_refusal(tmp_path, capsys):
     target.write_text("x", encoding="utf-8")
     assert main(["corpus", "build", "--out-dir", str(target)]) == 2
     assert "exists and is not a folder" in capsys.readouterr().err
+
+
+def test_baseline_update_says_a_checkpoint_folder_name_cannot_name_the_baseline(tmp_path, capsys):
+    ckpt = tmp_path / "my ckpt"
+    ckpt.mkdir()
+    assert main(["baseline", "update", "--checkpoint", str(ckpt)]) == 2
+    err = capsys.readouterr().err
+    assert "no --name given, and the checkpoint folder name 'my ckpt'" in err
+    assert "load checkpoint" not in err  # refused before any model is loaded

@@ -47,9 +47,24 @@ def pr_from_event() -> int | None:
     return number if isinstance(number, int) else None
 
 
+def baseline_name(given: str | None, checkpoint_path: str | None) -> str:
+    """--name, else the checkpoint folder's name; refused unless it makes a plain file name."""
+    name = given or (Path(checkpoint_path).name if checkpoint_path else "") or "baseline"
+    if not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
+        if given:
+            raise RefusedError(f"--name {name!r}: use letters, digits, '-', '_' and '.' only")
+        raise RefusedError(
+            f"no --name given, and the checkpoint folder name {name!r} cannot name a baseline file",
+            hint="pass --name NAME (letters, digits, '-', '_' and '.'): it writes baselines/NAME.json",
+        )
+    return name
+
+
 def main(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, {"checkpoint": cli_path(args.checkpoint), "loader": args.loader})
     progress = Progress()
+    if not args.from_results:  # a name that cannot be written is refused before the scoring, not after
+        baseline_name(args.name, str(cfg.path(cfg.checkpoint)) if cfg.checkpoint else None)
     if args.from_results:
         results: dict[str, Any] = load_json_file(Path(args.from_results), "results")
         validate_results(results, args.from_results)
@@ -76,9 +91,7 @@ def main(args: argparse.Namespace) -> int:
                 findings=list(outcome.findings),
             )
         results = score(cfg, outcome, progress)
-    name = args.name or Path(results["checkpoint"]["path"]).name or "baseline"
-    if not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
-        raise RefusedError(f"--name {name!r}: use letters, digits, '-', '_' and '.' only")
+    name = baseline_name(args.name, results["checkpoint"]["path"])
     provenance = {"git_commit": args.commit or git_commit(cfg.root), "pr_number": args.pr or pr_from_event()}
     doc = baseline_from_results(results, name, provenance)
     validate_baseline(doc, f"baselines/{name}.json")
