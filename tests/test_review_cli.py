@@ -248,3 +248,9 @@ def test_baseline_update_says_a_checkpoint_folder_name_cannot_name_the_baseline(
     err = capsys.readouterr().err
     assert "no --name given, and the checkpoint folder name 'my ckpt'" in err
     assert "load checkpoint" not in err  # refused before any model is loaded
+
+
+def test_under_github_actions_an_early_refusal_is_annotated_without_format(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    assert main(["validate", "--config", str(tmp_path / "nosuch.yml")]) == 2
+    assert "::error title=evalgate refused::" in capsys.readouterr().out

@@ -282,7 +282,7 @@ def report_error_for_machines(args: argparse.Namespace, exc: EvalgateError) -> N
     """`--format json`: stdout holds one JSON document even when the command stops early (a bad
     config, a missing results file, an unwritable --out); `--format github` or GitHub Actions: the
     reason is an `::error` annotation on the run, not only a line in the log."""
-    fmt = getattr(args, "format", None) if args.command in _MACHINE_FORMAT_COMMANDS else None
+    fmt = (getattr(args, "format", None) or "text") if args.command in _MACHINE_FORMAT_COMMANDS else None
     if fmt == "json" and not getattr(exc, "json_printed", False):
         from evalgate.core.findings_render import render_json
         from evalgate.types import Finding
