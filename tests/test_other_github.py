@@ -129,6 +129,7 @@ def comment(report_dir: Path, *extra: str) -> int:
         {"create_body": False},
         {"user_route": False},
         {"user_route": "401"},
+        {"auth": "token", "user_route": "401"},
         {"accept_check": "application/vnd.github.v3+json", "auth": "token"},
         {"page_size": 4, "ignore_per_page": True, "endless": True},
     ],

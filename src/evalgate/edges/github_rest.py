@@ -202,7 +202,7 @@ class GitHubClient:
         self.clock = clock
         self.log = log or (lambda _msg: None)
         self._scheme = "Bearer"
-        self._scheme_tried = False
+        self._scheme_confirmed = False  # set by the first 2xx: the scheme is right
         self._accept = _ACCEPT
         self._accept_tried = False
 
@@ -246,21 +246,23 @@ class GitHubClient:
 
     def _exchange(self, method: str, url: str, payload: Any) -> Response:
         resp = self._exchange_as(self._scheme, self._accept, method, url, payload)
-        if resp.status == 401 and not self._scheme_tried:
+        if resp.status == 401 and not self._scheme_confirmed:
             # GitHub takes `Bearer X` and `token X` alike; a stand-in or proxy may know only one.
-            self._scheme_tried = True
+            # Until a request has succeeded, a 401 is tried once with the other scheme.
             other = "token" if self._scheme == "Bearer" else "Bearer"
             retry = self._exchange_as(other, self._accept, method, url, payload)
             if retry.status != 401:
                 self._scheme = other
-                return retry
+                resp = retry
         if resp.status in (406, 415) and not self._accept_tried:
             # GitHub takes both media types; a stand-in may insist on the older v3 name.
             self._accept_tried = True
             retry = self._exchange_as(self._scheme, _ACCEPT_V3, method, url, payload)
             if retry.status not in (406, 415):
                 self._accept = _ACCEPT_V3
-                return retry
+                resp = retry
+        if 200 <= resp.status < 300:
+            self._scheme_confirmed = True
         return resp
 
     def _exchange_as(self, scheme: str, accept: str, method: str, url: str, payload: Any) -> Response:
