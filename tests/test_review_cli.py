@@ -254,3 +254,18 @@ def test_under_github_actions_an_early_refusal_is_annotated_without_format(tmp_p
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     assert main(["validate", "--config", str(tmp_path / "nosuch.yml")]) == 2
     assert "::error title=evalgate refused::" in capsys.readouterr().out
+
+
+def test_a_refusal_message_does_not_claim_nothing_was_scored_twice_or_wrongly(capsys):
+    from evalgate.cli import report_error
+    from evalgate.errors import RefusedError
+    from evalgate.types import Finding
+
+    changed = RefusedError("probe p-1 changed since the baseline", findings=[Finding("probe-changed", "x")])
+    report_error(changed)  # raised after scoring: the run was scored, only not gated
+    invalid = RefusedError(
+        "the probe set is invalid: 1 problem(s); nothing was scored", findings=[Finding("a", "b")]
+    )
+    report_error(invalid)
+    err = capsys.readouterr().err
+    assert err.count("nothing was scored") == 1 and "(1 problem(s), listed above)" in err

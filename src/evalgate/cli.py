@@ -314,8 +314,10 @@ def report_error(exc: EvalgateError) -> None:
     print(f"evalgate: error: {exc.message}", file=sys.stderr)
     if exc.hint:
         print(f"  hint: {exc.hint}", file=sys.stderr)
-    if exc.exit_code == EXIT_REFUSED and exc.findings:
-        print(f"  ({len(exc.findings)} problem(s); nothing was scored)", file=sys.stderr)
+    if exc.exit_code == EXIT_REFUSED and exc.findings and "problem(s)" not in exc.message:
+        # Not "nothing was scored": a probe changed under its id or a test-set problem is found
+        # after (or while) scoring; the message itself says what happened.
+        print(f"  ({len(exc.findings)} problem(s), listed above)", file=sys.stderr)
 
 
 if __name__ == "__main__":
