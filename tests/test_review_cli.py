@@ -269,3 +269,18 @@ def test_a_refusal_message_does_not_claim_nothing_was_scored_twice_or_wrongly(ca
     report_error(invalid)
     err = capsys.readouterr().err
     assert err.count("nothing was scored") == 1 and "(1 problem(s), listed above)" in err
+
+
+def test_baseline_update_without_a_config_writes_where_it_runs_not_into_the_bundle(tmp_path, monkeypatch):
+    """No evalgate.yml and no probe set here: the embedded default borrows the bundled demo's inputs
+    (the source checkout, or the image's read-only EVALGATE_HOME); the baseline is an output."""
+    results = REPO / "tests" / "golden" / "REPORT-fail.results.json"
+    bundle, here = tmp_path / "bundle", tmp_path / "here"
+    (bundle / "data" / "eval").mkdir(parents=True)
+    (bundle / "data" / "eval" / "probes.jsonl").write_text("", encoding="utf-8")
+    here.mkdir()
+    monkeypatch.setenv("EVALGATE_HOME", str(bundle))
+    monkeypatch.chdir(here)
+    assert main(["baseline", "update", "--from-results", str(results), "--name", "t"]) == 0
+    assert (here / "baselines" / "t.json").is_file()
+    assert not (bundle / "baselines").exists()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evalgate.commands.run import cli_path
-from evalgate.config import load_config
+from evalgate.config import GateConfig, load_config
 from evalgate.core.baseline import baseline_from_results, validate_baseline
 from evalgate.core.results import validate_results
 from evalgate.edges.files import atomic_write_json
@@ -45,6 +45,17 @@ def pr_from_event() -> int | None:
         return None
     number = (event.get("pull_request") or {}).get("number")
     return number if isinstance(number, int) else None
+
+
+def baseline_home(cfg: GateConfig) -> Path:
+    """The folder whose baselines/ receives the file: the configuration's folder, except when the
+    embedded default borrowed the bundled demo's inputs (no evalgate.yml and no probe set where the
+    command runs): then, like the other outputs, where the command runs, not inside the package or
+    the image's read-only bundle."""
+    cwd = Path.cwd()
+    if cfg.source == "embedded default" and cfg.root.resolve() != cwd.resolve():
+        return cwd
+    return cfg.root
 
 
 def baseline_name(given: str | None, checkpoint_path: str | None) -> str:
@@ -92,10 +103,11 @@ def main(args: argparse.Namespace) -> int:
             )
         results = score(cfg, outcome, progress)
     name = baseline_name(args.name, results["checkpoint"]["path"])
-    provenance = {"git_commit": args.commit or git_commit(cfg.root), "pr_number": args.pr or pr_from_event()}
+    home = baseline_home(cfg)
+    provenance = {"git_commit": args.commit or git_commit(home), "pr_number": args.pr or pr_from_event()}
     doc = baseline_from_results(results, name, provenance)
     validate_baseline(doc, f"baselines/{name}.json")
-    target = cfg.root / "baselines" / f"{name}.json"
+    target = home / "baselines" / f"{name}.json"
     try:
         atomic_write_json(target, doc)
     except OSError as exc:
