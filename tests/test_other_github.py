@@ -415,3 +415,19 @@ def test_a_rate_limit_reset_already_past_still_waits_a_moment(servers, env, repo
         api.fault("GET", r"/comments", 403, headers=limited, body={"message": "API rate limit exceeded"})
     assert comment(report_dir) == 0
     assert waits == [1.0, 1.0, 1.0] and len(api.by(PR, BOT)) == 1
+
+
+@pytest.mark.parametrize("token", ["ghs_installation", "ghs_forkreadonly"])
+def test_run_comment_with_json_format_keeps_stdout_one_document(
+    servers, env, tmp_path, monkeypatch, waits, capsys, token
+):
+    api = servers()
+    env(api, token)
+    refused_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["run", "--config", "evalgate.yml", "--out", "out", "--comment", "--format", "json"]) == 2
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["verdict"] == "refused"
+    assert "sticky comment" in captured.err or "could not comment" in captured.err
+    assert len(api.by(PR, BOT)) == (token == "ghs_installation")

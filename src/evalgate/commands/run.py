@@ -7,6 +7,7 @@ REPORT.md saying what happened (a refusal included) before any network call, so 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -142,8 +143,12 @@ def maybe_comment(args: argparse.Namespace, out_dir: Path) -> None:
         return
     from evalgate.commands.comment import post_report
 
+    # With --format json, stdout is the run's one JSON document: the comment's lines (and its
+    # ::warning, which the runner reads on stderr too) go to stderr.
+    quiet = getattr(args, "format", None) == "json"
     try:
-        post_report(out_dir)
+        with contextlib.redirect_stdout(sys.stderr) if quiet else contextlib.nullcontext():
+            post_report(out_dir)
     except EvalgateError as exc:
         exc.json_printed = True  # type: ignore[attr-defined]  # the run's summary is already on stdout
         raise
