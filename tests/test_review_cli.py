@@ -284,3 +284,11 @@ def test_baseline_update_without_a_config_writes_where_it_runs_not_into_the_bund
     assert main(["baseline", "update", "--from-results", str(results), "--name", "t"]) == 0
     assert (here / "baselines" / "t.json").is_file()
     assert not (bundle / "baselines").exists()
+
+
+def test_an_unsealed_file_given_with_probes_says_how_to_seal_it(tmp_path, capsys):
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text((REPO / "data" / "eval" / "ordinal.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["validate", "--format", "json", "--probes", str(PROBES), str(ADVERSARIAL), str(mine)]) == 2
+    (f,) = [f for f in _json_stdout(capsys)["findings"] if f["check"] == "manifest-file-unsealed"]
+    assert "evalgate probes seal --probes FILE ..." in f["hint"]

@@ -33,6 +33,12 @@ SEALABLE_CHECKS = frozenset(
 )
 
 HINT_RESEAL = "if the change is intended, re-seal with `evalgate probes seal` (it bumps the version)"
+# A file not in the manifest is often one given with --probes: `probes seal` without the same
+# --probes seals the configured set only, and the run stays refused.
+HINT_SEAL_NEW_FILE = (
+    "if the file belongs to the set, seal the set with it: list it under `probes:` in evalgate.yml "
+    "and run `evalgate probes seal`, or pass the same files: `evalgate probes seal --probes FILE ...`"
+)
 HINT_CHANGED = (
     "a sealed probe never changes: restore it, then deprecate it and add a replacement with a new id "
     '("deprecated": true keeps it in the file, unscored)'
@@ -240,7 +246,7 @@ def check_manifest(
                     "manifest-file-unsealed",
                     f"this file is not in the sealed manifest {manifest_file}",
                     f.display,
-                    hint=HINT_RESEAL,
+                    hint=HINT_SEAL_NEW_FILE,
                 )
             )
         elif entry["sha256"] != f.sha256:
