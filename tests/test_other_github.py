@@ -431,3 +431,14 @@ def test_run_comment_with_json_format_keeps_stdout_one_document(
     assert json.loads(captured.out)["verdict"] == "refused"
     assert "sticky comment" in captured.err or "could not comment" in captured.err
     assert len(api.by(PR, BOT)) == (token == "ghs_installation")
+
+
+def test_an_event_with_only_a_top_level_number_names_the_pull_request(
+    servers, env, report_dir, waits, tmp_path
+):
+    api = servers()
+    env(api)
+    (tmp_path / "event.json").write_text(
+        json.dumps({"action": "synchronize", "number": PR}), encoding="utf-8"
+    )
+    assert comment(report_dir) == 0 and len(api.by(PR, BOT)) == 1

@@ -132,6 +132,8 @@ def resolve_pr(pr: int | None, sha: str | None, repo: str, env: Mapping[str, str
     issue = event.get("issue") or {}
     if isinstance(issue, dict) and issue.get("pull_request") and isinstance(issue.get("number"), int):
         return issue["number"], "the issue_comment event"  # a comment on a PR: the issue is the PR
+    if isinstance(event.get("number"), int) and not ({"issue", "workflow_run"} & set(event)):
+        return event["number"], "the event's number"  # a pull_request event pared down to its number
     if not sha:
         raise RefusedError(
             "no pull request to comment on",
