@@ -230,7 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         close = difflib.get_close_matches(argv[0], COMMANDS, n=1)
         guess = f" (did you mean '{close[0]}'?)" if close else ""
         print(
-            f"evalgate: error: unknown command '{argv[0]}'{guess}; commands: {', '.join(COMMANDS)}",
+            f"evalgate: error: unknown command '{argv[0]}'{guess}; commands: {', '.join(COMMANDS)} "
+            "(`evalgate --help`; `run` is the default: `evalgate --checkpoint PATH`)",
             file=sys.stderr,
         )
         return EXIT_REFUSED
