@@ -292,3 +292,8 @@ def test_an_unsealed_file_given_with_probes_says_how_to_seal_it(tmp_path, capsys
     assert main(["validate", "--format", "json", "--probes", str(PROBES), str(ADVERSARIAL), str(mine)]) == 2
     (f,) = [f for f in _json_stdout(capsys)["findings"] if f["check"] == "manifest-file-unsealed"]
     assert "evalgate probes seal --probes FILE ..." in f["hint"]
+
+
+def test_a_checkpoint_folder_given_without_its_flag_gets_the_flag_in_the_hint(capsys):
+    assert main(["data/checkpoints/demo"]) == 2
+    assert "evalgate --checkpoint data/checkpoints/demo" in capsys.readouterr().err

@@ -229,6 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # would report as "unrecognized arguments" of `run`.
         close = difflib.get_close_matches(argv[0], COMMANDS, n=1)
         guess = f" (did you mean '{close[0]}'?)" if close else ""
+        if not close and os.path.isdir(argv[0]):
+            guess = f" (to gate this checkpoint: evalgate --checkpoint {argv[0]})"
         print(
             f"evalgate: error: unknown command '{argv[0]}'{guess}; commands: {', '.join(COMMANDS)} "
             "(`evalgate --help`; `run` is the default: `evalgate --checkpoint PATH`)",
