@@ -442,3 +442,13 @@ def test_an_event_with_only_a_top_level_number_names_the_pull_request(
         json.dumps({"action": "synchronize", "number": PR}), encoding="utf-8"
     )
     assert comment(report_dir) == 0 and len(api.by(PR, BOT)) == 1
+
+
+def test_without_an_event_file_github_ref_names_the_pull_request(
+    servers, env, report_dir, waits, monkeypatch
+):
+    api = servers()
+    env(api)
+    monkeypatch.delenv("GITHUB_EVENT_PATH")
+    monkeypatch.setenv("GITHUB_REF", f"refs/pull/{PR}/merge")
+    assert comment(report_dir) == 0 and len(api.by(PR, BOT)) == 1

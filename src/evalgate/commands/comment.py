@@ -134,6 +134,9 @@ def resolve_pr(pr: int | None, sha: str | None, repo: str, env: Mapping[str, str
         return issue["number"], "the issue_comment event"  # a comment on a PR: the issue is the PR
     if isinstance(event.get("number"), int) and not ({"issue", "workflow_run"} & set(event)):
         return event["number"], "the event's number"  # a pull_request event pared down to its number
+    ref = re.fullmatch(r"refs/pull/(\d+)/(?:merge|head)", env.get("GITHUB_REF") or "")
+    if ref and not event.get("workflow_run"):
+        return int(ref.group(1)), "GITHUB_REF"  # set by the runner in a pull_request job
     if not sha:
         raise RefusedError(
             "no pull request to comment on",
