@@ -297,3 +297,8 @@ def test_an_unsealed_file_given_with_probes_says_how_to_seal_it(tmp_path, capsys
 def test_a_checkpoint_folder_given_without_its_flag_gets_the_flag_in_the_hint(capsys):
     assert main(["data/checkpoints/demo"]) == 2
     assert "evalgate --checkpoint data/checkpoints/demo" in capsys.readouterr().err
+
+
+def test_a_malformed_loader_flag_is_named_as_the_flag(tmp_path, capsys):
+    assert main(["--loader", "mylab.model.load", "--out", str(tmp_path)]) == 2
+    assert "--loader mylab.model.load: expected package.module:function" in capsys.readouterr().err

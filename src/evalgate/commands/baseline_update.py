@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from evalgate.commands.run import cli_path
+from evalgate.commands.run import cli_loader, cli_path
 from evalgate.config import GateConfig, load_config
 from evalgate.core.baseline import baseline_from_results, validate_baseline
 from evalgate.core.results import validate_results
@@ -72,7 +72,9 @@ def baseline_name(given: str | None, checkpoint_path: str | None) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    cfg = load_config(args.config, {"checkpoint": cli_path(args.checkpoint), "loader": args.loader})
+    cfg = load_config(
+        args.config, {"checkpoint": cli_path(args.checkpoint), "loader": cli_loader(args.loader)}
+    )
     progress = Progress()
     if not args.from_results:  # a name that cannot be written is refused before the scoring, not after
         baseline_name(args.name, str(cfg.path(cfg.checkpoint)) if cfg.checkpoint else None)

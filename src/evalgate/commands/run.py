@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,11 +32,21 @@ def cli_paths(values: list[str] | None) -> list[str] | None:
     return None if values is None else [str(Path(v).absolute()) for v in values]
 
 
+def cli_loader(value: str | None) -> str | None:
+    """--loader checked as the flag it is (the schema would name it "effective configuration")."""
+    if value is not None and not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", value):
+        raise RefusedError(
+            f"--loader {value}: expected package.module:function",
+            hint="e.g. --loader mylab.model:load (a module importable from your repository)",
+        )
+    return value
+
+
 def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """Flags in the configuration's own shape (None = not given)."""
     return {
         "checkpoint": cli_path(getattr(args, "checkpoint", None)),
-        "loader": getattr(args, "loader", None),
+        "loader": cli_loader(getattr(args, "loader", None)),
         "test": cli_path(getattr(args, "test", None)),
         "baseline": cli_path(getattr(args, "baseline", None)),
         "out": cli_path(getattr(args, "out", None)),
