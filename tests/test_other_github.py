@@ -390,7 +390,8 @@ def test_a_rate_limit_403_without_its_headers_is_retried_not_a_fallback(servers,
 
 
 @pytest.mark.parametrize(
-    "marker", ["<!-- evalgate -->", "<!-- evalgate:sticky -->", "<!--evalgate-comment-->"]
+    "marker",
+    ["<!-- evalgate -->", "<!-- evalgate:sticky -->", "<!--evalgate-comment-->", "<!-- evalgate_sticky -->"],
 )
 def test_an_evalgate_marker_of_another_shape_by_us_is_still_ours(servers, env, report_dir, waits, marker):
     api = servers(page_size=3, ignore_per_page=True)

@@ -102,7 +102,7 @@ def fit_body(body: str, limit: int = MAX_COMMENT_CHARS) -> tuple[str, bool]:
 # What marks a sticky comment: ours is `<!-- evalgate:report verdict=... -->`, but any evalgate
 # HTML-comment marker of the same author counts (an older release's or a hand-seeded
 # `<!-- evalgate -->`), so a marker that changed shape never leaves a second sticky comment.
-_MARKER_RE = re.compile(r"<!--\s*evalgate\b", re.IGNORECASE)
+_MARKER_RE = re.compile(r"<!--\s*evalgate(?![a-z0-9])", re.IGNORECASE)
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 
