@@ -6,6 +6,13 @@ when given, else until `x-ratelimit-reset` when `x-ratelimit-remaining` is 0, el
 exponentially (at least `secondary_min_wait` for a secondary rate limit, which GitHub asks to be a
 minute); a wait longer than `max_wait` is reported, not slept through. 5xx and network errors are
 retried too. A 403 that is none of these is a token that may not do this (`ReadOnlyToken`).
+
+Stand-ins and proxies differ from GitHub in small ways, and each is met rather than failed on: a
+401 until a first success is tried with the other Authorization scheme (`Bearer X` / `token X`), a
+406/415 with the older `application/vnd.github.v3+json`, gzip/deflate bodies are decoded, a `Link`
+sent once per relation is read whole, an empty page ends a listing, and an API on this machine's
+loopback is reached directly (never through HTTP(S)_PROXY), its links followed under any name of
+this machine on the same port.
 """
 
 from __future__ import annotations
