@@ -302,3 +302,24 @@ def test_a_checkpoint_folder_given_without_its_flag_gets_the_flag_in_the_hint(ca
 def test_a_malformed_loader_flag_is_named_as_the_flag(tmp_path, capsys):
     assert main(["--loader", "mylab.model.load", "--out", str(tmp_path)]) == 2
     assert "--loader mylab.model.load: expected package.module:function" in capsys.readouterr().err
+
+
+def test_run_warnings_reach_the_console_and_annotations(capsys):
+    from evalgate.commands.run import print_summary
+
+    results = {
+        "verdict": "pass",
+        "reasons": [],
+        "slices": {"overall": {"accuracy": 0.9}},
+        "warnings": [
+            {"check": "manifest-partial", "message": "part of the set", "file": "data/eval/MANIFEST.json"}
+        ],
+    }
+    print_summary(results, Path("out"), "text")
+    assert "evalgate: warning: data/eval/MANIFEST.json: part of the set" in capsys.readouterr().err
+    print_summary(results, Path("out"), "github")
+    assert "::warning file=data/eval/MANIFEST.json,title=evalgate manifest-partial::part of the set" in (
+        capsys.readouterr().out
+    )
+    print_summary(results, Path("out"), "json")
+    assert json.loads(capsys.readouterr().out)["warnings"][0]["check"] == "manifest-partial"

@@ -131,6 +131,7 @@ def print_summary(results: dict[str, Any], out_dir: Path, fmt: str) -> None:
             "accuracy": accuracy,
             "reasons": results.get("reasons", []),
             "findings": results.get("findings", []),
+            "warnings": results.get("warnings", []),
             "out": str(out_dir),
         }
         print(json.dumps(summary, indent=2, ensure_ascii=False))
@@ -138,11 +139,33 @@ def print_summary(results: dict[str, Any], out_dir: Path, fmt: str) -> None:
         print(f"evalgate: verdict {verdict.upper()} (overall accuracy {acc}); report in {out_dir}/REPORT.md")
         for reason in results.get("reasons", []):
             print(f"  - {reason}")
+    warnings = _warnings(results)
+    if fmt == "text" and warnings:  # e.g. a partial probe set: the deleted-probe check was skipped
+        from evalgate.core.findings_render import finding_line
+
+        for w in warnings:
+            print(f"evalgate: warning: {finding_line(w)}", file=sys.stderr)
     if fmt == "github" or in_github_actions():
+        from evalgate.core.findings_render import render_github
+
         level = {"pass": "notice", "fail": "error"}.get(verdict, "error")
         stream = sys.stderr if fmt == "json" else sys.stdout  # stdout stays one JSON document
         for reason in results.get("reasons", []) or [f"evalgate: {verdict}, overall accuracy {acc}"]:
             print(f"::{level} title=evalgate {verdict}::{_escape_annotation(reason)}", file=stream)
+        if warnings:
+            print(render_github((), warnings), file=stream)
+
+
+def _warnings(results: dict[str, Any]) -> list[Any]:
+    """results.json `warnings` (validation warnings, as dicts) back as Findings for the renderers."""
+    from evalgate.types import Finding
+
+    keys = ("check", "message", "file", "line", "probe_id", "field", "hint")
+    out = []
+    for w in results.get("warnings") or []:
+        if isinstance(w, dict) and isinstance(w.get("check"), str) and isinstance(w.get("message"), str):
+            out.append(Finding(**{k: w[k] for k in keys if k in w}))
+    return out
 
 
 def _escape_annotation(text: str) -> str:
