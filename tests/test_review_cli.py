@@ -323,3 +323,8 @@ def test_run_warnings_reach_the_console_and_annotations(capsys):
     )
     print_summary(results, Path("out"), "json")
     assert json.loads(capsys.readouterr().out)["warnings"][0]["check"] == "manifest-partial"
+
+
+def test_a_command_after_the_flags_gets_a_hint(capsys):
+    assert main(["--config", "evalgate.yml", "validate"]) == 2
+    assert "the command comes first: evalgate validate" in capsys.readouterr().err

@@ -241,6 +241,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(_normalise_argv(argv))
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
+        misplaced = [a for a in argv[1:] if a in COMMANDS]
+        if exc.code == 2 and argv and argv[0].startswith("-") and misplaced:
+            # `evalgate --config x.yml validate`: the flags went to the default `run`.
+            print(f"  hint: the command comes first: evalgate {misplaced[0]} [flags]", file=sys.stderr)
         return int(exc.code or 0)
     empty = _empty_value(args)
     if empty:
