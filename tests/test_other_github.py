@@ -30,7 +30,10 @@ def demo_report(tmp_path_factory) -> Path:
     """REPORT.md and results.json of a real run on the bundled demo (a few seconds, once)."""
     out = tmp_path_factory.mktemp("demo") / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "evalgate", "run", "--out", str(out)], capture_output=True, text=True
+        [sys.executable, "-m", "evalgate", "run", "--out", str(out)],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return out
