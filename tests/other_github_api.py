@@ -246,6 +246,9 @@ class OtherGitHub:
             def do_PATCH(self) -> None:
                 self._handle("PATCH")
 
+            def do_DELETE(self) -> None:
+                self._handle("DELETE")
+
         return Handler
 
     def _who(self, authorization: str) -> str | None:
@@ -320,5 +323,15 @@ class OtherGitHub:
                             c["body"] = payload["body"]
                             c["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
                             return 200, c, []
+            return 404, {"message": "Not Found", "documentation_url": DOCS}, []
+        if m and method == "DELETE":
+            with self.lock:
+                for comments in self.comments.values():
+                    for c in list(comments):
+                        if c["id"] == int(m.group(1)):
+                            if not can_write or c["user"]["login"].casefold() != login.casefold():
+                                return denied
+                            comments.remove(c)
+                            return 204, None, []
             return 404, {"message": "Not Found", "documentation_url": DOCS}, []
         return 404, {"message": "Not Found", "documentation_url": DOCS}, []

@@ -456,3 +456,22 @@ def test_without_an_event_file_github_ref_names_the_pull_request(
     monkeypatch.delenv("GITHUB_EVENT_PATH")
     monkeypatch.setenv("GITHUB_REF", f"refs/pull/{PR}/merge")
     assert comment(report_dir) == 0 and len(api.by(PR, BOT)) == 1
+
+
+def test_two_runs_creating_at_once_leave_one_comment(servers, env, report_dir, waits):
+    """Another run's create lands between this run's listing and its own create: the newer goes."""
+    api = servers(page_size=2, ignore_per_page=True)
+    env(api)
+    chatter(api, 3)
+    other: list[int] = []
+
+    def race(method: str, path: str) -> None:
+        if method == "POST" and not other:
+            other.append(api.add(PR, BOT, f"the other run\n{MARKER_PREFIX} verdict=pass -->\n", kind="Bot"))
+
+    api.on_request = race
+    assert comment(report_dir) == 0
+    (mine,) = api.by(PR, BOT)
+    assert mine["id"] == other[0] and "evalgate: pass" in mine["body"]
+    assert api.count("DELETE") == 1
+    assert comment(report_dir) == 0 and len(api.by(PR, BOT)) == 1

@@ -214,15 +214,7 @@ def _write(client: GitHubClient, repo: str, pr: int, login: str, body: str, trun
     attempt = 0
     gone = False
     while True:
-        mine = [
-            comment_id
-            for c in client.paginate(list_path)
-            if isinstance(c, dict)
-            and (comment_id := _id(c)) is not None
-            and _MARKER_RE.search(str(c.get("body") or ""))
-            and isinstance(c.get("user"), dict)  # `user: null` is a deleted account
-            and str(c["user"].get("login") or "").casefold() == login.casefold()  # logins ignore case
-        ]
+        mine = _mine(client, list_path, login)
         if mine:
             target = min(mine)  # the oldest keeps its place in the thread
             patch_path = f"/repos/{repo}/issues/comments/{target}"
@@ -237,6 +229,8 @@ def _write(client: GitHubClient, repo: str, pr: int, login: str, body: str, trun
         resp, wait, error = client.attempt("POST", create_url, {"body": body}, attempt)
         if resp is not None and 200 <= resp.status < 300:
             comment_id, url = _created(resp, "POST", create_url)
+            if _yield_to_older(client, repo, list_path, login, comment_id, body):
+                return _write(client, repo, pr, login, body, truncated)
             return CommentResult("created", pr, comment_id, url, truncated)
         if wait is None:
             assert resp is not None
@@ -244,3 +238,34 @@ def _write(client: GitHubClient, repo: str, pr: int, login: str, body: str, trun
         client.give_up("POST", create_url, attempt, wait, error)
         client.sleep(wait)
         attempt += 1
+
+
+def _mine(client: GitHubClient, list_path: str, login: str) -> list[int]:
+    """The ids of `login`'s marked comments on the PR, all pages read."""
+    return [
+        comment_id
+        for c in client.paginate(list_path)
+        if isinstance(c, dict)
+        and (comment_id := _id(c)) is not None
+        and _MARKER_RE.search(str(c.get("body") or ""))
+        and isinstance(c.get("user"), dict)  # `user: null` is a deleted account
+        and str(c["user"].get("login") or "").casefold() == login.casefold()  # logins ignore case
+    ]
+
+
+def _yield_to_older(
+    client: GitHubClient, repo: str, list_path: str, login: str, created: int, body: str
+) -> bool:
+    """After a create, a run that listed at the same moment may have created one too: the newer
+    is deleted so the older stays the one sticky comment (True: edit that one instead).
+
+    Best effort: the comment exists either way, so a failure here is not the run's failure.
+    """
+    try:
+        mine = _mine(client, list_path, login)
+        if not mine or min(mine) >= created:
+            return False
+        resp = client.request("DELETE", f"/repos/{repo}/issues/comments/{created}")
+    except (GitHubError, ReadOnlyToken):
+        return False
+    return 200 <= resp.status < 300 or resp.status == 404
