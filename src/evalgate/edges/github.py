@@ -2,9 +2,11 @@
 
 The sticky comment is the one that carries the evalgate marker **and** was written by the token's
 own user: anyone can quote the marker, and someone else's comment is never edited. All comments are
-read (following `Link: rel="next"`), so a marker on page 3 is found. A plain 403 on a write is a
-read-only token (a fork's `pull_request` run): the result says `fallback` instead of raising, so
-the caller can put the report into the job summary and keep the gate's exit code. A body over
+read (following `Link: rel="next"`), so a marker on page 3 is found. After a create the comments are
+read once more: if another run created one first, the newer is deleted and the older edited.
+A plain 403 on a write is a read-only token (a fork's `pull_request` run): the result says
+`fallback` instead of raising, so the caller can put the report into the job summary and keep the
+gate's exit code. A body over
 GitHub's limit is cut with a note, the marker kept last. The REST transport (retries, rate limits,
 pagination, finding a PR from a SHA) is `github_rest.GitHubClient`.
 """
