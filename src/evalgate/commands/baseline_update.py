@@ -17,7 +17,7 @@ from typing import Any
 from evalgate.commands.run import cli_loader, cli_path
 from evalgate.config import GateConfig, load_config
 from evalgate.core.baseline import baseline_from_results, validate_baseline
-from evalgate.core.results import validate_results
+from evalgate.core.results import refuse_partial, validate_results
 from evalgate.edges.files import atomic_write_json
 from evalgate.edges.progress import Progress
 from evalgate.errors import EXIT_PASS, RefusedError
@@ -83,13 +83,9 @@ def main(args: argparse.Namespace) -> int:
         validate_results(results, args.from_results)
         if results.get("verdict") == "refused":
             raise RefusedError(f"{args.from_results}: a refused run cannot become a baseline")
-        shard = results.get("shard")
-        if isinstance(shard, dict):
-            raise RefusedError(
-                f"{args.from_results}: a partial result (shard {shard.get('index')}/{shard.get('count')})"
-                " cannot become a baseline: it holds only part of the probes",
-                hint="combine the shards first (`evalgate merge PARTS... --out DIR`) and use that result",
-            )
+        refuse_partial(
+            results, args.from_results, "cannot become a baseline: it holds only part of the probes"
+        )
     else:
         from evalgate.validation import validate
 

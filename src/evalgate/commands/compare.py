@@ -7,7 +7,7 @@ from pathlib import Path
 
 from evalgate.commands.run import cli_path, output_folder, print_findings, print_summary, write
 from evalgate.config import load_config
-from evalgate.core.results import validate_results
+from evalgate.core.results import refuse_partial, validate_results
 from evalgate.edges.files import file_record
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, RefusedError
 from evalgate.pipeline import config_input, gate, load_json_file, refused_results
@@ -27,13 +27,9 @@ def main(args: argparse.Namespace) -> int:
         validate_results(results, str(results_path))
         if results.get("verdict") == "refused":
             raise RefusedError(f"{results_path}: this run was refused; there is nothing to compare")
-        shard = results.get("shard")
-        if isinstance(shard, dict):
-            raise RefusedError(
-                f"{results_path}: a partial result (shard {shard.get('index')}/{shard.get('count')})"
-                " holds only part of the probes; there is nothing to gate yet",
-                hint="combine the shards first: `evalgate merge PARTS... --out DIR`",
-            )
+        refuse_partial(
+            results, str(results_path), "holds only part of the probes; there is nothing to gate yet"
+        )
         from evalgate.pipeline import load_baseline
 
         baseline = load_baseline(cfg)

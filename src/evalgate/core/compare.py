@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalgate.core.baseline import BASELINE_KIND, validate_baseline
 from evalgate.core.ordinal import is_ordinal
+from evalgate.core.results import refuse_partial
 from evalgate.core.slices import slice_keys, slice_sort_key
 from evalgate.core.stats import (
     exceeds,
@@ -56,15 +57,7 @@ class _View:
 
 
 def _as_view(doc: Any, source: str) -> _View:
-    shard = doc.get("shard") if isinstance(doc, dict) else None
-    if isinstance(shard, dict):
-        # A partial result of `run --shard I/N` holds a fraction of the probes: gating it (or
-        # against it) would compare a third of the set and list the rest as new or gone.
-        raise RefusedError(
-            f"{source}: a partial result (shard {shard.get('index')}/{shard.get('count')}) holds only "
-            "part of the probes, so it cannot be gated or gate anything",
-            hint="combine the shards first: `evalgate merge PARTS... --out DIR`",
-        )
+    refuse_partial(doc, source, "holds only part of the probes, so it cannot be gated or gate anything")
     if isinstance(doc, dict) and doc.get("kind") == BASELINE_KIND:
         validate_baseline(doc, source)
         outcomes = doc["outcomes"]

@@ -186,3 +186,14 @@ def validate_results(doc: Any, source: str) -> None:
         ]
         more = f"\n  ... and {len(errors) - 20} more" if len(errors) > 20 else ""
         raise RefusedError(f"{source}: not a valid evalgate results file:\n  " + "\n  ".join(lines) + more)
+
+
+def refuse_partial(doc: Any, source: str, consequence: str) -> None:
+    """A partial result of `run --shard I/N` holds a fraction of the probes: gating it, gating
+    against it or making it a baseline would treat the rest of the set as new or gone."""
+    shard = doc.get("shard") if isinstance(doc, dict) else None
+    if isinstance(shard, dict):
+        raise RefusedError(
+            f"{source}: a partial result (shard {shard.get('index')}/{shard.get('count')}) {consequence}",
+            hint="combine the shards first (`evalgate merge PARTS... --out DIR`) and use that result",
+        )
