@@ -18,7 +18,7 @@ from evalgate.commands.run import cli_loader, cli_path
 from evalgate.config import GateConfig, load_config
 from evalgate.core.baseline import baseline_from_results, validate_baseline
 from evalgate.core.results import refuse_partial, validate_results
-from evalgate.edges.files import atomic_write_json
+from evalgate.edges.files import atomic_write_json, refused_if_unwritable
 from evalgate.edges.progress import Progress
 from evalgate.errors import EXIT_PASS, RefusedError
 from evalgate.pipeline import display_path, load_json_file, score
@@ -106,13 +106,12 @@ def main(args: argparse.Namespace) -> int:
     doc = baseline_from_results(results, name, provenance)
     validate_baseline(doc, f"baselines/{name}.json")
     target = home / "baselines" / f"{name}.json"
-    try:
+    with refused_if_unwritable(
+        str(display_path(cfg, target)),
+        "the baseline",
+        "the baseline goes to baselines/NAME.json beside evalgate.yml: make that folder writable",
+    ):
         atomic_write_json(target, doc)
-    except OSError as exc:
-        raise RefusedError(
-            f"{display_path(cfg, target)}: cannot write the baseline: {exc.strerror or exc}",
-            hint="the baseline goes to baselines/NAME.json beside evalgate.yml: make that folder writable",
-        ) from None
     overall = (results.get("slices") or {}).get("overall") or {}
     acc = overall.get("accuracy")
     shown = f"{acc:.1%}" if isinstance(acc, float) else "n/a"

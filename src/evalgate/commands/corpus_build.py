@@ -16,7 +16,7 @@ from evalgate.build.corpus import ProbeFilter, build_corpus, split_sizes
 from evalgate.commands.probes_build import load_grammar_and_lexicon
 from evalgate.config import GateConfig, load_config
 from evalgate.core import text as T
-from evalgate.edges.files import atomic_write_text
+from evalgate.edges.files import atomic_write_text, refused_if_unwritable
 from evalgate.errors import RefusedError
 
 _BUILD_PROBES_HINT = "build the probes first: `evalgate probes build --seed 42`"
@@ -60,13 +60,10 @@ def main(args: argparse.Namespace) -> int:
     probe_filter = ProbeFilter(held_out, grammar.all_forms(), cfg.leaks.window)
     corpus = build_corpus(grammar, lexicon, args.seed, split_sizes(args.train_size), probe_filter.collision)
     for name, records in (("train", corpus.train), ("val", corpus.val), ("test", corpus.test)):
-        try:
+        with refused_if_unwritable(
+            f"--out-dir {out}", f"{name}.jsonl", "name a folder you can write to (it is created when missing)"
+        ):
             atomic_write_text(out / f"{name}.jsonl", jsonl_text(records))
-        except OSError as exc:
-            raise RefusedError(
-                f"--out-dir {out}: cannot write {name}.jsonl: {exc.strerror or exc}",
-                hint="name a folder you can write to (it is created when missing)",
-            ) from None
         print(f"wrote {out / (name + '.jsonl')}: {len(records)} sentences")
     st = corpus.stats
     print(

@@ -17,8 +17,8 @@ from evalgate.commands.validate import absolute
 from evalgate.config import GateConfig, load_config
 from evalgate.core.findings_render import render_text
 from evalgate.core.manifest import SEALABLE_CHECKS, ProbeFile, seal
-from evalgate.edges.files import atomic_write_json
-from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
+from evalgate.edges.files import atomic_write_json, refused_if_unwritable
+from evalgate.errors import EXIT_PASS, EXIT_REFUSED
 from evalgate.validation import (
     ValidationOutcome,
     display_path,
@@ -59,13 +59,10 @@ def main(args: argparse.Namespace) -> int:
     if previous == new:
         print(f"evalgate: {shown} is up to date (version {new['version']}); nothing to seal")
         return EXIT_PASS
-    try:
+    with refused_if_unwritable(
+        shown, "the manifest", "check `manifest:` in evalgate.yml and that its folder is writable"
+    ):
         atomic_write_json(path, new)
-    except OSError as exc:
-        raise RefusedError(
-            f"{shown}: cannot write the manifest: {exc.strerror or exc}",
-            hint="check `manifest:` in evalgate.yml and that its folder is writable",
-        ) from None
     if previous is None:
         change = f"version {new['version']} (first seal)"
     elif previous["version"] == new["version"]:

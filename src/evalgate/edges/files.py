@@ -7,10 +7,22 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from evalgate.errors import RefusedError
+
 _CHUNK = 1 << 20
+
+
+@contextlib.contextmanager
+def refused_if_unwritable(where: str, what: str, hint: str) -> Iterator[None]:
+    """An OSError while writing `what` is the user's folder (exit 2, named), not an evalgate bug."""
+    try:
+        yield
+    except OSError as exc:
+        raise RefusedError(f"{where}: cannot write {what}: {exc.strerror or exc}", hint=hint) from None
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
