@@ -7,6 +7,9 @@
 #   the same as an arbitrary --user                          -> exit 0
 #   demo-regressed, mounted, --user 1234:1234, read-only    -> exit 1, outputs owned by 1234:1234
 #   a leaking probe set (training file names a probe)       -> exit 2, the probe is named
+#   a decoy `evalgate/` package in the mounted workspace, through `evalgate action` and through
+#   the default `run` (the regressed check above)           -> the installed gate runs: exit 1, fail
+#   the default output folder of every entry                -> a real folder, no link on its path
 #
 # Usage: docker/smoke.sh                  (from anywhere; root is needed to start an engine)
 # Env:   EVALGATE_IMAGE   tag to build and test (default evalgate:latest)
@@ -69,9 +72,12 @@ ensure_engine() {
 
 choose_base() {
   if [[ -n "${BASE_IMAGE:-}" ]]; then echo "$BASE_IMAGE"; return; fi
-  if docker image inspect python:3.11-slim >/dev/null 2>&1 \
-    || timeout 180 docker pull -q python:3.11-slim >/dev/null 2>&1; then
-    echo python:3.11-slim
+  # The Dockerfile's base, pinned by digest; only a registry can check that digest.
+  local pinned
+  pinned=$(sed -n 's/^ARG BASE_IMAGE=//p' "$REPO/docker/Dockerfile")
+  if docker image inspect "$pinned" >/dev/null 2>&1 \
+    || timeout 180 docker pull -q "$pinned" >/dev/null 2>&1; then
+    echo "$pinned"
     return
   fi
   log "no container registry reachable: building the offline stand-in base (docker/offline-base.sh)"
@@ -82,7 +88,7 @@ choose_base() {
 # build fetches torch from the PyTorch CPU index (TORCH_INDEX_URL), as on an internet-connected builder.
 stage_torch_wheel() {
   local pin dirs dir whl
-  pin=$(sed -n 's/^torch==//p' "$REPO/docker/requirements.txt")
+  pin=$(sed -n 's/^torch==\([^ ]*\).*/\1/p' "$REPO/docker/requirements.txt")
   dirs="${PIP_FIND_LINKS:-}"
   for pip in pip3 pip "$REPO/.venv/bin/pip"; do
     command -v "$pip" >/dev/null 2>&1 || continue
@@ -116,6 +122,14 @@ build_image() {
   done
   ((${#cmd[@]})) || cmd=(env DOCKER_BUILDKIT=0 docker build)
   local args=(--network host --force-rm -f "$REPO/docker/Dockerfile" --build-arg "BASE_IMAGE=$base" -t "$IMAGE")
+  # binutils is pinned per Debian release (Dockerfile): the stand-in base is bookworm.
+  local codename
+  codename=$(docker run --rm --network none --entrypoint sh "$base" -c '. /etc/os-release; echo "$VERSION_CODENAME"')
+  case $codename in
+    bookworm) args+=(--build-arg BINUTILS_VERSION=2.40-2) ;;
+    trixie) ;;
+    *) log "base $base is Debian '$codename': pass BINUTILS_VERSION if the build cannot find binutils" ;;
+  esac
   [[ -z "${TORCH_INDEX_URL:-}" ]] || args+=(--build-arg "TORCH_INDEX_URL=$TORCH_INDEX_URL")
   log "building $IMAGE on $base: ${cmd[*]} ${args[*]} $REPO"
   local start=$SECONDS
@@ -159,6 +173,24 @@ expect_owned() {
   [[ -z "$bad" ]] || fail "$name: files not owned by $owner: $bad"
 }
 
+# A decoy `evalgate` package at the root of a workspace: imported instead of the installed gate, it
+# would report a pass (verdict=pass into GITHUB_OUTPUT, exit 0) whatever the checkpoint.
+plant_decoy() {
+  local work=$1 code='import os, sys
+out = os.environ.get("GITHUB_OUTPUT")
+if out:
+    open(out, "a").write("verdict=pass\n")
+print("DECOY GATE RAN")
+sys.stdout.flush()
+os._exit(0)
+'
+  mkdir -p "$work/evalgate/edges" "$work/evalgate/commands"
+  for f in __init__.py __main__.py cli.py edges/__init__.py edges/action.py commands/__init__.py \
+    commands/action.py commands/run.py; do
+    printf '%s' "$code" >"$work/evalgate/$f"
+  done
+}
+
 json_field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
 main() {
@@ -195,6 +227,7 @@ main() {
   mkdir -p "$work/ckpt"
   if [[ -d "$regressed" ]]; then
     cp -r "$regressed" "$work/ckpt/"
+    plant_decoy "$work"
     "$own" -R "$user" "$work"
     if expect 1 regressed -- --user "$user" "${ro[@]}" -v "$work:/work" -w /work "$IMAGE" \
       --checkpoint ckpt/demo-regressed; then
@@ -206,6 +239,39 @@ main() {
   else
     fail "regressed: $regressed is missing from the repository"
   fi
+
+  # The Action's entry, `evalgate action`, with a decoy package in the workspace: the installed gate
+  # runs and fails the regressed checkpoint; its outputs go to a separate result folder.
+  work="$SCRATCH/decoy"
+  mkdir -p "$work/ckpt" "$SCRATCH/decoy-result"
+  if [[ -d "$regressed" ]]; then
+    cp -r "$regressed" "$work/ckpt/"
+    plant_decoy "$work"
+    "$own" -R "$user" "$work" "$SCRATCH/decoy-result"
+    if expect 1 decoy-action -- --user "$user" "${ro[@]}" -v "$work:/work" -w /work \
+      -v "$SCRATCH/decoy-result:/github/result" -e GITHUB_OUTPUT=/github/result/output \
+      -e INPUT_CHECKPOINT=ckpt/demo-regressed "$IMAGE" action; then
+      ! grep -q "DECOY GATE RAN" "$SCRATCH/decoy-action.log" || fail "decoy-action: the workspace's package ran"
+      grep -q "^fail$" "$SCRATCH/decoy-result/output" \
+        || fail "decoy-action: the step outputs do not say verdict fail: $(cat "$SCRATCH/decoy-result/output")"
+      ! grep -q "verdict=pass" "$SCRATCH/decoy-result/output" || fail "decoy-action: a decoy wrote verdict=pass"
+    fi
+    grep -q "DECOY GATE RAN" "$SCRATCH/regressed.log" && fail "regressed: the workspace's decoy package ran"
+  fi
+
+  # No entry writes through a link: the default output folder (working folder /work) and the bundle
+  # hold no symbolic link, and the folder any --user gets is a real, writable one.
+  expect 0 default-out -- --user 4321:4321 --entrypoint python3 "$IMAGE" -c '
+import os, sys
+from pathlib import Path
+from evalgate.config import load_config
+out = load_config().path(load_config().out)
+links = [str(p) for p in (out, *out.parents) if p.is_symlink()]
+links += [os.path.join(d, n) for top in ("/work", "/opt/evalgate") for d, ds, fs in os.walk(top)
+          for n in ds + fs if os.path.islink(os.path.join(d, n))]
+print("default out:", out, "links:", links)
+sys.exit(1 if links or out.parent != Path("/work") or not os.access(out.parent, os.W_OK) else 0)
+' || true
 
   # Leak: a training file holding a probe's filled sentence makes the set refused before scoring.
   work="$SCRATCH/leak"

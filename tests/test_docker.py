@@ -53,7 +53,7 @@ def test_hadolint_gate_rejects_an_unpinned_dockerfile(tmp_path):
 def _pins() -> dict[str, Requirement]:
     pins = {}
     for line in (DOCKER / "requirements.txt").read_text(encoding="utf-8").splitlines():
-        line = line.split("#", 1)[0].strip()
+        line = line.split("#", 1)[0].split(" --hash=", 1)[0].strip()
         if line:
             req = Requirement(line)
             pins[canonicalize_name(req.name)] = req
@@ -71,6 +71,20 @@ def test_image_pins_every_dependency_inside_pyproject_ranges():
         assert dep.specifier.contains(version), (
             f"{dep.name}=={version} is outside pyproject's {dep.specifier}"
         )
+
+
+def test_every_pin_is_hash_locked_and_the_image_installs_with_require_hashes():
+    lines = [
+        line
+        for line in (DOCKER / "requirements.txt").read_text(encoding="utf-8").splitlines()
+        if line.split("#", 1)[0].strip()
+    ]
+    unhashed = [line for line in lines if not re.search(r" --hash=sha256:[0-9a-f]{64}", line)]
+    assert not unhashed, f"pins without a hash: {unhashed}"
+    dockerfile = (DOCKER / "Dockerfile").read_text(encoding="utf-8")
+    assert "--require-hashes" in dockerfile
+    assert re.search(r"^ARG BASE_IMAGE=python:3\.11-slim@sha256:[0-9a-f]{64}$", dockerfile, re.M)
+    assert "hadolint ignore" not in dockerfile
 
 
 def test_outputs_go_where_the_command_runs_when_inputs_come_from_the_bundle(tmp_path, monkeypatch):

@@ -102,21 +102,24 @@ def writes(job: dict) -> set[str]:
     return {scope for scope, level in (job.get("permissions") or {}).items() if level == "write"}
 
 
-def test_the_gate_runs_with_a_read_only_token_on_the_gated_paths():
+def test_the_gate_runs_on_every_pr_with_a_read_only_token_and_the_base_action():
     wf = load("eval-gate.yml")
     assert set(triggers(wf)) == {"pull_request"}
-    assert set(triggers(wf)["pull_request"]["paths"]) == {
-        "data/checkpoints/**",
-        "data/eval/**",
-        "baselines/**",
-        "evalgate.yml",
+    # No paths filter: a required check skipped by one stays pending (docs/security.md).
+    assert triggers(wf)["pull_request"] == {
+        "types": ["opened", "synchronize", "reopened", "labeled", "unlabeled"]
     }
     assert all(not writes(job) for job in wf["jobs"].values())
     gate = step(wf, "Gate")
-    assert gate["uses"] == "./" and gate["with"]["gate-changes"] == ".evalgate/gate-changes.diff"
+    # The base commit's action and Dockerfile, checked out beside the PR; never `uses: ./`.
+    assert gate["uses"] == "./.evalgate-base"
+    assert gate["with"]["gate-changes"] == ".evalgate/gate-changes.diff"
+    assert "approve-gate-change" in gate["with"]["approve-gate-changes"]
+    assert "worktree add" in step(wf, "base commit")["run"]
     upload = next(s for s in steps(wf) if "upload-artifact" in s.get("uses", ""))
-    assert upload["if"] == "${{ !cancelled() }}"  # a failing gate still uploads its report
-    record = step(wf, "head SHA")
+    assert upload["if"] == "${{ !cancelled() && steps.scope.outputs.relevant == 'true' }}"
+    assert all(line.rsplit("/", 1)[-1] != "" for line in upload["with"]["path"].split())  # files only
+    record = step(wf, "Collect the report")
     assert "pull_request.head.sha" in str(record["env"]) and "number" not in str(record)
 
 
@@ -173,7 +176,7 @@ def test_action_is_composite_with_an_offline_scoring_container():
     assert set(action["outputs"]) == {"verdict", "accuracy", "report-path"}
     gate, comment = action["runs"]["steps"][1], action["runs"]["steps"][2]
     assert "--network none" in gate["run"] and '--user "$(id -u):$(id -g)"' in gate["run"]
-    assert "-m evalgate.edges.action" in gate["run"] and gate["env"]["INPUT_COMMENT"] == "false"
+    assert '"$IMAGE" action' in gate["run"] and gate["env"]["INPUT_COMMENT"] == "false"
     assert "--network none" not in comment["run"] and "comment --report" in comment["run"]
     assert "GITHUB_TOKEN" not in str(gate["env"])  # the container that loads the checkpoint has no token
 
@@ -222,9 +225,13 @@ def pr_checkout(tmp_path) -> Path:
     return work
 
 
+def base_sha(work: Path) -> str:
+    return git("rev-parse", "origin/main", cwd=work).strip()
+
+
 def test_the_gate_restores_config_and_baselines_from_the_base_branch(pr_checkout):
     script = step(load("eval-gate.yml"), "from the base branch")["run"]
-    result = bash(script, pr_checkout, BASE_REF="main", APPROVED="false")
+    result = bash(script, pr_checkout, BASE_SHA=base_sha(pr_checkout), APPROVED="false", GATE_PATHS="")
     assert result.returncode == 0, result.stderr
     assert (pr_checkout / "evalgate.yml").read_text(encoding="utf-8") == "gate:\n  tolerance: 0.02\n"
     assert (pr_checkout / "baselines" / "demo.json").read_text(encoding="utf-8") == '{"accuracy": 0.9}\n'
@@ -235,7 +242,7 @@ def test_the_gate_restores_config_and_baselines_from_the_base_branch(pr_checkout
 
 def test_with_the_label_the_prs_own_gate_files_are_used(pr_checkout):
     script = step(load("eval-gate.yml"), "from the base branch")["run"]
-    result = bash(script, pr_checkout, BASE_REF="main", APPROVED="true")
+    result = bash(script, pr_checkout, BASE_SHA=base_sha(pr_checkout), APPROVED="true", GATE_PATHS="")
     assert result.returncode == 0, result.stderr
     assert (pr_checkout / "evalgate.yml").read_text(encoding="utf-8") == "gate:\n  tolerance: 0.5\n"
     assert (pr_checkout / "baselines" / "sneaky.json").exists()

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from evalgate import __version__
 from evalgate.errors import EXIT_REFUSED, EXIT_UNEXPECTED, ConfigError, EvalgateError
 
-COMMANDS = ("run", "validate", "baseline", "compare", "comment", "probes", "corpus", "merge")
+COMMANDS = ("run", "validate", "baseline", "compare", "comment", "probes", "corpus", "merge", "action")
 
 _FORMAT_HELP = "output format: text (default), json, or github (workflow-command annotations)"
 
@@ -186,6 +186,17 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--out", metavar="DIR", help="output folder (default: evalgate-out)")
     _add_config(merge)
     merge.add_argument("--baseline", metavar="FILE|none", help="baseline to gate against")
+
+    # The Action's entry as an installed console script: `python -m evalgate.edges.action` with the
+    # workspace as working folder would import a PR's own `evalgate/` package first (docs/security.md).
+    sub.add_parser(
+        "action",
+        help="the GitHub Action's entry: run the gate from INPUT_* and write the step outputs",
+        description=(
+            "Read the Action's inputs from INPUT_* variables, run `evalgate run`, write verdict, "
+            "accuracy and report-path (see action.yml and docs/github.md)."
+        ),
+    )
     return parser
 
 

@@ -1,4 +1,4 @@
-"""The GitHub Action's entry point: `python -m evalgate.edges.action`.
+"""The GitHub Action's entry point: `evalgate action` (`python -m evalgate.edges.action` still works).
 
 Reads the Action's inputs from `INPUT_*` (GitHub keeps an input's hyphen in the variable name,
 `INPUT_FAIL-ON-REGRESSION`, which a shell cannot set, so `INPUT_FAIL_ON_REGRESSION` is accepted
@@ -72,6 +72,9 @@ def build_run_args(env: Mapping[str, str]) -> list[str]:
             args += [flag, value]
     if input_bool(env, "comment", False):
         args.append("--comment")
+    # Decided by the workflow with the base branch's code (docs/security.md), never by the PR.
+    if input_bool(env, "approve-gate-changes", False):
+        args.append("--approve-gate-changes")
     return args
 
 
