@@ -49,6 +49,7 @@ def test_every_workflow_exists():
         "eval-gate-comment.yml",
         "eval-gate-sharded.yml",
         "eval-gate.yml",
+        "release.yml",
         "update-baseline.yml",
     ]
 
@@ -280,3 +281,69 @@ def test_the_badge_is_published_to_the_badges_branch(tmp_path):
         shutil.rmtree(folder / ".git")
     assert git("show", "badges:badge.json", cwd=remote) == '{"schemaVersion": 1}\n'
     assert git("rev-list", "--count", "badges", cwd=remote).strip() == "1"
+
+
+# -- issue 10: required check, exit codes, artifacts, LFS, copied workflows -------------------------
+
+OWNED = ["badge.yml", "ci.yml", "eval-gate-sharded.yml", "eval-gate.yml", "release.yml"]
+
+
+def test_ci_never_cancels_a_run_on_main():
+    conc = load("ci.yml")["concurrency"]
+    # Each run on main gets a group of its own: GitHub cancels a *pending* run that shares a group
+    # even when cancel-in-progress is false.
+    assert conc["group"] == "ci-${{ github.ref == 'refs/heads/main' && github.run_id || github.ref }}"
+    assert conc["cancel-in-progress"] == "${{ github.ref != 'refs/heads/main' }}"
+
+
+def test_artifacts_list_files_never_a_folder():
+    uploads = [(n, s) for n in ALL for s in steps(load(n)) if "upload-artifact" in s.get("uses", "")]
+    assert uploads
+    for name, s in uploads:
+        for path in str(s["with"]["path"]).splitlines():
+            path = path.strip()
+            assert not path.endswith("/") and "*" not in path, f"{name}: {path} is a folder or a glob"
+            assert Path(path).suffix, f"{name}: {path} does not name a file"
+
+
+@pytest.mark.parametrize("name", OWNED)
+def test_workflows_check_out_with_lfs(name):
+    checkouts = [s for s in steps(load(name)) if s.get("uses", "").startswith("actions/checkout@")]
+    assert checkouts
+    for s in checkouts:
+        assert s["with"]["lfs"] is True and s["with"]["persist-credentials"] is False
+
+
+def yaml_blocks(path: Path) -> list[str]:
+    return re.findall(r"```yaml\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
+
+
+def test_copied_workflows_never_build_or_run_the_local_tree():
+    blocks = yaml_blocks(REPO / "docs" / "github.md") + yaml_blocks(REPO / "README.md")
+    workflows = [b for b in blocks if "jobs:" in b]
+    assert len(workflows) >= 2
+    for block in workflows:
+        assert not re.search(r"uses:\s*\./", block), block[:200]
+        assert "docker build" not in block
+        wf = yaml.safe_load(block)
+        for job in wf["jobs"].values():
+            for s in job.get("steps", []):
+                uses = s.get("uses", "")
+                assert not uses or PINNED.match(uses.split(" ")[0]) or uses.startswith("OWNER/evalgate@")
+    gate = yaml.safe_load(yaml_blocks(REPO / "docs" / "github.md")[0])
+    assert "paths" not in triggers(gate)["pull_request"]
+    assert any(s.get("uses", "").startswith("OWNER/evalgate@") for s in steps(gate))
+
+
+@pytest.mark.parametrize("code", [2, 3])
+def test_the_sharded_merge_keeps_exit_codes_2_and_3(tmp_path, code):
+    fake = tmp_path / "bin" / "docker"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\nexit {code}\n", encoding="utf-8")  # a refusal writes no report
+    fake.chmod(0o755)
+    summary = tmp_path / "summary.md"
+    script = step(load("eval-gate-sharded.yml"), "Merge")["run"]
+    env = {"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}", "GITHUB_WORKSPACE": str(tmp_path)}
+    result = bash(script, tmp_path, GITHUB_STEP_SUMMARY=str(summary), IMAGE="sha256:" + "a" * 64, **env)
+    assert result.returncode == code, result.stderr
+    assert f"exit code {code}" in summary.read_text(encoding="utf-8")

@@ -1,0 +1,44 @@
+"""Write the image digest into action.yml's `image` input default (the release workflow's step).
+
+    python scripts/pin_action_image.py action.yml ghcr.io/OWNER/evalgate@sha256:DIGEST
+
+Only the `default:` line of the `image` input changes, so the released action.yml is the source
+one plus the pin (docs/security.md, "Releases").
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+REFERENCE = re.compile(r"[a-z0-9][a-z0-9._/-]*@sha256:[0-9a-f]{64}")
+
+
+def pin(text: str, reference: str) -> str:
+    if not REFERENCE.fullmatch(reference):
+        raise ValueError(f"not a registry reference by digest: {reference!r}")
+    block = re.search(r"(?m)^  image:\n(?:    .*\n)*?    default: .*$", text)
+    if block is None:
+        raise ValueError("action.yml has no `image` input with a default")
+    start, end = block.span()
+    pinned = re.sub(r"(?m)^    default: .*$", f'    default: "{reference}"', text[start:end])
+    return text[:start] + pinned + text[end:]
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    path = Path(argv[0])
+    try:
+        path.write_text(pin(path.read_text(encoding="utf-8"), argv[1]), encoding="utf-8")
+    except ValueError as exc:
+        print(f"pin_action_image: {exc}", file=sys.stderr)
+        return 2
+    print(f"{path}: image pinned to {argv[1]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
