@@ -120,6 +120,16 @@ def print_findings(findings: list[Any], fmt: str) -> None:
         print(render_findings(findings, "github"))
 
 
+def shown_path(path: Path) -> str:
+    """`path` as the caller sees it: relative to the working folder when inside it, so that
+    `docker run -v "$PWD:/work" -w /work` prints `evalgate-out/REPORT.md`, not the container's
+    `/work/evalgate-out/REPORT.md`."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def print_summary(results: dict[str, Any], out_dir: Path, fmt: str) -> None:
     overall = (results.get("slices") or {}).get("overall") or {}
     accuracy = overall.get("accuracy")
@@ -136,7 +146,8 @@ def print_summary(results: dict[str, Any], out_dir: Path, fmt: str) -> None:
         }
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
-        print(f"evalgate: verdict {verdict.upper()} (overall accuracy {acc}); report in {out_dir}/REPORT.md")
+        report = shown_path(out_dir / "REPORT.md")
+        print(f"evalgate: verdict {verdict.upper()} (overall accuracy {acc}); report in {report}")
         for reason in results.get("reasons", []):
             print(f"  - {reason}")
     warnings = _warnings(results)
