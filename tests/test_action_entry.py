@@ -171,3 +171,10 @@ def test_an_unwritable_summary_or_output_file_keeps_the_gates_exit_code(tmp_path
     assert main(env, run=fake_run("fail", 1)) == 1
     out = capsys.readouterr().out
     assert "could not write GITHUB_OUTPUT" in out and "could not write GITHUB_STEP_SUMMARY" in out
+
+
+def test_the_approval_input_adds_the_flag_only_when_true():
+    assert "--approve-gate-changes" in build_run_args({"INPUT_APPROVE-GATE-CHANGES": "true"})
+    assert "--approve-gate-changes" in build_run_args({"INPUT_APPROVE_GATE_CHANGES": "yes"})
+    assert "--approve-gate-changes" not in build_run_args({"INPUT_APPROVE_GATE_CHANGES": "false"})
+    assert "--approve-gate-changes" not in build_run_args({})

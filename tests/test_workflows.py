@@ -347,3 +347,25 @@ def test_the_sharded_merge_keeps_exit_codes_2_and_3(tmp_path, code):
     result = bash(script, tmp_path, GITHUB_STEP_SUMMARY=str(summary), IMAGE="sha256:" + "a" * 64, **env)
     assert result.returncode == code, result.stderr
     assert f"exit code {code}" in summary.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("code", "approved"), [(0, "true"), (1, "false"), (2, "false")])
+def test_the_approval_step_maps_evalgate_approvals_exit_code(tmp_path, code, approved):
+    # `evalgate approval` (base commit's install) exits 0 approved, 1 not, 2 usage/API error.
+    venv_bin = tmp_path / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "evalgate").write_text(
+        f'#!/bin/sh\necho "$PYTHONSAFEPATH $*" >> "{tmp_path}/calls"\nexit {code}\n', encoding="utf-8"
+    )
+    (venv_bin / "evalgate").chmod(0o755)
+    output = tmp_path / "output"
+    script = step(load("eval-gate.yml"), "maintainer approvals")["run"]
+    env = dict(VENV=str(tmp_path / "venv"), GITHUB_OUTPUT=str(output), REPO="o/r", PR="7", HEAD_SHA="abc")
+    result = bash(script, tmp_path, **env)
+    assert result.returncode == 0, result.stderr
+    assert output.read_text(encoding="utf-8").splitlines() == [
+        f"approve-gate-change={approved}",
+        f"update-baseline={approved}",
+    ]
+    calls = (tmp_path / "calls").read_text(encoding="utf-8").splitlines()
+    assert calls[0] == "1 approval --repo o/r --pr 7 --sha abc --label evalgate:approve-gate-change"
