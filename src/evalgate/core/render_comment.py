@@ -28,7 +28,7 @@ from evalgate.core.markdown import (
     size_points,
     table,
 )
-from evalgate.core.slice_order import ordered
+from evalgate.core.slice_order import family, gated_families, ordered
 
 MARKER_PREFIX = "<!-- evalgate:report"  # the same marker as render_md's, so one sticky comment
 APPROVE_GATE_LABEL = "evalgate:approve-gate-change"
@@ -70,6 +70,25 @@ def focus_slices(results: Results) -> tuple[str, list[dict[str, Any]]]:
         return (1.0 if p is None else float(p), float(r["delta"] or 0.0), r["slice"])
 
     return "closest", sorted(gated, key=closeness)[:MAX_CLOSEST]
+
+
+def slice_rows(results: Results) -> list[dict[str, Any]]:
+    """Every gated slice as the comment's table numbers (`--format json`'s `slices`).
+
+    With a baseline, the compared slices; without one, the gated families' slices, with
+    baseline, delta, p and MDE None.
+    """
+    compared: Mapping[str, Any] = (results.get("comparison") or {}).get("slices") or {}
+    if compared:
+        return [_row(k, compared[k]) for k in ordered(compared) if isinstance(compared[k], Mapping)]
+    slices: Mapping[str, Any] = results.get("slices") or {}
+    families = gated_families(results)
+    rows = []
+    for key in ordered(slices):
+        s = slices[key]
+        if family(key) in families and isinstance(s, Mapping):
+            rows.append(_row(key, {**s, "n_shared": s.get("n"), "status": "not_gated"}))
+    return rows
 
 
 def _row(key: str, c: Mapping[str, Any]) -> dict[str, Any]:
@@ -277,4 +296,4 @@ def defuse_references(text: str) -> str:
     return _REF_RE.sub(lambda m: m.group(0) + ZWSP, text)
 
 
-__all__ = ["Md", "defuse_references", "focus_slices", "render_comment", "safe_url"]
+__all__ = ["Md", "defuse_references", "focus_slices", "render_comment", "safe_url", "slice_rows"]
