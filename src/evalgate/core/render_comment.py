@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalgate.core.baseline_diff import baseline_changes, change_table
 from evalgate.core.markdown import (
     ZWSP,
     Md,
@@ -211,12 +212,17 @@ def _gate_changes(results: Results) -> str:
         if len(changes) > MAX_LIST:
             lines.append(f"- … and {len(changes) - MAX_LIST:,} more (full report)")
     diff = results.get("gate_changes")
+    tables = []
     if isinstance(diff, str) and diff.strip():
-        n = len(diff.splitlines())
-        lines.append(f"- edits to the gate's files ({n:,} diff lines; the full report shows them)")
-    if not lines:
+        changes, rest = baseline_changes(diff)
+        tables = [change_table(c, MAX_ROWS) for c in changes]
+        n = len(rest.splitlines())
+        if n:
+            lines.append(f"- edits to the gate's files ({n:,} diff lines; the full report shows them)")
+    if not lines and not tables:
         return ""
-    return "### What this PR changes in its own gate\n\n" + "\n".join(lines)
+    parts = ["### What this PR changes in its own gate", "\n".join(lines), *tables]
+    return "\n\n".join(p for p in parts if p)
 
 
 def _new_probes(results: Results) -> str:
