@@ -151,3 +151,35 @@ def test_usage_and_api_errors_exit_2(gh, monkeypatch, capsys):
     monkeypatch.delenv("GITHUB_TOKEN")
     monkeypatch.delenv("GH_TOKEN", raising=False)
     assert approval(gh) == 2
+
+
+def test_the_check_job_runs_with_evalgate_alone(gh):
+    """update-baseline.yml installs evalgate with --no-deps for the approval check."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).parents[1]
+    assert "--no-deps" in (root / ".github/workflows/update-baseline.yml").read_text(encoding="utf-8")
+    code = (
+        "import importlib.abc, sys\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in {'torch', 'numpy', 'pandas', 'matplotlib', 'jsonschema', 'yaml',\n"
+        "                                  'tabulate', 'transformers', 'safetensors', 'tokenizers'}:\n"
+        "            raise ImportError('not installed: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from evalgate.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    args = ["approval", "--repo", REPO, "--pr", str(PR), "--sha", SHA, "--label", LABEL, "--api-url", gh.url]
+    result = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env={**os.environ, "PYTHONPATH": str(root / "src")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "approves" in result.stdout

@@ -229,3 +229,52 @@ def test_gate_changes_are_listed_when_present():
     body = rc.render_comment(doc)
     assert "### What this PR changes in its own gate" in body
     assert "probe\\_deprecated" in body and "… and 4 more" in body
+
+
+BLOCKER = """
+import importlib.abc, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError("not installed in the comment job: " + name)
+sys.meta_path.insert(0, Block())
+from evalgate.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_the_comment_job_needs_only_what_its_workflow_installs(gh, run_env, tmp_path):
+    """eval-gate-comment.yml installs evalgate with --no-deps plus a few packages: nothing else
+    may be imported on the way to the posted comment (a missing module fails only on GitHub)."""
+    import os
+    import subprocess
+
+    import yaml
+
+    wf = yaml.safe_load((Path(__file__).parents[1] / ".github/workflows/eval-gate-comment.yml").read_text())
+    install = next(s for s in wf["jobs"]["comment"]["steps"] if "Install" in s.get("name", ""))["run"]
+    assert "--no-deps" in install
+    allowed = {m.lower() for m in re.findall(r'"([A-Za-z_]+)[<>=]', install)}
+    heavy = {
+        "torch",
+        "numpy",
+        "pandas",
+        "matplotlib",
+        "transformers",
+        "safetensors",
+        "tokenizers",
+        "tabulate",
+    }
+    blocked = heavy - allowed - {"pyyaml"}
+    assert "tabulate" in allowed and "numpy" in blocked
+    folder = write_artifact(tmp_path / "artifact", fail_results())
+    code = f"BLOCKED = {sorted(blocked)!r}\n" + BLOCKER
+    result = subprocess.run(
+        [sys.executable, "-c", code, "comment", "--report", str(folder), "--sha", SHA],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "## ❌ evalgate: fail" in posted(gh, 12)

@@ -190,6 +190,7 @@ def post_report(
     env: Mapping[str, str] | None = None,
     strict: bool = False,
     provenance_overrides: Mapping[str, Any] | None = None,
+    own_report: bool = False,
     **client_options: Any,
 ) -> CommentResult | None:
     """Render the sticky comment from report_dir/results.json and post it; fall back to the job
@@ -197,10 +198,15 @@ def post_report(
 
     With strict=False (what `run --comment` uses) every failure, foreseen or not, is printed as a
     warning and None returned: the report is already on disk and the gate's exit code must not change.
+    own_report=True (only `run --comment`, whose run has just written report_dir/REPORT.md itself)
+    puts that full report into the job summary when the comment cannot be posted; otherwise the
+    summary gets the rendered comment, never markdown from the folder.
     """
     env = os.environ if env is None else env
     try:
-        return _post_report(Path(report_dir), pr, repo, sha, env, client_options, provenance_overrides)
+        return _post_report(
+            Path(report_dir), pr, repo, sha, env, client_options, provenance_overrides, own_report
+        )
     except EvalgateError as exc:
         if strict:
             raise
@@ -251,6 +257,7 @@ def _post_report(
     env: Mapping[str, str],
     client_options: Mapping[str, Any],
     overrides: Mapping[str, Any] | None = None,
+    own_report: bool = False,
 ) -> CommentResult | None:
     from evalgate.core.render_comment import render_comment
 
@@ -258,6 +265,9 @@ def _post_report(
     head_sha = prov["head_sha"]
     results = check_artifact(folder, head_sha)
     body = render_comment(results, prov)  # never markdown from the folder: see the module docstring
+    summary_text = body
+    if own_report:  # this run's own REPORT.md, just rendered: the full report for the job summary
+        summary_text = read_artifact_file(folder, "REPORT.md", MAX_RESULTS_BYTES, cut=True) or body
     repo = repo or env.get("GITHUB_REPOSITORY")
     if not repo or repo.count("/") != 1:
         raise RefusedError(
@@ -283,14 +293,14 @@ def _post_report(
             raise
         # A wrong --pr, a deleted PR or a token that cannot see the repository: the user's input,
         # not an evalgate fault; the comment still goes to the job summary.
-        where = write_fallback(body, f"{repo}#{number} was not found (HTTP 404)", env)
+        where = write_fallback(summary_text, f"{repo}#{number} was not found (HTTP 404)", env)
         raise RefusedError(
             f"{repo}#{number}: not found (HTTP 404); {where}",
             hint="check the pull request number and that the token can see the repository",
         ) from None
     cut = " (cut to GitHub's 65,536-character limit)" if result.truncated else ""
     if result.fallback:
-        where = write_fallback(body, result.reason, env)
+        where = write_fallback(summary_text, result.reason, env)
         print(f"evalgate: could not comment on {repo}#{number}: {result.reason or 'HTTP 403'}; {where}")
     else:
         print(

@@ -195,7 +195,7 @@ def maybe_comment(args: argparse.Namespace, out_dir: Path) -> None:
     quiet = getattr(args, "format", None) == "json"
     try:
         with contextlib.redirect_stdout(sys.stderr) if quiet else contextlib.nullcontext():
-            post_report(out_dir)
+            post_report(out_dir, own_report=True)
     except EvalgateError as exc:
         exc.json_printed = True  # type: ignore[attr-defined]  # the run's summary is already on stdout
         raise

@@ -31,7 +31,7 @@ from evalgate.core.markdown import (
 )
 from evalgate.core.slice_order import family, gated_families, ordered
 
-MARKER_PREFIX = "<!-- evalgate:report"  # the same marker as render_md's, so one sticky comment
+MARKER_PREFIX = "<!-- evalgate:report"  # the one sticky marker (render_md and edges/github use it)
 APPROVE_GATE_LABEL = "evalgate:approve-gate-change"
 UPDATE_BASELINE_LABEL = "evalgate:update-baseline"
 MAX_REASONS = 6

@@ -24,10 +24,10 @@ from evalgate.core import report_sections as gate
 from evalgate.core.baseline_diff import baseline_changes, change_table
 from evalgate.core.markdown import code, fence, inline, pct, points, table
 from evalgate.core.render_bars import render_bars
+from evalgate.core.render_comment import MARKER_PREFIX  # defined where the comment job needs no numpy
 from evalgate.core.report_budget import ARTIFACT, Budget, Section, next_limits
 from evalgate.core.slice_order import ordered
 
-MARKER_PREFIX = "<!-- evalgate:report"
 GITHUB_LIMIT = 65536
 _MAX_ROUNDS = 200
 
