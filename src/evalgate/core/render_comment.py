@@ -1,4 +1,4 @@
-"""results → the sticky PR comment: what a reviewer reads in one screen (docs/github.md).
+"""results → the sticky PR comment: what a reviewer reads in one screen (docs/report.md).
 
 The full REPORT.md stays in the job summary and the artifact; the comment carries only: who it is
 for (head SHA, run link, the run's conclusion), the verdict and why, the slices that regressed (or
