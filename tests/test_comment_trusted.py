@@ -278,3 +278,15 @@ def test_the_comment_job_needs_only_what_its_workflow_installs(gh, run_env, tmp_
     )
     assert result.returncode == 0, result.stderr
     assert "## ❌ evalgate: fail" in posted(gh, 12)
+
+
+def test_a_results_key_cannot_start_a_workflow_command_in_the_log(gh, run_env, tmp_path, capfd):
+    doc = fail_results()
+    doc["comparison"]["slices"]["x\n::error title=evalgate::PASS"] = {"status": "bogus"}
+    folder = write_artifact(tmp_path / "artifact", doc)
+    assert main(["comment", "--report", str(folder), "--sha", SHA]) == 2
+    captured = capfd.readouterr()
+    lines = (captured.out + captured.err).splitlines()
+    assert any("not a valid evalgate results file" in ln for ln in lines)
+    assert not [ln for ln in lines if ln.lstrip().startswith("::")]
+    assert gh.count("POST") == 0
