@@ -2,7 +2,9 @@
 
 It serves what evalgate's client uses: issue comments (list with `Link` pagination at 30 per page,
 whatever per_page asks, like a server that caps it; create; edit), `GET /user`, the PRs of a
-commit and the open PRs. Tokens decide who is calling, as on GitHub:
+commit and the open PRs, and for `evalgate approval` one PR (`pull_details`), its timeline
+(`timeline`, paginated), collaborator permissions (`permissions`) and workflow runs (`runs`).
+Tokens decide who is calling, as on GitHub:
 
   TOKENS[token] = (login shown on its comments, whether GET /user answers, whether it may write)
 
@@ -43,6 +45,10 @@ class FakeGitHub:
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.pulls: list[dict[str, Any]] = []  # {"number", "state", "head": {"sha", "repo": {...}}}
         self.faults: list[Fault] = []
+        self.pull_details: dict[int, dict[str, Any]] = {}
+        self.timeline: dict[int, list[dict[str, Any]]] = {}
+        self.permissions: dict[str, str] = {}  # login -> admin|maintain|write|triage|read
+        self.runs: list[dict[str, Any]] = []  # {"head_sha", "event", "created_at"}
         self.log: list[tuple[str, str]] = []  # (method, path?query) of every request
         self.lock = threading.Lock()
         self._next_id = 1000
@@ -177,6 +183,28 @@ class FakeGitHub:
                             c["body"] = payload["body"]
                             return 200, {"id": c["id"], "html_url": f"https://github.test/c/{c['id']}"}, {}
             return 404, {"message": "Not Found"}, {}
+        m = re.fullmatch(r"/(?:repos/[^/]+/[^/]+|repositories/4242)/issues/(\d+)/timeline", route)
+        if m and method == "GET":
+            return self._page(list(self.timeline.get(int(m.group(1)), [])), path)
+        m = re.fullmatch(r"/repos/[^/]+/[^/]+/pulls/(\d+)", route)
+        if m and method == "GET":
+            pr = self.pull_details.get(int(m.group(1)))
+            return (200, pr, {}) if pr else (404, {"message": "Not Found"}, {})
+        m = re.fullmatch(r"/repos/[^/]+/[^/]+/collaborators/([^/]+)/permission", route)
+        if m and method == "GET":
+            perm = self.permissions.get(m.group(1))
+            if perm is None:  # GitHub: 404 for a user who is not a collaborator
+                return 404, {"message": "Not Found"}, {}
+            return 200, {"permission": perm, "user": {"login": m.group(1)}}, {}
+        if re.fullmatch(r"/repos/[^/]+/[^/]+/actions/runs", route) and method == "GET":
+            query = parse_qs(urlsplit(path).query)
+            runs = [
+                r
+                for r in self.runs
+                if r["head_sha"] == query.get("head_sha", [r["head_sha"]])[0]
+                and r["event"] == query.get("event", [r["event"]])[0]
+            ]
+            return 200, {"total_count": len(runs), "workflow_runs": runs}, {}
         m = re.fullmatch(r"/repos/[^/]+/[^/]+/commits/([0-9a-f]+)/pulls", route)
         if m and method == "GET":
             # Like GitHub: a fork's head commit is unknown to the base repository's commit index.

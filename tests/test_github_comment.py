@@ -215,7 +215,9 @@ def test_find_pr_for_sha_same_repo_and_fork(gh):
 
 def results_doc() -> dict:
     """A results.json as the run pipeline writes it for a refused run (no model needed)."""
-    return assemble_refused(reasons=["leak"], findings=[], inputs={}, config_pin={})
+    return assemble_refused(
+        reasons=["leak", "ping @octo-org/team and mail a@b.c"], findings=[], inputs={}, config_pin={}
+    )
 
 
 @pytest.fixture
@@ -250,7 +252,8 @@ def test_comment_command_end_to_end_from_a_fork_artifact(gh, artifact, workflow_
     assert main(["comment", "--report", str(artifact)]) == 0
     assert main(["comment", "--report", str(artifact)]) == 0
     (mine,) = gh.by(PR, BOT_LOGIN)
-    assert "ping @\u200docto-org/team" in mine["body"] and "a@b.c" in mine["body"]  # no ping, mail intact
+    assert "ping @\u200bocto-org/team" in mine["body"] and "mail a@" in mine["body"]  # no ping
+    assert "# evalgate: PASS" not in mine["body"]  # the artifact's REPORT.md is never posted
     assert f"#{PR}" in capsys.readouterr().out
 
 
@@ -267,11 +270,11 @@ def test_comment_command_refuses_an_artifact_for_another_commit(gh, artifact, wo
     assert "this run is for" in capsys.readouterr().err and gh.count("POST") == 0
 
 
-def test_comment_command_refuses_a_symlinked_report(gh, artifact, workflow_run_env, tmp_path, capsys):
-    secret = tmp_path / "secret.txt"
-    secret.write_text("TOKEN=hunter2", encoding="utf-8")
-    (artifact / "REPORT.md").unlink()
-    (artifact / "REPORT.md").symlink_to(secret)
+def test_comment_command_refuses_a_symlinked_results_file(gh, artifact, workflow_run_env, tmp_path, capsys):
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps(results_doc()), encoding="utf-8")
+    (artifact / "results.json").unlink()
+    (artifact / "results.json").symlink_to(secret)
     assert main(["comment", "--report", str(artifact)]) == 2
     assert "symbolic link" in capsys.readouterr().err and gh.count("POST") == 0
 
@@ -287,7 +290,8 @@ def test_comment_command_read_only_token_writes_the_step_summary(gh, artifact, w
     monkeypatch.setenv("GITHUB_TOKEN", "ghs-readonly")
     assert main(["comment", "--report", str(artifact), "--pr", str(PR)]) == 0
     summary = workflow_run_env.read_text(encoding="utf-8")
-    assert "could not post the pull request comment" in summary and "# evalgate: PASS" in summary
+    assert "could not post the pull request comment" in summary and "evalgate: refused" in summary
+    assert "# evalgate: PASS" not in summary  # the artifact's markdown reaches no summary either
     assert gh.comments.get(PR, []) == []
 
 
@@ -342,7 +346,9 @@ def test_run_comment_keeps_the_gates_exit_code(gh, tmp_path, monkeypatch, token,
     report_text = (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8")
     if posted:
         (mine,) = gh.by(PR, BOT_LOGIN)
-        assert mine["body"] == report_text and "verdict=refused" in mine["body"]
+        # The one-screen comment, rendered from results.json; REPORT.md stays the full report.
+        assert "⛔ evalgate: refused" in mine["body"] and "verdict=refused" in mine["body"]
+        assert len(mine["body"]) < len(report_text)
     else:
         assert gh.comments.get(PR, []) == []
         assert "could not post the pull request comment" in summary.read_text(encoding="utf-8")
@@ -355,7 +361,7 @@ def test_a_pull_request_that_is_not_found_is_refused_and_the_report_kept(
     assert main(["comment", "--report", str(artifact), "--pr", "99"]) == 2
     err = capsys.readouterr().err
     assert f"{REPO}#99: not found (HTTP 404)" in err and "job summary" in err
-    assert "# evalgate: PASS" in workflow_run_env.read_text(encoding="utf-8")
+    assert "evalgate: refused" in workflow_run_env.read_text(encoding="utf-8")
     assert gh.count("POST") == 0
 
 

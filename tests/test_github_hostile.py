@@ -228,6 +228,13 @@ def test_a_body_over_the_limit_is_cut_before_github_refuses_it(api):
 # -- through the commands ------------------------------------------------------------------------
 
 
+MARK_REFUSED = "<!-- evalgate:report verdict=refused -->"
+
+
+def refused_results(*reasons: str) -> dict:
+    return assemble_refused(reasons=["x", *reasons], findings=[], inputs={}, config_pin={})
+
+
 def refused_project(tmp_path: Path) -> None:
     """A project whose probe set is refused: `evalgate run` exits 2 without loading a model."""
     (tmp_path / "evalgate.yml").write_text("probes: [bad.jsonl]\n", encoding="utf-8")
@@ -264,8 +271,9 @@ def test_run_comment_keeps_the_exit_code_and_loses_nothing(api, tmp_path, monkey
         assert main(["run", "--config", "evalgate.yml", "--out", "out", "--comment"]) == 2
     text = (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8")
     if token == "ghs-install":
-        (mine,) = gh.by(PR, BOT)
-        assert mine["body"] == text
+        (mine,) = gh.by(PR, BOT)  # the one-screen comment; the full report stays in REPORT.md
+        assert "## ⛔ evalgate: refused" in mine["body"] and mine["body"].rstrip().endswith(MARK_REFUSED)
+        assert len(mine["body"]) < len(text)
     else:
         assert gh.comments.get(PR, []) == []
         assert text.rstrip() in (tmp_path / "summary.md").read_text(encoding="utf-8")
@@ -299,6 +307,7 @@ def test_comment_command_answers_a_malformed_success_with_a_clear_error(api, tmp
     folder = tmp_path / "artifact"
     folder.mkdir()
     (folder / "REPORT.md").write_text(report("hello @team"), encoding="utf-8")
+    (folder / "results.json").write_text(json.dumps(refused_results()), encoding="utf-8")
     for key, value in github_env(gh, tmp_path).items():
         monkeypatch.setenv(key, value)
     gh.script("POST", "/comments", 200, body={"message": "<html>single sign-on</html>"})
@@ -312,10 +321,8 @@ def test_comment_command_against_enterprise(api, tmp_path, monkeypatch, capsys):
     crowd(gh, 10)
     folder = tmp_path / "artifact"
     folder.mkdir()
-    (folder / "REPORT.md").write_text(report("cc @acme/reviewers"), encoding="utf-8")
-    (folder / "results.json").write_text(
-        json.dumps(assemble_refused(reasons=["x"], findings=[], inputs={}, config_pin={})), encoding="utf-8"
-    )
+    (folder / "REPORT.md").write_text(report("ignored: never posted"), encoding="utf-8")
+    (folder / "results.json").write_text(json.dumps(refused_results("cc @acme/reviewers")), encoding="utf-8")
     (folder / "head.json").write_text(json.dumps({"head_sha": SHA}), encoding="utf-8")
     env = github_env(gh, tmp_path)
     Path(env["GITHUB_EVENT_PATH"]).write_text(
@@ -327,7 +334,8 @@ def test_comment_command_against_enterprise(api, tmp_path, monkeypatch, capsys):
     for _ in range(3):
         assert main(["comment", "--report", str(folder)]) == 0
     (mine,) = gh.by(PR, BOT)
-    assert "@\u200dacme/reviewers" in mine["body"] and f"{REPO}#{PR}" in capsys.readouterr().out
+    assert "@\u200bacme/reviewers" in mine["body"] and f"{REPO}#{PR}" in capsys.readouterr().out
+    assert "never posted" not in mine["body"]
     only_api_host(gh)
 
 
@@ -351,7 +359,7 @@ def test_the_action_entry_posts_once_and_keeps_everything(api, tmp_path):
         assert done.returncode == 2, done.stderr
     text = (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8")
     (mine,) = gh.by(PR, BOT)
-    assert mine["body"] == text and "verdict=refused" in text
+    assert "## ⛔ evalgate: refused" in mine["body"] and mine["body"].rstrip().endswith(MARK_REFUSED)
     assert text.rstrip() in (tmp_path / "summary.md").read_text(encoding="utf-8")
     output = (tmp_path / "output.txt").read_text(encoding="utf-8")
     assert "\nrefused\n" in output and "\nout/REPORT.md\n" in output
@@ -420,7 +428,7 @@ def test_the_action_entry_on_a_fork_token_puts_the_report_in_the_summary_once(ap
 def test_an_api_url_that_is_not_http_is_a_clear_error(tmp_path, monkeypatch, capsys, url):
     folder = tmp_path / "artifact"
     folder.mkdir()
-    (folder / "REPORT.md").write_text(report("x"), encoding="utf-8")
+    (folder / "results.json").write_text(json.dumps(refused_results()), encoding="utf-8")
     monkeypatch.setenv("GITHUB_API_URL", url)
     monkeypatch.setenv("GITHUB_TOKEN", "ghs-install")
     assert main(["comment", "--report", str(folder), "--repo", REPO, "--pr", "3"]) == 3

@@ -1,4 +1,5 @@
-"""per_slice.png: written, four panels, Wilson error bars, baseline marks, the same bytes every time."""
+"""per_slice.png: written, an overall panel and four more, Wilson error bars, baseline marks,
+the same bytes every time."""
 
 from __future__ import annotations
 
@@ -51,13 +52,18 @@ def test_same_bytes_in_a_fresh_process(tmp_path):
     assert (tmp_path / "a.png").read_bytes() == render_png(fake_run())
 
 
-def test_four_panels_with_error_bars_and_baseline():
+def by_title(fig) -> dict:
+    return {ax.get_title(): ax for ax in fig.axes}
+
+
+def test_panels_with_error_bars_and_baseline():
     results = fake_run()
     fig = build_figure(results)
-    axes = fig.axes
-    assert [ax.get_title() for ax in axes] == ["Language", "Regularity", "Tense", "Person"]
-    assert [len(ax.patches) for ax in axes] == [2, 2, 5, 3]  # one bar per slice value
-    tense = axes[2]
+    axes = by_title(fig)
+    assert sorted(axes) == ["Language", "Overall", "Person", "Regularity", "Tense"]
+    counts = {t: len(ax.patches) for t, ax in axes.items()}
+    assert counts == {"Overall": 3, "Language": 2, "Regularity": 2, "Tense": 5, "Person": 3}
+    tense = axes["Tense"]
     labels = [t.get_text() for t in tense.get_xticklabels()]
     assert labels[3].startswith("past\nparticiple\nn=")
     # bar heights are the accuracies the gate compared, error bars span the Wilson interval
@@ -76,16 +82,44 @@ def test_four_panels_with_error_bars_and_baseline():
         for t in ("infinitive", "present_simple", "past_simple", "past_participle", "future")
     )
     assert ys == expected
-    lang = axes[0]
+    lang = axes["Language"]
     es = lang.patches[1]
     assert es.get_facecolor()[:3] != lang.patches[0].get_facecolor()[:3]  # language:es regressed
+
+
+def red_slices(fig) -> set[str]:
+    from matplotlib.colors import to_rgb
+
+    from evalgate.edges.plot import BAR_REGRESSED
+
+    red = set()
+    for title, ax in by_title(fig).items():
+        ticks = [t.get_text().split("\nn=")[0].replace("\n", "_") for t in ax.get_xticklabels()]
+        for tick, bar in zip(ticks, ax.patches, strict=True):
+            if bar.get_facecolor()[:3] == to_rgb(BAR_REGRESSED):
+                family = {"Overall": "category"}.get(title, title.lower())
+                red.add("overall" if tick == "overall" else f"{family}:{tick}")
+    return red
+
+
+def test_a_bar_is_red_exactly_when_the_gate_flags_its_slice():
+    results = fake_run()
+    rows = results["comparison"]["slices"]
+    flagged = {k for k, r in rows.items() if r["status"] == "regressed"}
+    assert {"overall", "category:core"} <= flagged  # shown in the overall panel
+    assert red_slices(build_figure(results)) == flagged
+    # A big drop the gate did not flag (too small to gate) stays blue; a flagged one is red.
+    rows["tense:future"]["status"] = "too_small"
+    rows["tense:future"]["accuracy"] = 0.1
+    rows["person:2sg"]["status"] = "regressed"
+    assert red_slices(build_figure(results)) == (flagged - {"tense:future"}) | {"person:2sg"}
 
 
 def test_no_baseline_no_marks():
     from matplotlib.collections import PathCollection
 
     fig = build_figure(no_baseline_run())
-    assert len(fig.axes) == 4
+    assert len(fig.axes) == 5
     assert not [c for ax in fig.axes for c in ax.collections if isinstance(c, PathCollection)]
     with_baseline = build_figure(fake_run())
     assert all(any(isinstance(c, PathCollection) for c in ax.collections) for ax in with_baseline.axes)

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from report_factories import fake_run, no_baseline_run
 
-from evalgate.core.render_bars import LEGEND, TICK, Bar, bar_lines, bar_string, bars_from_results, render_bars
+from evalgate.core.render_bars import (
+    LEGEND,
+    MAX_LINE,
+    MIN_BAR,
+    TICK,
+    Bar,
+    bar_lines,
+    bar_string,
+    bars_from_results,
+    render_bars,
+)
 
 
 def test_bar_segments_sit_at_the_interval_and_the_baseline():
@@ -28,10 +38,13 @@ def test_lines_are_aligned_and_fixed_width():
     lines = bar_lines(bars, width=30)
     starts = [line.index("█") for line in lines]
     assert len(set(starts)) == 1  # labels padded to one width
-    assert all(len(line[starts[0] : starts[0] + 30]) == 30 for line in lines)
-    assert all(set(line[starts[0] : starts[0] + 30]) <= set("█▓▒░┃") for line in lines)
-    assert "▼ regressed" in lines[1] and "-26.1" in lines[1] and "base  82.6%" in lines[1]
-    assert lines[2].startswith("reason_code:XXXXXXXXXXXXXXX…")  # long labels are shortened
+    widths = {len(line[starts[0] :].split(" ")[0]) for line in lines}
+    (w,) = widths  # one bar width for all; narrowed from 30 to keep the long label's line visible
+    assert MIN_BAR <= w <= 30 and all(len(line) <= MAX_LINE for line in lines)
+    assert all(set(line[starts[0] : starts[0] + w]) <= set("█▓▒░┃") for line in lines)
+    assert lines[1].startswith("▼ tense:past_participle") and "-26.1" in lines[1]
+    assert "base  82.6%" in lines[1]
+    assert lines[2].startswith("◦ reason_code:XXXXXXXXXXX…")  # long labels are shortened
     assert "56.5%" in lines[1] and "36.8–74.4%" in lines[1] and "n=23" in lines[1]
 
 
@@ -44,10 +57,10 @@ def test_chart_from_results_is_a_code_block_with_a_legend():
     chart, legend = body[:closing], body[closing + 2]
     assert legend.startswith(LEGEND) and "baseline" in legend
     gated = [k for k in results["comparison"]["slices"]]
-    assert [line.split()[0] for line in chart] == gated  # one bar per gated slice, in report order
+    assert [line[2:].split()[0] for line in chart] == gated  # one bar per gated slice, in report order
     assert all(TICK in line for line in chart)  # compared: every bar has its baseline tick
-    es = next(line for line in chart if line.startswith("language:es "))
-    assert "▼ regressed" in es
+    es = next(line for line in chart if line[2:].startswith("language:es "))
+    assert es.startswith("▼ ")
 
 
 def test_no_baseline_has_no_ticks_and_uses_all_scored_probes():
@@ -67,3 +80,17 @@ def test_labels_cannot_close_the_fence():
     fence = text.split("\n")[0]
     assert fence.startswith("````")  # longer than any backtick run inside
     assert text.count(fence.removesuffix("text")) == 2
+
+
+def test_no_line_pushes_its_marks_past_the_visible_width():
+    """A comment shows about 100 columns of a code block; the tick and the mark must be inside."""
+    bars = [
+        Bar("x" * 80, 99999, 0.123, 0.1, 0.15, 0.99, "regressed"),
+        Bar("overall", 120, 0.8, 0.72, 0.86, 0.82, "ok"),
+    ]
+    for width in (40, 80, 200):
+        lines = bar_lines(bars, width=width)
+        assert all(len(line) <= MAX_LINE for line in lines), [len(line) for line in lines]
+        assert lines[0].startswith("▼ ") and TICK in lines[0]
+        start = lines[0].index("█")
+        assert lines[0][start : start + MIN_BAR].strip("█▓▒░┃") == ""

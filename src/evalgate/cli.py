@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from evalgate import __version__
 from evalgate.errors import EXIT_REFUSED, EXIT_UNEXPECTED, ConfigError, EvalgateError
 
-COMMANDS = ("run", "validate", "baseline", "compare", "comment", "probes", "corpus", "merge", "action")
+COMMANDS = ("run", "validate", "baseline", "compare", "comment", "approval", "probes", "corpus", "merge", "action")
 
 _FORMAT_HELP = "output format: text (default), json, or github (workflow-command annotations)"
 
@@ -134,15 +134,45 @@ def build_parser() -> argparse.ArgumentParser:
         "comment",
         help="post or update the sticky PR comment from a report folder",
         description=(
-            "Post REPORT.md as the pull request's sticky comment (found by its hidden marker and "
-            "its author, edited in place). Reads GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL."
+            "Render the pull request's sticky comment from DIR/results.json with this evalgate and "
+            "post it (found by its hidden marker and its author, edited in place); markdown in DIR "
+            "is never posted. Reads GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL and the "
+            "workflow_run event."
         ),
     )
-    com.add_argument("--report", metavar="DIR", required=True, help="folder holding REPORT.md")
+    com.add_argument("--report", metavar="DIR", required=True, help="folder holding results.json")
     com.add_argument("--pr", type=int, metavar="N", help="pull request number (default: from the event)")
     com.add_argument("--repo", metavar="OWNER/NAME", help="repository (default: $GITHUB_REPOSITORY)")
     com.add_argument(
         "--sha", metavar="SHA", help="find the open PR whose head is SHA (default: from the event)"
+    )
+    com.add_argument("--run-url", metavar="URL", help="the gate run's page (default: from the event)")
+    com.add_argument(
+        "--conclusion", metavar="WORD", help="the gate run's conclusion (default: from the event)"
+    )
+    com.add_argument(
+        "--head-repo", metavar="OWNER/NAME", help="the run's head repository (default: from the event)"
+    )
+    com.add_argument(
+        "--head-branch", metavar="BRANCH", help="the run's head branch (default: from the event)"
+    )
+
+    appr = sub.add_parser(
+        "approval",
+        help="check through the GitHub API that a maintainer's label approves a PR at a commit",
+        description=(
+            "Exit 0 when LABEL is on same-repository PR N, applied by a user with write, maintain or "
+            "admin permission who is not the PR's author, after SHA became the PR's head (which it "
+            "still is); exit 1 when not (one line per reason); exit 2 on a usage or API error. "
+            "Reads GITHUB_TOKEN. See docs/approval.md."
+        ),
+    )
+    appr.add_argument("--repo", metavar="OWNER/NAME", required=True)
+    appr.add_argument("--pr", type=int, metavar="N", required=True)
+    appr.add_argument("--sha", metavar="SHA", required=True, help="the commit the gate runs on")
+    appr.add_argument("--label", metavar="LABEL", required=True, help="e.g. evalgate:approve-gate-change")
+    appr.add_argument(
+        "--api-url", metavar="URL", help="GitHub API (default: $GITHUB_API_URL or api.github.com)"
     )
 
     probes = sub.add_parser("probes", help="build, seal, import, export and deprecate probes")

@@ -1,12 +1,16 @@
-"""`evalgate comment --report DIR`: post REPORT.md as the pull request's sticky comment.
+"""`evalgate comment --report DIR`: render the sticky PR comment from DIR/results.json and post it.
 
 The folder may be an artifact downloaded from a fork's run (the `workflow_run` comment job), so it
-is treated as untrusted: files are read only if they are regular files inside DIR (a symlink could
-point at the runner's secrets), sizes are capped, results.json must pass the results schema,
-head.json (written by the gate workflow) must name the SHA this job was told about, and @-mentions
-are defused so a doctored report cannot ping people. The PR number never comes from the artifact:
-it is `--pr`, else the event's `pull_request.number`, else the open PR whose head is `--sha` (else
-the event's `workflow_run.head_sha`, else GITHUB_SHA), looked up through the API.
+is treated as untrusted data: no markdown from it is ever posted (a REPORT.md in it is not even
+read); the comment is rendered by this installed evalgate (core/render_comment.py) from
+results.json, which must be a regular file inside DIR (a symlink could point at the runner's
+secrets), under a size cap and pass the results schema. head.json (written by the gate workflow)
+must name the SHA this job was told about. The comment opens with its provenance (head SHA, run
+link, the run's conclusion), all taken from the trusted workflow_run event or flags, and every
+mention and issue reference in it is defused. The PR number never comes from the artifact: it is
+`--pr`, else the event's `pull_request.number`, else the open PR whose head is `--sha` (else the
+event's `workflow_run.head_sha`, else GITHUB_SHA) and, when known, whose head repository and
+branch are the run's (two open PRs can share a head SHA), looked up through the API.
 
 `post_report` is also what `evalgate run --comment` calls; there a failure to comment is a warning
 and never changes the gate's exit code.
@@ -23,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalgate.core.render_comment import defuse_references
 from evalgate.edges.github import (
     CommentResult,
     GitHubClient,
@@ -32,11 +37,8 @@ from evalgate.edges.github import (
 )
 from evalgate.errors import EXIT_PASS, EvalgateError, GitHubError, RefusedError
 
-MAX_REPORT_BYTES = 4 << 20  # the comment keeps at most 65,536 characters anyway
 MAX_RESULTS_BYTES = 64 << 20
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
-# `@name` or `@org/team` at a word start: a zero-width joiner after the @ keeps the text but not the ping.
-_MENTION_RE = re.compile(r"(?<![\w`/.@-])@(?=[A-Za-z0-9])")
 FALLBACK_NOTICE = (
     "> [!WARNING]\n"
     "> evalgate could not post the pull request comment: the token may not write here "
@@ -65,17 +67,27 @@ def read_artifact_file(folder: Path, name: str, max_bytes: int, *, cut: bool = F
     return data.decode("utf-8", errors="replace")
 
 
-def check_artifact(folder: Path, expect_sha: str | None) -> None:
-    """Schema-check results.json and match head.json against the SHA the event names."""
+def check_artifact(folder: Path, expect_sha: str | None) -> dict[str, Any]:
+    """The schema-checked results.json, after matching head.json against the SHA the event names."""
     text = read_artifact_file(folder, "results.json", MAX_RESULTS_BYTES)
-    if text is not None:
-        from evalgate.core.results import validate_results
+    if text is None:
+        raise RefusedError(
+            f"{folder / 'results.json'}: not found",
+            hint="the comment is rendered from results.json only; pass the folder `evalgate run` wrote",
+        )
+    from evalgate.core.results import validate_results
 
-        try:
-            doc = json.loads(text)
-        except ValueError as exc:
-            raise RefusedError(f"{folder / 'results.json'}: not JSON ({exc})") from None
-        validate_results(doc, str(folder / "results.json"))
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+        raise RefusedError(f"{folder / 'results.json'}: not JSON ({reason})") from None
+    validate_results(doc, str(folder / "results.json"))
+    _check_head(folder, expect_sha)
+    return doc
+
+
+def _check_head(folder: Path, expect_sha: str | None) -> None:
     head_text = read_artifact_file(folder, "head.json", 4096)
     if head_text is None:
         return
@@ -94,7 +106,8 @@ def check_artifact(folder: Path, expect_sha: str | None) -> None:
 
 
 def defuse_mentions(text: str) -> str:
-    return _MENTION_RE.sub("@\u200d", text)
+    """Kept for callers of older releases: the one defusing lives in core/render_comment.py."""
+    return defuse_references(text)
 
 
 def read_event(env: Mapping[str, str]) -> dict[str, Any]:
@@ -121,7 +134,15 @@ def event_sha(env: Mapping[str, str], sha: str | None) -> str | None:
     return str(found).lower() if found else None
 
 
-def resolve_pr(pr: int | None, sha: str | None, repo: str, env: Mapping[str, str], client: GitHubClient):
+def resolve_pr(
+    pr: int | None,
+    sha: str | None,
+    repo: str,
+    env: Mapping[str, str],
+    client: GitHubClient,
+    head_repo: str | None = None,
+    head_branch: str | None = None,
+):
     """(pr number or None, how it was found)."""
     if pr:
         return pr, "--pr"
@@ -142,7 +163,8 @@ def resolve_pr(pr: int | None, sha: str | None, repo: str, env: Mapping[str, str
             "no pull request to comment on",
             hint="pass --pr N, or --sha SHA (or run inside a pull_request or workflow_run job)",
         )
-    return client.find_pr_for_sha(repo, sha), f"head SHA {sha[:12]}"
+    number = client.find_pr_for_sha(repo, sha, head_repo=head_repo, head_branch=head_branch)
+    return number, f"head SHA {sha[:12]}"
 
 
 def write_fallback(body: str, reason: str, env: Mapping[str, str]) -> str:
@@ -167,16 +189,24 @@ def post_report(
     sha: str | None = None,
     env: Mapping[str, str] | None = None,
     strict: bool = False,
+    provenance_overrides: Mapping[str, Any] | None = None,
+    own_report: bool = False,
     **client_options: Any,
 ) -> CommentResult | None:
-    """Post report_dir/REPORT.md as the sticky comment; fall back to the job summary on a 403.
+    """Render the sticky comment from report_dir/results.json and post it; fall back to the job
+    summary on a 403.
 
     With strict=False (what `run --comment` uses) every failure, foreseen or not, is printed as a
     warning and None returned: the report is already on disk and the gate's exit code must not change.
+    own_report=True (only `run --comment`, whose run has just written report_dir/REPORT.md itself)
+    puts that full report into the job summary when the comment cannot be posted; otherwise the
+    summary gets the rendered comment, never markdown from the folder.
     """
     env = os.environ if env is None else env
     try:
-        return _post_report(Path(report_dir), pr, repo, sha, env, client_options)
+        return _post_report(
+            Path(report_dir), pr, repo, sha, env, client_options, provenance_overrides, own_report
+        )
     except EvalgateError as exc:
         if strict:
             raise
@@ -190,6 +220,35 @@ def post_report(
     return None
 
 
+def provenance(env: Mapping[str, str], sha: str | None, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Who the comment is for, from the trusted event (never the artifact); flags win.
+
+    In the workflow_run job: the run's head SHA, html_url, conclusion, head repository and branch.
+    In a pull_request job (`run --comment`): the PR head and this run's URL.
+    """
+    event = read_event(env)
+    run = event.get("workflow_run") if isinstance(event.get("workflow_run"), dict) else {}
+    head = (
+        ((event.get("pull_request") or {}).get("head") or {})
+        if isinstance(event.get("pull_request"), dict)
+        else {}
+    )
+    run_url = run.get("html_url")
+    if not run_url and env.get("GITHUB_RUN_ID") and env.get("GITHUB_REPOSITORY"):
+        server = env.get("GITHUB_SERVER_URL") or "https://github.com"
+        run_url = f"{server}/{env['GITHUB_REPOSITORY']}/actions/runs/{env['GITHUB_RUN_ID']}"
+    found = {
+        "head_sha": event_sha(env, sha),
+        "run_url": run_url,
+        "conclusion": run.get("conclusion"),
+        "head_repo": ((run.get("head_repository") or {}).get("full_name"))
+        or ((head.get("repo") or {}).get("full_name") if isinstance(head.get("repo"), dict) else None),
+        "head_branch": run.get("head_branch") or head.get("ref"),
+    }
+    found.update({k: v for k, v in overrides.items() if v})
+    return {k: (str(v) if v is not None else None) for k, v in found.items()}
+
+
 def _post_report(
     folder: Path,
     pr: int | None,
@@ -197,12 +256,18 @@ def _post_report(
     sha: str | None,
     env: Mapping[str, str],
     client_options: Mapping[str, Any],
+    overrides: Mapping[str, Any] | None = None,
+    own_report: bool = False,
 ) -> CommentResult | None:
-    body = read_artifact_file(folder, "REPORT.md", MAX_REPORT_BYTES, cut=True)
-    if body is None:
-        raise RefusedError(f"{folder / 'REPORT.md'}: not found", hint="pass the folder `evalgate run` wrote")
-    head_sha = event_sha(env, sha)
-    check_artifact(folder, head_sha)
+    from evalgate.core.render_comment import render_comment
+
+    prov = provenance(env, sha, overrides or {})
+    head_sha = prov["head_sha"]
+    results = check_artifact(folder, head_sha)
+    body = render_comment(results, prov)  # never markdown from the folder: see the module docstring
+    summary_text = body
+    if own_report:  # this run's own REPORT.md, just rendered: the full report for the job summary
+        summary_text = read_artifact_file(folder, "REPORT.md", MAX_RESULTS_BYTES, cut=True) or body
     repo = repo or env.get("GITHUB_REPOSITORY")
     if not repo or repo.count("/") != 1:
         raise RefusedError(
@@ -214,30 +279,28 @@ def _post_report(
             "no GitHub token", hint="set GITHUB_TOKEN (`env: GITHUB_TOKEN: ${{ github.token }}`)"
         )
     client = GitHubClient(token, api_url_from_env(env), log=_stderr, **client_options)
-    number, how = resolve_pr(pr, head_sha, repo, env, client)
+    number, how = resolve_pr(pr, head_sha, repo, env, client, prov.get("head_repo"), prov.get("head_branch"))
     if number is None:
         print(
-            f"evalgate: no open pull request has head {head_sha}; nothing posted "
-            "(the PR was closed or has newer commits)"
+            f"evalgate: no open pull request has head {head_sha} (from the run's head repository "
+            "and branch); nothing posted (the PR was closed or has newer commits)"
         )
         return None
     try:
-        result = post_or_update_comment(
-            repo, number, defuse_mentions(body), token=token, env=env, client=client
-        )
+        result = post_or_update_comment(repo, number, body, token=token, env=env, client=client)
     except GitHubHTTPError as exc:
         if exc.status != 404:
             raise
         # A wrong --pr, a deleted PR or a token that cannot see the repository: the user's input,
-        # not an evalgate fault; the report still goes to the job summary.
-        where = write_fallback(body, f"{repo}#{number} was not found (HTTP 404)", env)
+        # not an evalgate fault; the comment still goes to the job summary.
+        where = write_fallback(summary_text, f"{repo}#{number} was not found (HTTP 404)", env)
         raise RefusedError(
             f"{repo}#{number}: not found (HTTP 404); {where}",
             hint="check the pull request number and that the token can see the repository",
         ) from None
     cut = " (cut to GitHub's 65,536-character limit)" if result.truncated else ""
     if result.fallback:
-        where = write_fallback(body, result.reason, env)
+        where = write_fallback(summary_text, result.reason, env)
         print(f"evalgate: could not comment on {repo}#{number}: {result.reason or 'HTTP 403'}; {where}")
     else:
         print(
@@ -252,5 +315,18 @@ def _stderr(message: str) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    post_report(args.report, pr=args.pr, repo=args.repo, sha=getattr(args, "sha", None), strict=True)
+    overrides = {
+        "run_url": getattr(args, "run_url", None),
+        "conclusion": getattr(args, "conclusion", None),
+        "head_repo": getattr(args, "head_repo", None),
+        "head_branch": getattr(args, "head_branch", None),
+    }
+    post_report(
+        args.report,
+        pr=args.pr,
+        repo=args.repo,
+        sha=getattr(args, "sha", None),
+        strict=True,
+        provenance_overrides=overrides,
+    )
     return EXIT_PASS

@@ -144,6 +144,7 @@ def print_summary(results: dict[str, Any], out_dir: Path, fmt: str) -> None:
             "warnings": results.get("warnings", []),
             "out": str(out_dir),
         }
+        summary.update(comment_numbers(results))
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
         report = shown_path(out_dir / "REPORT.md")
@@ -165,6 +166,18 @@ def print_summary(results: dict[str, Any], out_dir: Path, fmt: str) -> None:
             print(f"::{level} title=evalgate {verdict}::{_escape_annotation(reason)}", file=stream)
         if warnings:
             print(render_github((), warnings), file=stream)
+
+
+def comment_numbers(results: dict[str, Any]) -> dict[str, Any]:
+    """The PR comment's numbers for `--format json`: every gated slice (`slices`), and which of
+    them the comment's table shows (`comment_slices`: regressed, else closest to the line)."""
+    from evalgate.core.render_comment import focus_slices, slice_rows
+
+    kind, rows = focus_slices(results)
+    return {
+        "slices": slice_rows(results),
+        "comment_slices": {"kind": kind, "slices": [r["slice"] for r in rows]},
+    }
 
 
 def _warnings(results: dict[str, Any]) -> list[Any]:
@@ -193,7 +206,7 @@ def maybe_comment(args: argparse.Namespace, out_dir: Path) -> None:
     quiet = getattr(args, "format", None) == "json"
     try:
         with contextlib.redirect_stdout(sys.stderr) if quiet else contextlib.nullcontext():
-            post_report(out_dir)
+            post_report(out_dir, own_report=True)
     except EvalgateError as exc:
         exc.json_printed = True  # type: ignore[attr-defined]  # the run's summary is already on stdout
         raise

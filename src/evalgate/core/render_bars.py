@@ -1,14 +1,18 @@
 """The per-slice picture in text, for the PR comment (a comment cannot show the runner's PNG).
 
-One fixed-width bar per slice, 0-100 % left to right:
+One fixed-width bar per slice, 0-100 % left to right, the gate's mark first:
 
-    overall        ███████████████████████▓▓▓▒▒▒░░░░░░░┃░░  85.0%  78.1–90.0%  base  91.3%  -6.3 ▼
+    ▼ overall   ███████████████▓▓▒▒░░░░┃░  85.0%  78.1–90.0%  n=120   base  91.3%   -6.3
 
     █ up to the lower Wilson bound · ▓ lower bound → accuracy · ▒ accuracy → upper bound ·
     ░ the rest · ┃ the baseline
 
 So the solid part is what the slice surely reaches, the shaded part is the uncertainty, and a
 baseline tick to the right of the shading is a drop the interval cannot explain.
+
+Every line is at most MAX_LINE characters: a PR comment shows about 100 columns of a code block
+before it scrolls, and a regression marker beyond that would be invisible. The mark leads the
+line, and the bar is narrowed (never below MIN_BAR cells) to make room for long labels.
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ LEGEND = (
     f"{SURE} up to the lower Wilson 95% bound · {LOW}{HIGH} the Wilson interval, split at the accuracy · "
     f"{REST} up to 100%"
 )
-LEGEND_BASELINE = f" · {TICK} baseline (same probes)"
-MAX_LABEL = 28
+LEGEND_BASELINE = f" · {TICK} baseline (same probes) · ▼ regressed · ◦ too small to gate · + new"
+MAX_LABEL = 24
+MAX_LINE = 96
+MIN_BAR = 10
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,7 @@ def bar_string(bar: Bar, width: int) -> str:
     return "".join(cells)
 
 
-_MARKS = {"regressed": "▼ regressed", "too_small": "· too small", "new": "· new"}
+_MARKS = {"regressed": "▼", "too_small": "◦", "new": "+"}
 
 
 def _pct(x: float | None) -> str:
@@ -70,25 +76,31 @@ def _label(text: str) -> str:
 
 
 def bar_lines(bars: Sequence[Bar], width: int = 40) -> list[str]:
-    """One aligned line per bar: label, bar, accuracy, interval, n, and the baseline when known."""
+    """One aligned line per bar: mark, label, bar, accuracy, interval, n, and the baseline when known.
+
+    No line is longer than MAX_LINE: the bar gives up cells first (down to MIN_BAR).
+    """
     if not bars:
         return []
     labels = [_label(b.label) for b in bars]
     label_width = max(len(s) for s in labels)
     compared = any(b.baseline is not None for b in bars)
-    lines = []
+    marked = any(b.status in _MARKS for b in bars)
+    rows = []
     for label, bar in zip(labels, bars, strict=True):
         interval = "" if bar.low is None or bar.high is None else f"{100 * bar.low:.1f}–{100 * bar.high:.1f}%"
-        line = f"{label:<{label_width}}  {bar_string(bar, width)} {_pct(bar.accuracy):>6}  {interval:<12}"
-        line += f"  n={bar.n:<5}"
+        head = (f"{_MARKS.get(bar.status or '', ' ')} " if marked else "") + f"{label:<{label_width}}  "
+        tail = f" {_pct(bar.accuracy):>6}  {interval:<12}  n={bar.n:<5}"
         if compared:
             base = "" if bar.baseline is None else f"base {_pct(bar.baseline):>6}"
             delta = ""
             if bar.baseline is not None and bar.accuracy is not None:
                 delta = f"{100 * (bar.accuracy - bar.baseline):+.1f}"
-            line += f" {base:<11} {delta:>6} {_MARKS.get(bar.status or '', '')}"
-        lines.append(line.rstrip())
-    return lines
+            tail += f" {base:<11} {delta:>6}"
+        rows.append((head, bar, tail.rstrip()))
+    room = MAX_LINE - max(len(h) + len(t) for h, _, t in rows)
+    bar_width = max(MIN_BAR, min(width, room))
+    return [f"{head}{bar_string(bar, bar_width)}{tail}" for head, bar, tail in rows]
 
 
 def bars_from_results(results: Mapping[str, Any]) -> list[Bar]:

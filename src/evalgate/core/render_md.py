@@ -21,12 +21,13 @@ from evalgate.core import report_facts as facts
 from evalgate.core import report_ordinal
 from evalgate.core import report_probes as lists
 from evalgate.core import report_sections as gate
+from evalgate.core.baseline_diff import baseline_changes, change_table
 from evalgate.core.markdown import code, fence, inline, pct, points, table
 from evalgate.core.render_bars import render_bars
+from evalgate.core.render_comment import MARKER_PREFIX  # defined where the comment job needs no numpy
 from evalgate.core.report_budget import ARTIFACT, Budget, Section, next_limits
 from evalgate.core.slice_order import ordered
 
-MARKER_PREFIX = "<!-- evalgate:report"
 GITHUB_LIMIT = 65536
 _MAX_ROUNDS = 200
 
@@ -172,7 +173,9 @@ def gate_changes(results: Results, budget: Budget) -> Section | None:
     diff = results.get("gate_changes")
     if not diff:
         return None
-    lines = str(diff).splitlines()
+    # A rewritten baseline file is shown as its accepted change per slice, not as raw JSON.
+    changes, rest = baseline_changes(str(diff))
+    lines = rest.splitlines()
     shown = budget.take(
         "gate_changes",
         lines,
@@ -185,7 +188,9 @@ def gate_changes(results: Results, budget: Budget) -> Section | None:
         " A gate can be made to pass by loosening it: review these edits as carefully as the checkpoint."
     )
     note = budget.note("gate_changes")
-    return Section("\n\n".join(p for p in (head, fence("\n".join(shown), "diff"), note) if p), "gate_changes")
+    tables = [change_table(c) for c in changes]
+    body = fence("\n".join(shown), "diff") if shown else ""
+    return Section("\n\n".join(p for p in (head, *tables, body, note) if p), "gate_changes")
 
 
 def _finding_row(f: Mapping[str, Any]) -> list[Any]:

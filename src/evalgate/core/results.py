@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from importlib import resources
@@ -175,13 +176,23 @@ def results_schema() -> dict[str, Any]:
     return json.loads(text)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _one_line(value: Any) -> str:
+    """A key or message of an untrusted results file on one printable line: a key holding a newline
+    could otherwise start a log line with `::` (a workflow command) in the job that reads it."""
+    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), str(value))
+
+
 def validate_results(doc: Any, source: str) -> None:
     """Schema-check a results document (ours before writing, or an untrusted artifact's)."""
     validator = jsonschema.Draft202012Validator(results_schema())
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:
         lines = [
-            f"{'/'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message[:200]}"
+            f"{'/'.join(_one_line(p) for p in e.absolute_path) or '(top level)'}: "
+            f"{_one_line(e.message[:200])}"
             for e in errors[:20]
         ]
         more = f"\n  ... and {len(errors) - 20} more" if len(errors) > 20 else ""

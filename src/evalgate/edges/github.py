@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evalgate.core.render_md import MARKER_PREFIX  # the one definition of the marker
+# The one definition of the marker, in a module the comment job imports without numpy.
+from evalgate.core.render_comment import MARKER_PREFIX
 from evalgate.edges.github_rest import (
     BOT_LOGIN,
     DEFAULT_API_URL,

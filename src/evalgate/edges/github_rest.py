@@ -419,20 +419,36 @@ class GitHubClient:
         # with the same 401 hint.
         return BOT_LOGIN
 
-    def find_pr_for_sha(self, repo: str, sha: str) -> int | None:
+    def find_pr_for_sha(
+        self, repo: str, sha: str, *, head_repo: str | None = None, head_branch: str | None = None
+    ) -> int | None:
         """The open pull request whose head is `sha` (lowest number if several), or None.
 
+        With `head_repo`/`head_branch` (the workflow_run's own), only a PR whose head repository
+        and branch are those counts: two open PRs can share a head SHA (a fork's and ours, or two
+        branches of one fork), and the report belongs to the one the run was for.
         `commits/{sha}/pulls` finds same-repository PRs, but returns nothing for a fork's head
         commit (the commit lives in the fork), so the open PRs are scanned next.
         """
         sha = sha.lower()
+
+        def matches(pr: Any) -> bool:
+            if not isinstance(pr, dict) or pr.get("state") != "open":
+                return False
+            head = pr.get("head") if isinstance(pr.get("head"), dict) else {}
+            if str(head.get("sha", "")).lower() != sha:
+                return False
+            if head_repo:
+                full = (
+                    (head.get("repo") or {}).get("full_name") if isinstance(head.get("repo"), dict) else None
+                )
+                if str(full or "").casefold() != head_repo.casefold():  # owner/name ignore case
+                    return False
+            return not head_branch or str(head.get("ref", "")) == head_branch
+
         for source in (f"/repos/{repo}/commits/{sha}/pulls", f"/repos/{repo}/pulls?state=open"):
             try:
-                numbers = sorted(
-                    int(pr["number"])
-                    for pr in self.paginate(source)
-                    if pr.get("state") == "open" and str((pr.get("head") or {}).get("sha", "")).lower() == sha
-                )
+                numbers = sorted(int(pr["number"]) for pr in self.paginate(source) if matches(pr))
             except GitHubHTTPError as exc:
                 if exc.status in (404, 422):
                     continue  # a commit unknown to this repository (a fork's): scan the open PRs

@@ -1,7 +1,10 @@
-"""per_slice.png: four panels (EN/ES, regular/irregular, tense, person), Wilson error bars, baseline ticks.
+"""per_slice.png: an overall panel (overall and the categories) and four more (EN/ES,
+regular/irregular, tense, person), Wilson error bars, baseline ticks.
 
 With a baseline the bars show what the gate compared (the probes both runs scored), like the
-report's table and text chart; without one, every scored probe.
+report's table and text chart; without one, every scored probe. A bar is red exactly when the gate
+flagged its slice (`flagged`): the comparison's status is "regressed", or the slice is named in
+`comparison.regressed`.
 
 Drawn on a bare `Figure` with the Agg canvas (no pyplot: no global state, no display needed) under
 matplotlib's default style, so a user's matplotlibrc cannot change the picture. The PNG carries no
@@ -18,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+OVERALL = ("overall", "Overall")  # plus every category:* slice
 PANELS = (
     ("language", "Language", ("en", "es")),
     ("regularity", "Regularity", ("regular", "irregular")),
@@ -51,8 +55,33 @@ def _values(family: str, order: tuple[str, ...], slices: Mapping[str, Any]) -> l
     return [v for v in order if v in present] + sorted(v for v in present if v not in order)
 
 
+def flagged(results: Mapping[str, Any]) -> set[str]:
+    """The slice keys the gate flagged as regressed: these bars, and only these, are red."""
+    comparison = results.get("comparison") or {}
+    rows: Mapping[str, Any] = comparison.get("slices") or {}
+    keys = {k for k, row in rows.items() if isinstance(row, Mapping) and row.get("status") == "regressed"}
+    for item in comparison.get("regressed") or []:
+        key = item.get("slice") if isinstance(item, Mapping) else item
+        if isinstance(key, str):
+            keys.add(key)
+    return keys
+
+
+def panel_keys(results: Mapping[str, Any]) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """(axes name, title, [(slice key, tick label), ...]) for each panel, the overall one first."""
+    slices: Mapping[str, Any] = results.get("slices") or {}
+    comparison: Mapping[str, Any] = (results.get("comparison") or {}).get("slices") or {}
+    known = {**slices, **comparison}
+    overall = [("overall", "overall")] if "overall" in known else []
+    overall += [(f"category:{v}", v) for v in _values("category", ("core", "adversarial"), known)]
+    out = [("overall", OVERALL[1], overall)]
+    for family, title, order in PANELS:
+        out.append((family, title, [(f"{family}:{v}", v) for v in _values(family, order, known)]))
+    return out
+
+
 def build_figure(results: Mapping[str, Any]) -> Any:
-    """The matplotlib Figure (four axes, one per panel)."""
+    """The matplotlib Figure: the overall panel, then one panel per slice family."""
     ensure_mplconfigdir()
     import matplotlib
 
@@ -62,20 +91,20 @@ def build_figure(results: Mapping[str, Any]) -> Any:
 
     slices: Mapping[str, Any] = results.get("slices") or {}
     comparison: Mapping[str, Any] = (results.get("comparison") or {}).get("slices") or {}
+    red = flagged(results)
     with matplotlib.style.context("default"), matplotlib.rc_context({"font.family": "DejaVu Sans"}):
         fig = Figure(figsize=(11, 7.5), dpi=DPI, layout="constrained")
-        axes = fig.subplots(2, 2).ravel()
-        for ax, (family, title, order) in zip(axes, PANELS, strict=True):
-            _panel(ax, family, title, _values(family, order, slices), slices, comparison)
+        axes = fig.subplot_mosaic([["overall", "language", "regularity"], ["tense", "tense", "person"]])
+        for name, title, keys in panel_keys(results):
+            _panel(axes[name], title, keys, slices, comparison, red)
         _legend(fig, bool(comparison))
         verdict = str(results.get("verdict", "?"))
         fig.suptitle(f"evalgate: accuracy per slice (verdict: {verdict})", fontsize=13)
     return fig
 
 
-def _numbers(family: str, value: str, slices: Mapping[str, Any], comparison: Mapping[str, Any]) -> dict:
+def _numbers(key: str, slices: Mapping[str, Any], comparison: Mapping[str, Any]) -> dict:
     """With a baseline, the numbers the gate compared (shared probes), as in the report; else the slice."""
-    key = f"{family}:{value}"
     s, c = slices.get(key) or {}, comparison.get(key) or {}
     if c.get("accuracy") is not None:
         return {**c, "n": c.get("n_shared", s.get("n", 0))}
@@ -84,21 +113,22 @@ def _numbers(family: str, value: str, slices: Mapping[str, Any], comparison: Map
 
 def _panel(
     ax: Any,
-    family: str,
     title: str,
-    values: list[str],
+    keys: list[tuple[str, str]],
     slices: Mapping[str, Any],
     comparison: Mapping[str, Any],
+    red: set[str],
 ) -> None:
-    xs = list(range(len(values)))
+    xs = list(range(len(keys)))
     heights, low, high, colors, labels, base = [], [], [], [], [], []
-    for x, value in zip(xs, values, strict=True):
-        s = _numbers(family, value, slices, comparison)
+    for x, (key, value) in zip(xs, keys, strict=True):
+        s = _numbers(key, slices, comparison)
         acc, lo, hi = s.get("accuracy"), s.get("wilson_low"), s.get("wilson_high")
         heights.append(0.0 if acc is None else 100 * acc)
-        low.append(0.0 if acc is None or lo is None else 100 * (acc - lo))
-        high.append(0.0 if acc is None or hi is None else 100 * (hi - acc))
-        colors.append(BAR_REGRESSED if s.get("status") == "regressed" else BAR)
+        # max(0, ...): a results file whose interval misses its accuracy must not stop the plot
+        low.append(0.0 if acc is None or lo is None else max(0.0, 100 * (acc - lo)))
+        high.append(0.0 if acc is None or hi is None else max(0.0, 100 * (hi - acc)))
+        colors.append(BAR_REGRESSED if key in red else BAR)
         labels.append(f"{value.replace('_', chr(10))}\nn={s.get('n', 0)}")
         if s.get("baseline_accuracy") is not None:
             base.append((x, 100 * s["baseline_accuracy"]))
@@ -123,7 +153,7 @@ def _legend(fig: Any, compared: bool) -> None:
     handles = [Patch(color=BAR, label="accuracy, Wilson 95% interval")]
     if compared:
         handles += [
-            Patch(color=BAR_REGRESSED, label="regressed"),
+            Patch(color=BAR_REGRESSED, label="regressed (flagged by the gate)"),
             Line2D(
                 [],
                 [],
