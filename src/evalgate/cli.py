@@ -24,7 +24,18 @@ from collections.abc import Sequence
 from evalgate import __version__
 from evalgate.errors import EXIT_REFUSED, EXIT_UNEXPECTED, ConfigError, EvalgateError
 
-COMMANDS = ("run", "validate", "baseline", "compare", "comment", "approval", "probes", "corpus", "merge", "action")
+COMMANDS = (
+    "run",
+    "validate",
+    "baseline",
+    "compare",
+    "comment",
+    "approval",
+    "probes",
+    "corpus",
+    "merge",
+    "action",
+)
 
 _FORMAT_HELP = "output format: text (default), json, or github (workflow-command annotations)"
 
