@@ -22,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from evalgate import safe_yaml
 from evalgate.commands.probes_seal import sealed_manifest
 from evalgate.config import GateConfig, load_config
 from evalgate.core.authoring import (
@@ -77,9 +78,9 @@ class ProbeSet:
 def _grammar(cfg: GateConfig) -> Grammar | None:
     # A missing or broken table is the validator's to report (pass 2); the rows skip verb checks.
     try:
-        data = yaml.safe_load(cfg.path(cfg.grammar).read_text(encoding="utf-8"))
+        data = safe_yaml.load(cfg.path(cfg.grammar).read_text(encoding="utf-8"))
         return grammar_from_dict(data, cfg.grammar)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, EvalgateError):
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, EvalgateError, RecursionError):
         return None
 
 
