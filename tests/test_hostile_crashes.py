@@ -53,7 +53,7 @@ def test_a_deeply_nested_results_file_is_a_located_refusal(repo, tmp_path, capsy
 @pytest.mark.parametrize("dim", ["1e400", "9" * 5000])
 def test_huge_numbers_in_a_safetensors_header_are_a_located_refusal(repo, tmp_path, capsys, dim):
     ckpt = hf_gpt2_dir(tmp_path / "hf")
-    header = ('{"w": {"dtype": "F32", "shape": [%s], "data_offsets": [0, 4]}}' % dim).encode()
+    header = ('{"w": {"dtype": "F32", "shape": [' + dim + '], "data_offsets": [0, 4]}}').encode()
     (ckpt / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + bytes(4))
     code, _, err = run_cli(capsys, "run", "--checkpoint", str(ckpt), "--baseline", "none")
     assert code == 2
