@@ -74,8 +74,9 @@ def _pickle_globals(data: bytes, source: str, max_pickles: int) -> list[tuple[st
     found: list[tuple[str, str]] = []
     stream = io.BytesIO(data)
     for _ in range(max_pickles):
-        if data[stream.tell() : stream.tell() + 1] != b"\x80":
-            break
+        # torch reads each of the five with pickle.load, whatever its protocol: a second pickle
+        # of protocol 0 (no PROTO opcode) is scanned like the first, and a stream that ends
+        # before torch would stop reading is refused below (genops on no bytes raises).
         recent: list[Any] = []  # values pushed lately (strings only; None for anything else)
         memo: dict[int, Any] = {}
         try:
@@ -108,18 +109,48 @@ def _pickle_globals(data: bytes, source: str, max_pickles: int) -> list[tuple[st
     return found
 
 
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+def _zip_pickles(path: Path) -> list[tuple[str, bytes, int]]:
+    """Every pickle of a zip checkpoint, read entry by entry (not by name: with two entries of
+    one name, a reader by name sees one and torch may load the other, so duplicates are refused)."""
+    with zipfile.ZipFile(path) as zf:
+        infos = zf.infolist()
+        names = [i.filename for i in infos]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise CheckpointError(
+                f"{path}: the zip archive holds {clean(twice[0])} more than once; refusing it",
+                hint=_CONVERT_HINT,
+            )
+        members = [
+            (f"{path}:{clean(i.filename)}", zf.open(i).read(), 1)
+            for i in infos
+            if i.filename.endswith(".pkl")
+        ]
+    if not members:
+        raise CheckpointError(f"{path}: a zip archive without a pickle; not a PyTorch checkpoint")
+    return members
+
+
 def scan_pickle(path: Path) -> None:
     """Refuse a torch pickle checkpoint that references anything beyond tensors and storages."""
     try:
-        if zipfile.is_zipfile(path):
-            with zipfile.ZipFile(path) as zf:
-                members = [(f"{path}:{n}", zf.read(n), 1) for n in zf.namelist() if n.endswith(".pkl")]
-            if not members:
-                raise CheckpointError(f"{path}: a zip archive without a pickle; not a PyTorch checkpoint")
+        with open(path, "rb") as fh:
+            is_zip_format = fh.read(4) == _ZIP_MAGIC
+        if is_zip_format:  # torch's own test: the zip format starts with a local file header
+            members = _zip_pickles(path)
         else:
+            if zipfile.is_zipfile(path):
+                # A pickle stream followed by a zip: torch unpickles the stream, a zip reader
+                # sees the archive. Whatever is meant, one reading would go unscanned.
+                raise CheckpointError(
+                    f"{path}: a pickle stream with a zip archive appended; refusing it", hint=_CONVERT_HINT
+                )
             members = [(str(path), path.read_bytes(), 5)]
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise CheckpointError(f"truncated or corrupt: {path} ({exc})") from None
+    except (OSError, zipfile.BadZipFile, EOFError) as exc:
+        raise CheckpointError(f"truncated or corrupt: {path} ({clean(exc)})") from None
     for source, data, max_pickles in members:
         if not data.startswith(b"\x80"):
             raise CheckpointError(
