@@ -220,8 +220,10 @@ def main(args: argparse.Namespace) -> int:
     outcome = None
     read: dict[str, Any] = {}  # inputs read so far, beyond the probe set: a refusal lists them too
     try:
+        from evalgate.edges.journal import recover_set
         from evalgate.validation import validate
 
+        recover_set(cfg)  # a probe change a killed run left half-done: finished or dropped first
         with progress.phase("validate probe set"):
             outcome = validate(cfg, cli_paths(args.probes), cli_paths(args.train))
         if not outcome.ok:

@@ -76,6 +76,9 @@ def main(args: argparse.Namespace) -> int:
     from evalgate.edges.console import print_commands
 
     cfg = load_config(args.config)
+    from evalgate.edges.journal import recover_set
+
+    recover_set(cfg)  # a probe change a killed run left half-done: finished or dropped first
     fmt = args.format or "text"
     outcome = validate(cfg, absolute(args.probes), absolute(args.train))
     findings, warnings = outcome.findings, outcome.warnings
