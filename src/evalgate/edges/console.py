@@ -17,7 +17,7 @@ messages, so:
 - `clean(value)` is for interpolating untrusted values into a message: CR, LF and other control
   characters are shown escaped and the value is cut to a short excerpt.
 
-See docs/security.md ("Log injection").
+See docs/hostile-inputs.md ("Log injection").
 """
 
 from __future__ import annotations

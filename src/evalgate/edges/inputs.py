@@ -12,7 +12,7 @@ would otherwise be read, hashed and quoted into results.json, the log and the PR
 - only regular files are read (a FIFO never ends, `/dev/zero` neither), each up to a size cap;
 - messages name the file and the symlink's target (cleaned), never the file's content.
 
-See docs/security.md ("Reading outside the repository").
+See docs/hostile-inputs.md ("Reading outside the repository").
 """
 
 from __future__ import annotations
