@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 
+from test_ordinal import ordinal_probe, run_results, scored
+
 from evalgate.cli import main
 from evalgate.edges.files import dump_json
-from test_ordinal import ordinal_probe, run_results, scored
 
 LABELS = ("$\\undefinedcommand{$", "o$d^d$", "fine $x_$")
 

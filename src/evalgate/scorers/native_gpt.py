@@ -262,7 +262,6 @@ def load_native(directory: str | Path) -> tuple[GPT, tokenizers.Tokenizer, GPTCo
         if name not in present:
             raise CheckpointError(f"missing file: {root / name}", hint=hint)
     cfg = _read_config(root / CONFIG_FILE)
-    _refuse_oversized(root, cfg)
     state = _read_weights(root / WEIGHTS_FILE, cfg)
     tok = _read_tokenizer(root / TOKENIZER_FILE, cfg)
     model = GPT(cfg)
@@ -304,10 +303,13 @@ def _read_config(path: Path) -> GPTConfig:
 
 
 def _read_weights(path: Path, cfg: GPTConfig) -> dict[str, torch.Tensor]:
-    want = expected_shapes(cfg)
     retrain = "the checkpoint does not match its config.json; re-save it with save_native"
     try:
         with safetensors.safe_open(str(path), framework="pt") as fh:
+            # A readable header first (a corrupt file is named as one), then the sizes the
+            # config describes against the file, before `expected_shapes` loops over n_layer.
+            _refuse_oversized(path.parent, cfg)
+            want = expected_shapes(cfg)
             names = set(fh.keys())
             missing, unexpected = sorted(set(want) - names), sorted(names - set(want))
             if missing or unexpected:

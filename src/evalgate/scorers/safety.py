@@ -74,6 +74,8 @@ def _pickle_globals(data: bytes, source: str, max_pickles: int) -> list[tuple[st
     found: list[tuple[str, str]] = []
     stream = io.BytesIO(data)
     for _ in range(max_pickles):
+        if stream.tell() >= len(data):
+            break  # torch's next pickle.load fails on the end of the file: nothing more runs
         # torch reads each of the five with pickle.load, whatever its protocol: a second pickle
         # of protocol 0 (no PROTO opcode) is scanned like the first, and a stream that ends
         # before torch would stop reading is refused below (genops on no bytes raises).
