@@ -275,6 +275,14 @@ def _default_sigpipe() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         _default_sigpipe()
+    from evalgate.edges.console import guarded_output
+
+    # Every line printed from here on, by us or by a library, cannot start a workflow command.
+    with guarded_output():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         # `run` takes no positional argument: a leading word is a mistyped command, which argparse
@@ -319,14 +327,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("evalgate: interrupted", file=sys.stderr)
         return EXIT_UNEXPECTED
-    except Exception as exc:  # the one place an unforeseen failure becomes exit code 3
+    except SystemExit:
+        raise
+    except BaseException as exc:  # the one place an unforeseen failure becomes exit 3
+        # BaseException, not Exception: a Rust panic (pyo3's PanicException) or a GeneratorExit
+        # would otherwise escape with a traceback and Python's exit code 1, which reads as
+        # "regression". Panics on checkpoint input are caught where they happen (exit 2, located).
+        from evalgate.edges.console import clean
+
         if os.environ.get("EVALGATE_DEBUG"):
             traceback.print_exc()
         else:
-            frame = traceback.extract_tb(exc.__traceback__)[-1]
+            tb = traceback.extract_tb(exc.__traceback__)
+            where = f"{tb[-1].filename}:{tb[-1].lineno}" if tb else "?"
             print(
-                f"evalgate: unexpected error: {type(exc).__name__}: {exc}\n"
-                f"  at {frame.filename}:{frame.lineno}\n"
+                f"evalgate: unexpected error: {type(exc).__name__}: {clean(exc, 300)}\n"
+                f"  at {where}\n"
                 "  This is a bug in evalgate; rerun with EVALGATE_DEBUG=1 for the full traceback.",
                 file=sys.stderr,
             )
@@ -362,10 +378,11 @@ def report_error_for_machines(args: argparse.Namespace, exc: EvalgateError) -> N
             print(json.dumps(doc, indent=2, ensure_ascii=False))
     if fmt == "github" or (fmt is not None and os.environ.get("GITHUB_ACTIONS") == "true"):
         from evalgate.core.findings_render import escape_data
+        from evalgate.edges.console import print_commands
 
         verdict = "refused" if exc.exit_code == EXIT_REFUSED else "error"
         stream = sys.stderr if fmt == "json" else sys.stdout  # stdout stays one JSON document
-        print(f"::error title=evalgate {verdict}::{escape_data(exc.message)}", file=stream)
+        print_commands(f"::error title=evalgate {verdict}::{escape_data(exc.message)}", file=stream)
 
 
 def report_error(exc: EvalgateError) -> None:

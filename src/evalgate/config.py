@@ -107,6 +107,15 @@ class GateConfig:
     leaks: LeakConfig
     gate: GateRules
     report: ReportConfig
+    # Paths named on the command line: the operator's choice, allowed wherever they are
+    # (edges/inputs.py); a path from evalgate.yml must stay inside the repository.
+    explicit_paths: tuple[str, ...] = ()
+
+    def roots(self) -> tuple[Path, ...]:
+        """The folders configured inputs may resolve into (edges/inputs.allowed_roots)."""
+        from evalgate.edges.inputs import allowed_roots
+
+        return allowed_roots(self.root, self.explicit_paths)
 
     def path(self, rel: str) -> Path:
         p = Path(rel)
@@ -120,7 +129,7 @@ class GateConfig:
         """
         out: dict[str, Any] = {}
         for f in fields(self):
-            if f.name in ("root", "source", "out"):
+            if f.name in ("root", "source", "out", "explicit_paths"):
                 continue
             value = getattr(self, f.name)
             if hasattr(value, "__dataclass_fields__"):
@@ -242,17 +251,21 @@ def read_config_file(path: Path, source: str) -> dict[str, Any]:
 
 
 def parse_config_text(text: str, source: str) -> dict[str, Any]:
+    from evalgate import safe_yaml
+
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no arbitrary objects
+        data = safe_yaml.load(text, _UniqueKeyLoader)  # a SafeLoader: no objects, no aliases
     except _DuplicateKey as exc:
         raise ConfigError(
             f"{source}:{exc.line}: key '{exc.key}' appears twice in the same mapping",
             hint="keep one of the two (YAML would silently keep only the last)",
         ) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{source}{where}: not valid YAML ({exc})") from None
+        problem, line = safe_yaml.describe(exc)
+        where = f":{line}" if line is not None else ""
+        raise ConfigError(f"{source}{where}: not valid YAML ({problem})") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -321,9 +334,16 @@ def load_config(
             hint=default_config_hint(),
         )
     data = _deep_merge(data, user)
+    explicit: list[str] = []
     for key, value in (overrides or {}).items():
         if value is None:
             continue
+        if key in _PATH_KEYS:
+            explicit += [
+                v
+                for v in (value if isinstance(value, list) else [value])
+                if isinstance(v, str) and v.lower() != "none"
+            ]
         if isinstance(value, dict):
             data[key] = _deep_merge(data.get(key, {}), {k: v for k, v in value.items() if v is not None})
         else:
@@ -338,10 +358,10 @@ def load_config(
         )
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
-    return _build(data, root, source)
+    return _build(data, root, source, tuple(explicit))
 
 
-def _build(data: dict[str, Any], root: Path, source: str) -> GateConfig:
+def _build(data: dict[str, Any], root: Path, source: str, explicit: tuple[str, ...] = ()) -> GateConfig:
     def tup(v: Any) -> tuple[str, ...]:
         return tuple(v) if isinstance(v, list) else (v,)
 
@@ -371,4 +391,5 @@ def _build(data: dict[str, Any], root: Path, source: str) -> GateConfig:
         leaks=LeakConfig(policy=leaks["policy"], detectors=tuple(leaks["detectors"]), window=leaks["window"]),
         gate=GateRules(**{**gate, "slices": tuple(gate["slices"])}),
         report=ReportConfig(**report),
+        explicit_paths=tuple(str(Path(p) if Path(p).is_absolute() else root / p) for p in explicit),
     )

@@ -15,8 +15,11 @@ from typing import Any
 from evalgate.config import CONFIG_FILENAME, GateConfig, default_config_text
 from evalgate.core import results as results_mod
 from evalgate.core.shards import blocks, select_shard
+from evalgate.edges.console import clean
 from evalgate.edges.files import display_path as files_display_path
 from evalgate.edges.files import file_record
+from evalgate.edges.inputs import check_input, type_problem
+from evalgate.edges.json_input import finite_float
 from evalgate.edges.progress import Progress
 from evalgate.errors import EvalgateError, RefusedError
 from evalgate.types import STATUS_DEPRECATED, STATUS_EXCLUDED, sha256_text
@@ -47,6 +50,9 @@ def _no_constant(name: str) -> Any:
 
 
 def load_json_file(path: Path, what: str) -> dict[str, Any]:
+    problem = type_problem(path)  # a FIFO or /dev/zero would never end; a huge file fills memory
+    if problem:
+        raise RefusedError(f"{path}: {what}: {problem}")
     if not path.is_file():
         raise RefusedError(f"{path}: {what} not found")
     try:
@@ -58,9 +64,9 @@ def load_json_file(path: Path, what: str) -> dict[str, Any]:
     try:
         # NaN and Infinity are not JSON (RFC 8259): an infinite baseline perplexity would make
         # every ratio 0 and a regression pass.
-        doc = json.loads(text, parse_constant=_no_constant)
-    except ValueError as exc:  # json.JSONDecodeError, or a NaN/Infinity constant
-        raise RefusedError(f"{path}: {what} is not valid JSON ({exc})") from None
+        doc = json.loads(text, parse_constant=_no_constant, parse_float=finite_float)
+    except ValueError as exc:  # json.JSONDecodeError, a NaN/Infinity constant, a 5,000-digit int
+        raise RefusedError(f"{path}: {what} is not valid JSON ({clean(exc)})") from None
     except RecursionError:
         raise RefusedError(f"{path}: {what} is not valid JSON (nested too deeply)") from None
     if not isinstance(doc, dict):
@@ -79,6 +85,7 @@ def load_baseline(cfg: GateConfig) -> tuple[dict[str, Any], str, dict[str, Any]]
     from evalgate.core.baseline import validate_baseline
 
     path = cfg.path(cfg.baseline)
+    check_input(path, cfg.roots(), "baseline", cfg.baseline)
     if not path.is_file():
         raise RefusedError(
             f"{cfg.baseline}: baseline not found",
@@ -98,6 +105,7 @@ def read_test_sentences(cfg: GateConfig) -> tuple[list[str], dict[str, dict[str,
 
     path = cfg.path(cfg.test)
     shown = display_path(cfg, path)
+    check_input(path, cfg.roots(), "test set", shown)
     if not path.is_file():
         raise RefusedError(f"{shown}: test set not found", hint="set `test:` in evalgate.yml or pass --test")
     sentences, findings = read_sentences(path.read_bytes(), shown)
@@ -138,6 +146,7 @@ def score(
             checkpoint,
             cfg.loader,
             root=cfg.root,
+            roots=cfg.roots(),
             batch_size=cfg.scoring.batch_size,
             dtype=cfg.scoring.dtype,
             threads=cfg.scoring.threads,

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from evalgate import safe_yaml
 from evalgate.config import GateConfig
 from evalgate.core.corpus import read_sentences
 from evalgate.core.coverage import coverage_findings, coverage_matrix, reason_code_findings
@@ -36,6 +37,7 @@ from evalgate.core.manifest import (
 )
 from evalgate.core.probes import duplicate_ids, expected_category, probes_from_records, record_id, twins
 from evalgate.edges.files import display_path
+from evalgate.edges.inputs import allowed_roots, input_problem
 from evalgate.errors import EvalgateError
 from evalgate.types import BLANK, Finding, Probe
 
@@ -98,8 +100,12 @@ def manifest_key(manifest: Path, probe_file: Path) -> str:
 class _Collector:
     """Reads files once, records them as inputs, and turns I/O failures into findings."""
 
-    def __init__(self, root: Path, contents: Mapping[Path, bytes] | None = None):
+    def __init__(
+        self, root: Path, contents: Mapping[Path, bytes] | None = None, roots: Sequence[Path] | None = None
+    ):
         self.root = root
+        # Where inputs may resolve (edges/inputs.py): a symlink out of the repository is refused.
+        self.roots = tuple(roots) if roots is not None else allowed_roots(root)
         # Would-be file contents (resolved path -> bytes): `probes import`/`deprecate` validate
         # the result of a change before writing it.
         self.contents = {p.resolve(): b for p, b in (contents or {}).items()}
@@ -112,8 +118,13 @@ class _Collector:
 
     def read(self, path: Path, role: str, what: str) -> bytes | None:
         shown = self.show(path)
+        refused = None if path.resolve() in self.contents else input_problem(path, self.roots)
         try:
+            if refused:
+                raise _Unreadable(refused)
             data = self.contents[path.resolve()] if path.resolve() in self.contents else path.read_bytes()
+        except _Unreadable as exc:
+            problem = f"{what}: {exc}"
         except FileNotFoundError:
             problem = f"{what} not found"
             if not Path(shown).is_absolute() and Path(shown).exists():
@@ -135,6 +146,10 @@ class _Collector:
             return data
         self.findings.append(Finding("file-missing", problem, shown, hint=_MISSING_HINTS.get(role)))
         return None
+
+
+class _Unreadable(Exception):
+    """A file that is not read at all: outside the repository, not a regular file, too big."""
 
 
 class _RepeatedKey(ValueError):
@@ -165,16 +180,21 @@ def _load_grammar(cfg: GateConfig, col: _Collector) -> Grammar | None:
         return None
     shown = col.show(path)
     try:
-        return grammar_from_dict(yaml.load(data.decode("utf-8"), Loader=_GrammarLoader), shown)
+        return grammar_from_dict(safe_yaml.load(data.decode("utf-8"), _GrammarLoader), shown)
     except _RepeatedKey as exc:
         message = (
             f"'{exc.key}' appears twice (lines {exc.first} and {exc.again}); YAML would keep the last one"
         )
         col.findings.append(Finding("grammar", message, shown, exc.again, hint="keep one of the two entries"))
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        col.findings.append(Finding("grammar", f"cannot read the grammar table: {exc}", shown, line))
+    except yaml.YAMLError as exc:
+        problem, line = safe_yaml.describe(exc)
+        col.findings.append(Finding("grammar", f"cannot read the grammar table: {problem}", shown, line))
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        msg = f"cannot read the grammar table: byte {exc.start + 1} is not valid UTF-8"
+        col.findings.append(Finding("grammar", msg, shown, line))
+    except RecursionError:
+        col.findings.append(Finding("grammar", "cannot read the grammar table: nested too deeply", shown))
     except EvalgateError as exc:
         col.findings.append(Finding("grammar", exc.message, shown, hint=_MISSING_HINTS["grammar"]))
     return None
@@ -416,6 +436,8 @@ def _baseline_lock(cfg: GateConfig, col: _Collector, probes: Sequence[Probe]) ->
     if cfg.baseline is None:
         return []
     path = cfg.path(cfg.baseline)
+    if input_problem(path, col.roots):
+        return []  # `run` refuses it, naming why
     try:
         hashes = _baseline_hashes(json.loads(path.read_bytes()))
     except (OSError, ValueError, RecursionError):
@@ -477,7 +499,8 @@ def validate(
 
     `contents` replaces the bytes of some files (path -> would-be bytes) without touching the disk.
     """
-    col = _Collector(cfg.root, contents)
+    explicit = [*(probe_files or ()), *(train_files or ())]
+    col = _Collector(cfg.root, contents, allowed_roots(cfg.root, [*cfg.explicit_paths, *explicit]))
     grammar = _load_grammar(cfg, col)
     probes: list[Probe] = []
     ids: list[tuple[str, int, str]] = []

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from evalgate import safe_yaml
 from evalgate.build import jsonl_text
 from evalgate.build.lexicon import Lexicon, lexicon_from_dict
 from evalgate.build.probes import build_probes
@@ -39,11 +40,13 @@ def read_yaml(path: Path, what: str) -> Any:
     except UnicodeDecodeError as exc:
         raise RefusedError(f"{path}: {what} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     try:
-        return yaml.safe_load(text)
+        return safe_yaml.load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise RefusedError(f"{path}{where}: {what} is not valid YAML ({exc})") from None
+        problem, line = safe_yaml.describe(exc)
+        where = f":{line}" if line is not None else ""
+        raise RefusedError(f"{path}{where}: {what} is not valid YAML ({problem})") from None
+    except RecursionError:
+        raise RefusedError(f"{path}: {what} is nested too deeply") from None
 
 
 def load_grammar_and_lexicon(grammar_path: Path) -> tuple[Grammar, Lexicon]:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from evalgate import safe_yaml
 from evalgate.commands.probes_seal import sealed_manifest
 from evalgate.config import GateConfig, load_config
 from evalgate.core.authoring import (
@@ -37,7 +38,8 @@ from evalgate.core.grammar import Grammar, grammar_from_dict
 from evalgate.core.jsonl import Record, parse_jsonl
 from evalgate.core.manifest import SEALABLE_CHECKS
 from evalgate.core.probes import probes_from_records
-from evalgate.edges.files import atomic_write_bytes, atomic_write_json
+from evalgate.edges.files import atomic_write_bytes, atomic_write_json, dump_json
+from evalgate.edges.journal import commit, recover_set
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED, EvalgateError, RefusedError
 from evalgate.types import Finding, Probe
 from evalgate.validation import (
@@ -77,9 +79,9 @@ class ProbeSet:
 def _grammar(cfg: GateConfig) -> Grammar | None:
     # A missing or broken table is the validator's to report (pass 2); the rows skip verb checks.
     try:
-        data = yaml.safe_load(cfg.path(cfg.grammar).read_text(encoding="utf-8"))
+        data = safe_yaml.load(cfg.path(cfg.grammar).read_text(encoding="utf-8"))
         return grammar_from_dict(data, cfg.grammar)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, EvalgateError):
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, EvalgateError, RecursionError):
         return None
 
 
@@ -96,6 +98,7 @@ def editable_config(path: str | None) -> GateConfig:
 
 
 def read_set(cfg: GateConfig) -> ProbeSet:
+    recover_set(cfg)  # a change a killed run left half-done: finished or dropped first
     grammar = _grammar(cfg)
     files, ids, probes = [], [], []
     for path in probe_paths(cfg, None):
@@ -153,11 +156,16 @@ def write_and_seal(
     path, previous, new = sealed_manifest(cfg, outcome, None, bump)
     shown = display_path(cfg.root, path)
     written: list[str] = []
+    folder = path.parent
     try:
-        for target, data in contents.items():
-            atomic_write_bytes(target, data)
-            written.append(display_path(cfg.root, target))
-        atomic_write_json(path, new)
+        if all(Path(t).parent.resolve() == folder.resolve() for t in contents):
+            # The probe files and the manifest change together or not at all (edges/journal.py).
+            commit(folder, {**contents, path: dump_json(new).encode("utf-8")})
+        else:  # probe files outside the manifest's folder: one file at a time, manifest last
+            for target, data in contents.items():
+                atomic_write_bytes(target, data)
+                written.append(display_path(cfg.root, target))
+            atomic_write_json(path, new)
     except OSError as exc:
         done = f"; already written: {', '.join(written)}" if written else "; nothing was changed"
         raise RefusedError(

@@ -18,6 +18,7 @@ from evalgate.config import GateConfig, load_config
 from evalgate.core.findings_render import render_text
 from evalgate.core.manifest import SEALABLE_CHECKS, ProbeFile, seal
 from evalgate.edges.files import atomic_write_json, refused_if_unwritable
+from evalgate.edges.journal import recover_set
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED
 from evalgate.validation import (
     ValidationOutcome,
@@ -45,6 +46,7 @@ def sealed_manifest(
 
 def main(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
+    recover_set(cfg)  # a change a killed run left half-done: finished or dropped first
     probe_files = absolute(args.probes)
     outcome = validate(cfg, probe_files)
     # A partial seal would drop the other files from the manifest while their ids stay locked.

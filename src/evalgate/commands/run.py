@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evalgate.config import GateConfig, load_config
+from evalgate.edges.console import print_commands
 from evalgate.edges.progress import Progress
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, EvalgateError, RefusedError
 from evalgate.pipeline import gate, load_baseline, refused_results, score
@@ -61,6 +62,9 @@ def output_folder(cfg: GateConfig) -> Path:
     """The output folder; refused up front when it (or a parent) is a file, since even a refusal
     writes its results there."""
     out_dir = cfg.path(cfg.out)
+    from evalgate.edges.outputs import refuse_symlinked
+
+    refuse_symlinked(out_dir)
     for path in (out_dir, *out_dir.parents):
         if path.exists():
             if not path.is_dir():
@@ -113,11 +117,14 @@ def print_findings(findings: list[Any], fmt: str) -> None:
         # The JSON summary on stdout carries them; under Actions the annotations go to stderr,
         # which the runner reads too, so stdout stays one JSON document.
         if in_github_actions():
-            print(render_findings(findings, "github"), file=sys.stderr)
+            print_commands(render_findings(findings, "github"), file=sys.stderr)
         return
-    print(render_findings(findings, "github" if fmt == "github" else "text"), file=sys.stderr)
+    if fmt == "github":
+        print_commands(render_findings(findings, "github"), file=sys.stderr)
+    else:
+        print(render_findings(findings, "text"), file=sys.stderr)
     if fmt != "github" and in_github_actions():
-        print(render_findings(findings, "github"))
+        print_commands(render_findings(findings, "github"))
 
 
 def shown_path(path: Path) -> str:
@@ -163,9 +170,9 @@ def print_summary(results: dict[str, Any], out_dir: Path, fmt: str) -> None:
         level = {"pass": "notice", "fail": "error"}.get(verdict, "error")
         stream = sys.stderr if fmt == "json" else sys.stdout  # stdout stays one JSON document
         for reason in results.get("reasons", []) or [f"evalgate: {verdict}, overall accuracy {acc}"]:
-            print(f"::{level} title=evalgate {verdict}::{_escape_annotation(reason)}", file=stream)
+            print_commands(f"::{level} title=evalgate {verdict}::{_escape_annotation(reason)}", file=stream)
         if warnings:
-            print(render_github((), warnings), file=stream)
+            print_commands(render_github((), warnings), file=stream)
 
 
 def comment_numbers(results: dict[str, Any]) -> dict[str, Any]:
@@ -228,14 +235,19 @@ def main(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, config_overrides(args))
     fmt = args.format or "text"
     out_dir = output_folder(cfg)
+    from evalgate.edges.outputs import clear_outputs
+
+    clear_outputs(out_dir)  # nothing of an earlier run (or of the PR) can pass for this run's report
     progress = Progress(quiet=fmt == "json")
     gate_changes = read_gate_changes(getattr(args, "gate_changes", None))
     shard = parse_shard(getattr(args, "shard", None))
     outcome = None
     read: dict[str, Any] = {}  # inputs read so far, beyond the probe set: a refusal lists them too
     try:
+        from evalgate.edges.journal import recover_set
         from evalgate.validation import validate
 
+        recover_set(cfg)  # a probe change a killed run left half-done: finished or dropped first
         with progress.phase("validate probe set"):
             outcome = validate(cfg, cli_paths(args.probes), cli_paths(args.train))
         if not outcome.ok:

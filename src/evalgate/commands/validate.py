@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from evalgate.config import GateConfig, load_config
-from evalgate.core.findings_render import render_github, render_json, render_text
+from evalgate.core.findings_render import escape_data, render_github, render_json, render_text
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED
 from evalgate.validation import ValidationOutcome, validate
 
@@ -73,7 +73,12 @@ def one_line(s: dict) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    from evalgate.edges.console import print_commands
+
     cfg = load_config(args.config)
+    from evalgate.edges.journal import recover_set
+
+    recover_set(cfg)  # a probe change a killed run left half-done: finished or dropped first
     fmt = args.format or "text"
     outcome = validate(cfg, absolute(args.probes), absolute(args.train))
     findings, warnings = outcome.findings, outcome.warnings
@@ -81,9 +86,11 @@ def main(args: argparse.Namespace) -> int:
         print(render_json(findings, warnings, summary(cfg, outcome)))
     elif fmt == "github":
         if findings or warnings:
-            print(render_github(findings, warnings))
+            print_commands(render_github(findings, warnings))
         if outcome.ok:
-            print(f"::notice title=evalgate validate::{one_line(summary(cfg, outcome))}")
+            print_commands(
+                f"::notice title=evalgate validate::{escape_data(one_line(summary(cfg, outcome)))}"
+            )
     elif outcome.ok:
         print(clean_text(cfg, summary(cfg, outcome)))
         if warnings:
@@ -93,5 +100,5 @@ def main(args: argparse.Namespace) -> int:
         print(render_text(findings, warnings, closing="the probe set is refused (nothing was scored)"))
     if fmt != "github" and os.environ.get("GITHUB_ACTIONS") == "true" and (findings or warnings):
         # The runner reads workflow commands on both streams; JSON output must stay one document.
-        print(render_github(findings, warnings), file=sys.stderr if fmt == "json" else sys.stdout)
+        print_commands(render_github(findings, warnings), file=sys.stderr if fmt == "json" else sys.stdout)
     return EXIT_PASS if outcome.ok else EXIT_REFUSED

@@ -6,11 +6,13 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from evalgate.edges.console import clean
 from evalgate.errors import RefusedError
 
 _CHUNK = 1 << 20
@@ -25,17 +27,35 @@ def refused_if_unwritable(where: str, what: str, hint: str) -> Iterator[None]:
         raise RefusedError(f"{where}: cannot write {what}: {exc.strerror or exc}", hint=hint) from None
 
 
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
+# The most bytes hashed from one file: above any checkpoint a CPU runner can score, and a bound
+# for a file whose size lies (a /proc file says 0 bytes and never ends).
+MAX_HASH_BYTES = 64 << 30
+
+
+def _hashed(path: str | os.PathLike[str], limit: int) -> tuple[str, int]:
+    """(SHA-256, bytes read) of a regular file; anything else (a FIFO, a device: opened without
+    blocking, checked on the open descriptor) or more than `limit` bytes is refused."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise RefusedError(f"{clean(path, 300)}: not a regular file (a FIFO, socket or device); refused")
+        h, n = hashlib.sha256(), 0
         while chunk := fh.read(_CHUNK):
+            n += len(chunk)
+            if n > limit:
+                raise RefusedError(f"{clean(path, 300)}: over {limit:,} bytes; refused")
             h.update(chunk)
-    return h.hexdigest()
+    return h.hexdigest(), n
+
+
+def sha256_file(path: str | os.PathLike[str], limit: int = MAX_HASH_BYTES) -> str:
+    return _hashed(path, limit)[0]
 
 
 def file_record(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The {"sha256", "bytes"} entry results.json keeps for every input file."""
-    return {"sha256": sha256_file(path), "bytes": os.path.getsize(path)}
+    digest, n = _hashed(path, MAX_HASH_BYTES)
+    return {"sha256": digest, "bytes": n}
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:

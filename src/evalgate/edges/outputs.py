@@ -16,11 +16,19 @@ The function returns before any network call is made (the caller posts the comme
 so the report is always on disk first. A refused run has no slices: it writes results.json,
 REPORT.md and the badges, and removes a per_slice.csv/png (or an ordinal.png) left by an earlier
 run, which would otherwise be read as this run's.
+
+Stale outputs: `clear_outputs` runs before anything else of `evalgate run`, so a run that stops
+early (a crash, a kill) never leaves an earlier REPORT.md (or one a PR committed into the output
+folder) to be uploaded and posted as this run's. It removes only evalgate's own file names (and
+leftover temporary files of `atomic_write_bytes`), never anything else: `--out` may name a folder
+that holds other files. An output folder that is a symbolic link, or an output name that is one,
+is refused: the run would write (or delete) wherever the link points.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,13 +37,53 @@ from evalgate.core.badge import badge_json, badge_svg
 from evalgate.core.render_csv import render_csv
 from evalgate.core.render_md import render_report
 from evalgate.core.results import validate_results
+from evalgate.edges.console import clean
 from evalgate.edges.files import atomic_write_bytes, atomic_write_text, dump_json
-from evalgate.errors import EvalgateError
+from evalgate.errors import EvalgateError, RefusedError
 
 RESULTS, REPORT, CSV, PNG = "results.json", "REPORT.md", "per_slice.csv", "per_slice.png"
 ORDINAL_PNG = "ordinal.png"  # only when the run has ordinal probes (results.json "ordinal")
 BADGE_JSON, BADGE_SVG = "badge.json", "badge.svg"
 DEFAULTS = {"max_chars": 65000, "max_flipped": 50, "review_entropy": 0.8}
+
+
+OUTPUT_NAMES = (RESULTS, REPORT, CSV, PNG, ORDINAL_PNG, BADGE_JSON, BADGE_SVG)
+
+
+def refuse_symlinked(out_dir: Path) -> None:
+    """The output folder, or one of evalgate's names in it, is a symbolic link: refused (exit 2)."""
+    out_dir = Path(out_dir)
+    links = [out_dir] if out_dir.is_symlink() else []
+    if not links and out_dir.is_dir():
+        links = [out_dir / n for n in OUTPUT_NAMES if (out_dir / n).is_symlink()]
+    if links:
+        raise RefusedError(
+            f"output folder {clean(out_dir, 300)}: {clean(links[0], 300)} is a symbolic link "
+            f"(to {clean(os.readlink(links[0]))}); refusing to write through it",
+            hint="remove the link (a repository must not commit files into the output folder), "
+            "or choose another folder with --out",
+        )
+
+
+def clear_outputs(out_dir: Path) -> None:
+    """Remove every output an earlier run (or a pull request) left in `out_dir` (see above)."""
+    out_dir = Path(out_dir)
+    refuse_symlinked(out_dir)
+    if not out_dir.is_dir():
+        return
+    for name in OUTPUT_NAMES:
+        path = out_dir / name
+        if path.is_dir():
+            raise RefusedError(
+                f"output folder {clean(out_dir, 300)}: {name} is a folder; refusing to write there",
+                hint="remove it, or choose another folder with --out",
+            )
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    for leftover in out_dir.glob(".*.tmp"):  # a killed atomic write's temporary file
+        if leftover.name.split(".")[1] + "." + leftover.name.split(".")[2] in OUTPUT_NAMES:
+            with contextlib.suppress(OSError):
+                leftover.unlink()
 
 
 class ResultsSchemaError(RuntimeError):
@@ -80,6 +128,7 @@ def write_outputs(results: Mapping[str, Any], out_dir: Path, report_cfg: Any = N
     """Write the outputs into `out_dir` (created if needed); returns {file name: path} of what was written."""
     files = render_outputs(results, report_cfg)
     out_dir = Path(out_dir)
+    refuse_symlinked(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
     for name, data in files.items():

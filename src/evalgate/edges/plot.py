@@ -32,6 +32,10 @@ BAR = "#4c72b0"
 BAR_REGRESSED = "#c44e52"
 DPI = 100
 
+# Labels are the pull request's text (probe ids, scale labels), drawn as given: with the math
+# parser on, a `$` in one would reach matplotlib's mathtext and crash the run.
+PLAIN_TEXT = {"font.family": "DejaVu Sans", "text.parse_math": False}
+
 
 def ensure_mplconfigdir() -> None:
     """Give matplotlib a writable config/cache folder when HOME has none (containers with HOME=/).
@@ -92,7 +96,7 @@ def build_figure(results: Mapping[str, Any]) -> Any:
     slices: Mapping[str, Any] = results.get("slices") or {}
     comparison: Mapping[str, Any] = (results.get("comparison") or {}).get("slices") or {}
     red = flagged(results)
-    with matplotlib.style.context("default"), matplotlib.rc_context({"font.family": "DejaVu Sans"}):
+    with matplotlib.style.context("default"), matplotlib.rc_context(PLAIN_TEXT):
         fig = Figure(figsize=(11, 7.5), dpi=DPI, layout="constrained")
         axes = fig.subplot_mosaic([["overall", "language", "regularity"], ["tense", "tense", "person"]])
         for name, title, keys in panel_keys(results):

@@ -21,6 +21,10 @@ from evalgate.edges.plot import DPI, ensure_mplconfigdir
 COLUMNS = 3
 MAX_LEGEND = 8  # items per panel named in its legend; a crowded panel drops the legend
 
+# Labels are the pull request's text (probe ids, scale labels), drawn as given: with the math
+# parser on, a `$` in one would reach matplotlib's mathtext and crash the run.
+PLAIN_TEXT = {"font.family": "DejaVu Sans", "text.parse_math": False}
+
 
 def _groups(section: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]]:
     out: dict[str, list[Mapping[str, Any]]] = {}
@@ -49,7 +53,7 @@ def build_figure(results: Mapping[str, Any]) -> Any:
     stats: Mapping[str, Any] = section.get("groups") or {}
     ncols = max(1, min(COLUMNS, len(groups)))
     nrows = max(1, math.ceil(len(groups) / ncols))
-    with matplotlib.style.context("default"), matplotlib.rc_context({"font.family": "DejaVu Sans"}):
+    with matplotlib.style.context("default"), matplotlib.rc_context(PLAIN_TEXT):
         fig = Figure(figsize=(4.4 * ncols, 3.6 * nrows + 0.6), dpi=DPI, layout="constrained")
         axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
         for ax, (name, items) in zip(axes, groups.items(), strict=False):

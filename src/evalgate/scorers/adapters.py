@@ -10,6 +10,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalgate.edges.console import clean
 from evalgate.errors import CheckpointError
 
 # A fixed bilingual text whose encoding fingerprints a tokenizer that has no file to hash.
@@ -19,14 +20,33 @@ FINGERPRINT_TEXT = "Ayer fui al mercado y compré pan. She went home; he works. 
 class TokenizersAdapter:
     """A `tokenizers.Tokenizer` (the native format): the ids come from the checkpoint's config."""
 
-    def __init__(self, tok: Any, *, bos_id: int, eos_id: int, pad_id: int, unk_id: int | None, sha256: str):
+    def __init__(
+        self,
+        tok: Any,
+        *,
+        bos_id: int,
+        eos_id: int,
+        pad_id: int,
+        unk_id: int | None,
+        sha256: str,
+        source: str = "tokenizer.json",
+    ):
         self.tok = tok
         self.bos_id, self.eos_id, self.pad_id, self.unk_id = bos_id, eos_id, pad_id, unk_id
         self.uses_bos = True  # native models are trained on [bos] + sentence + [eos]
         self.sha256 = sha256
+        self.source = source  # the tokenizer file, for errors
 
     def encode(self, text: str) -> list[int]:
-        return list(self.tok.encode(text, add_special_tokens=False).ids)
+        try:
+            return list(self.tok.encode(text, add_special_tokens=False).ids)
+        except BaseException as exc:  # a Rust panic is a BaseException
+            reraise_interrupts(exc)
+            raise CheckpointError(
+                f"{clean(self.source, 300)}: the tokenizer cannot encode {clean(repr(text[:60]))} "
+                f"({_first_line(exc)})",
+                hint="the tokenizer's normalizer or pre-tokenizer fails on ordinary text; re-save it",
+            ) from None
 
     def decode(self, ids: Sequence[int]) -> str:
         return self.tok.decode(list(ids), skip_special_tokens=False)
@@ -72,10 +92,11 @@ class HFTokenizerAdapter:
         "Missing [UNK] token") is a broken checkpoint (exit 2) naming the file, not exit 3."""
         try:
             return fn(arg, **kwargs)
-        except Exception as exc:
+        except BaseException as exc:  # a Rust panic (PanicException) included
+            reraise_interrupts(exc)
             shown = repr(arg[:60]) if isinstance(arg, str) else f"ids {list(arg)[:20]}"
             raise CheckpointError(
-                f"{self.source}: the tokenizer cannot {what} {shown} ({_first_line(exc)})",
+                f"{clean(self.source, 300)}: the tokenizer cannot {what} {clean(shown)} ({_first_line(exc)})",
                 hint="a tokenizer must encode any text: give a word-level vocabulary an unk_token, "
                 "or use a byte-level BPE",
             ) from None
@@ -90,9 +111,16 @@ class HFTokenizerAdapter:
         return self._call(self.tok.decode, list(ids), "decode", **options)
 
 
+def reraise_interrupts(exc: BaseException) -> None:
+    """Ctrl-C and exit() keep their meaning; any other BaseException from a tokenizer (pyo3's
+    PanicException derives from BaseException) is the checkpoint's fault, refused by the caller."""
+    if isinstance(exc, KeyboardInterrupt | SystemExit | GeneratorExit):
+        raise exc
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+    return f"{type(exc).__name__}: {clean(text[0]) if text else ''}".rstrip(": ")
 
 
 def first_int_attr(obj: Any, names: Sequence[str]) -> int | None:
@@ -167,7 +195,8 @@ class PluginTokenizerAdapter:
     def encode(self, text: str) -> list[int]:
         try:
             ids = self.tok.encode(text)
-        except Exception as exc:  # the user's code: name it and the text, not a traceback
+        except BaseException as exc:  # the user's code (or a panic under it): named
+            reraise_interrupts(exc)
             raise CheckpointError(
                 f"--loader {self.loader}: tokenizer.encode raised {_first_line(exc)} on {text[:60]!r}"
             ) from None

@@ -152,6 +152,7 @@ def load_hf_scorer(
             f"missing tokenizer: {path / 'tokenizer.json'} (nor any other tokenizer file)",
             hint="save the tokenizer next to the model: tokenizer.save_pretrained(dir)",
         )
+    _refuse_oversized_sizes(path, config, shapes)  # before transformers parses the config
     files = checkpoint_files(path)
     import transformers
 
@@ -200,7 +201,9 @@ def load_hf_scorer(
             )
         try:
             tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), **kwargs)
-        except Exception as exc:
+        except BaseException as exc:  # a Rust panic is a BaseException
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
             raise CheckpointError(
                 f"{path / tokenizer_files[0]}: cannot be loaded ({first_line(exc)})"
             ) from None
@@ -253,6 +256,7 @@ def _refuse_oversized_config(path: Path, hf_config: Any, shapes: dict[str, tuple
     as one parameter: an upper bound."""
     import transformers
 
+    n_stored = _refuse_oversized_sizes(path, hf_config, shapes)
     try:
         with torch.device("meta"):
             skeleton = transformers.AutoModelForCausalLM.from_config(hf_config)
@@ -266,10 +270,6 @@ def _refuse_oversized_config(path: Path, hf_config: Any, shapes: dict[str, tuple
         if want is not None and want != shape:
             wrong.append(f"'{name}' is {list(shape)}, expected {list(want)}")
     n_model = sum(p.numel() for p in skeleton.parameters())
-    if shapes is None:
-        n_stored = sum(f.stat().st_size for f in path.glob("pytorch_model*.bin"))
-    else:
-        n_stored = sum(math.prod(s) for s in shapes.values())
     if wrong:
         raise CheckpointError(
             f"{path / 'model.safetensors'}: does not match config.json: wrong shape(s) "
@@ -283,6 +283,49 @@ def _refuse_oversized_config(path: Path, hf_config: Any, shapes: dict[str, tuple
             f"hold {n_stored:,}; refused before allocating it",
             hint="the weights and config.json come from different models; re-save them together",
         )
+
+
+_SIZE_KEYS = {
+    "layers": ("num_hidden_layers", "n_layer", "num_layers"),
+    "width": ("hidden_size", "n_embd", "d_model"),
+    "vocab": ("vocab_size",),
+}
+_MAX_DIM = 1 << 24  # no sane layer count, width or vocabulary is larger
+
+
+def _refuse_oversized_sizes(path: Path, config: Any, shapes: dict[str, tuple[int, ...]] | None) -> int:
+    """Refuse a config (the raw config.json dict, or the parsed config) whose sizes alone describe
+    far more than the weights hold: even on the meta device, building the skeleton of (or, for
+    some architectures, merely parsing) a config with a billion layers takes unbounded time and
+    memory. Returns the stored parameter count (every .bin byte counts as one: an upper bound)."""
+    n_stored = (
+        sum(f.stat().st_size for f in path.glob("pytorch_model*.bin"))
+        if shapes is None
+        else sum(math.prod(s) for s in shapes.values())
+    )
+    floor = _parameters_floor(config)
+    if floor is None or floor - n_stored > MAX_MISSING_PARAMETERS:
+        described = "sizes that are not sane integers" if floor is None else f"at least {floor:,} parameters"
+        raise CheckpointError(
+            f"{path / 'config.json'}: describes a model of {described} but the weights "
+            f"hold {n_stored:,}; refused before building it",
+            hint="the weights and config.json come from different models; re-save them together",
+        )
+    return n_stored
+
+
+def _parameters_floor(hf_config: Any) -> int | None:
+    """A lower bound of the parameters a config describes (layers x width^2 + vocab x width:
+    every decoder layer has at least one width x width projection), or None when a size is not
+    a sane integer. Sizes the config does not name count as 1."""
+    sizes = {}
+    for what, keys in _SIZE_KEYS.items():
+        get = hf_config.get if isinstance(hf_config, dict) else lambda k: getattr(hf_config, k, None)
+        value = next((get(k) for k in keys if get(k) is not None), 1)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_DIM:
+            return None
+        sizes[what] = value
+    return sizes["layers"] * sizes["width"] ** 2 + sizes["vocab"] * sizes["width"]
 
 
 def _describe_key(key: Any) -> str:

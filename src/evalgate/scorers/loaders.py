@@ -10,12 +10,15 @@ A plugin (`--loader pkg.module:function`) is the user's own code, imported and c
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from evalgate.edges import json_input
+from evalgate.edges.console import clean
+from evalgate.edges.inputs import allowed_roots
 from evalgate.errors import CheckpointError
 from evalgate.scorers.adapters import TokenizersAdapter
 from evalgate.scorers.base import ScorerInfo, files_digest
@@ -39,6 +42,7 @@ def load_scorer(
     loader: str | None,
     *,
     root: Path,
+    roots: Sequence[Path] | None = None,
     batch_size: int = 32,
     dtype: str = "float32",
     threads: int = 0,
@@ -62,7 +66,8 @@ def load_scorer(
         if path.suffix.lower() in PICKLE_SUFFIXES:
             raise refuse_pickle_file(path)
         raise CheckpointError(f"{path}: not a checkpoint directory", hint=HINT_DIR)
-    check_regular_files(path)
+    # Inside the repository (or where the operator pointed --checkpoint): edges/inputs.py.
+    check_regular_files(path, roots if roots is not None else allowed_roots(root, [path]))
     config_path = path / "config.json"
     if not config_path.is_file():
         pickles = sorted(p for p in path.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES)
@@ -78,11 +83,13 @@ def load_scorer(
 
 
 def read_json(path: Path) -> Any:
+    """A checkpoint's JSON file (config, tokenizer config, shard index): any failure, a deep
+    nesting or a 5,000-digit number included, is a located refusal (edges/json_input.py)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        where = f":{exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
-        raise CheckpointError(f"{path}{where}: not valid UTF-8 JSON ({exc})") from None
+        return json_input.loads(path.read_bytes())
+    except json_input.UntrustedJSON as exc:
+        where = f":{exc.line}" if exc.line else ""
+        raise CheckpointError(f"{clean(path, 300)}{where}: not valid UTF-8 JSON ({exc.why})") from None
 
 
 def n_parameters(model: Any) -> int:
@@ -110,6 +117,7 @@ def load_native_scorer(path: Path, *, batch_size: int, dtype: torch.dtype, threa
         pad_id=cfg.pad_token_id,
         unk_id=cfg.unk_token_id,
         sha256=files[native_gpt.TOKENIZER_FILE]["sha256"],
+        source=str(path / native_gpt.TOKENIZER_FILE),
     )
     info = ScorerInfo(
         format="native",

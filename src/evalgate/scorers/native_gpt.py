@@ -29,7 +29,9 @@ from tokenizers import decoders, models, pre_tokenizers, trainers
 from torch import nn
 from torch.nn import functional as F
 
+from evalgate.edges.console import clean
 from evalgate.edges.files import atomic_write_bytes, atomic_write_text
+from evalgate.edges.json_input import finite_float
 from evalgate.errors import CheckpointError
 
 FORMAT = "gpt-v1"
@@ -268,27 +270,53 @@ def load_native(directory: str | Path) -> tuple[GPT, tokenizers.Tokenizer, GPTCo
     return model, tok, cfg
 
 
+def n_parameters(cfg: GPTConfig) -> int:
+    """The parameter count `expected_shapes` describes, in closed form (no loop over layers)."""
+    C = cfg.n_embd
+    return (cfg.vocab_size + cfg.block_size + 2) * C + cfg.n_layer * (12 * C * C + 13 * C)
+
+
+def _refuse_oversized(root: Path, cfg: GPTConfig) -> None:
+    """A config.json describing more parameters than model.safetensors can hold (2 bytes each at
+    the least) is refused before anything is sized from it: a 200-byte config with a huge
+    n_layer would otherwise build names, tensors and modules until the memory runs out."""
+    n = n_parameters(cfg)
+    size = (root / WEIGHTS_FILE).stat().st_size
+    if n * 2 > size:
+        raise CheckpointError(
+            f"{root / CONFIG_FILE}: describes a model of {n:,} parameters but {WEIGHTS_FILE} has only "
+            f"{size:,} bytes; refused before allocating it",
+            hint="the weights and config.json come from different checkpoints; re-save them with save_native",
+        )
+
+
 def _read_config(path: Path) -> GPTConfig:
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        doc = json.loads(path.read_text(encoding="utf-8"), parse_float=finite_float)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         where = f":{exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        why = "nested too deeply" if isinstance(exc, RecursionError) else clean(exc)
         raise CheckpointError(
-            f"{path}{where}: not valid UTF-8 JSON ({exc})", hint="restore config.json"
+            f"{path}{where}: not valid UTF-8 JSON ({why})", hint="restore config.json"
         ) from None
     return GPTConfig.from_dict(doc, source=str(path))
 
 
 def _read_weights(path: Path, cfg: GPTConfig) -> dict[str, torch.Tensor]:
-    want = expected_shapes(cfg)
     retrain = "the checkpoint does not match its config.json; re-save it with save_native"
     try:
         with safetensors.safe_open(str(path), framework="pt") as fh:
+            # A readable header first (a corrupt file is named as one), then the sizes the
+            # config describes against the file, before `expected_shapes` loops over n_layer.
+            _refuse_oversized(path.parent, cfg)
+            want = expected_shapes(cfg)
             names = set(fh.keys())
             missing, unexpected = sorted(set(want) - names), sorted(names - set(want))
             if missing or unexpected:
                 parts = [f"missing tensor(s) {', '.join(missing)}"] if missing else []
-                parts += [f"unexpected tensor(s) {', '.join(unexpected)}"] if unexpected else []
+                parts += (
+                    [f"unexpected tensor(s) {', '.join(clean(n) for n in unexpected)}"] if unexpected else []
+                )
                 raise CheckpointError(f"{path}: {'; '.join(parts)}", hint=retrain)
             state = {}
             for name in sorted(want):
@@ -321,9 +349,12 @@ def _read_weights(path: Path, cfg: GPTConfig) -> dict[str, torch.Tensor]:
 def _read_tokenizer(path: Path, cfg: GPTConfig) -> tokenizers.Tokenizer:
     try:
         tok = tokenizers.Tokenizer.from_file(str(path))
-    except Exception as exc:  # the Rust binding raises a bare Exception for any parse error
+    except BaseException as exc:  # a bare Exception for a parse error, or a panic
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            raise
         raise CheckpointError(
-            f"{path}: not a readable Hugging Face tokenizers file ({exc})", hint="restore tokenizer.json"
+            f"{path}: not a readable Hugging Face tokenizers file ({clean(exc)})",
+            hint="restore tokenizer.json",
         ) from None
     hint = "tokenizer.json and config.json come from different checkpoints; re-save them together"
     if tok.get_vocab_size(with_added_tokens=True) > cfg.vocab_size:

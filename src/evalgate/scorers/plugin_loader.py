@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 from evalgate.edges.files import file_record
+from evalgate.edges.inputs import allowed_roots
 from evalgate.errors import CheckpointError
 from evalgate.scorers.adapters import FINGERPRINT_TEXT, PluginTokenizerAdapter, first_int_attr
 from evalgate.scorers.base import ScorerInfo, files_digest
@@ -108,7 +109,7 @@ def load_plugin(
         )
     adapter.sha256 = sha256_text(canonical_json({"ids": ids, "vocab_size": vocab_size}))
     if checkpoint is not None and Path(checkpoint).is_dir():
-        check_regular_files(Path(checkpoint))
+        check_regular_files(Path(checkpoint), allowed_roots(root, [checkpoint]))
     files = checkpoint_files(checkpoint) if checkpoint is not None and Path(checkpoint).exists() else {}
     source = getattr(module, "__file__", None)
     if not files and source:

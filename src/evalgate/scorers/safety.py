@@ -12,17 +12,21 @@
 from __future__ import annotations
 
 import io
-import json
 import os
 import pickletools
 import re
 import stat
 import struct
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from evalgate.edges import json_input
+from evalgate.edges.console import clean
 from evalgate.edges.files import file_record
+from evalgate.edges.inputs import outside_problem
+from evalgate.edges.json_input import MAX_INT
 from evalgate.errors import CheckpointError
 
 PICKLE_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle", ".joblib")
@@ -70,8 +74,11 @@ def _pickle_globals(data: bytes, source: str, max_pickles: int) -> list[tuple[st
     found: list[tuple[str, str]] = []
     stream = io.BytesIO(data)
     for _ in range(max_pickles):
-        if data[stream.tell() : stream.tell() + 1] != b"\x80":
-            break
+        if stream.tell() >= len(data):
+            break  # torch's next pickle.load fails on the end of the file: nothing more runs
+        # torch reads each of the five with pickle.load, whatever its protocol: a second pickle
+        # of protocol 0 (no PROTO opcode) is scanned like the first, and a stream that ends
+        # before torch would stop reading is refused below (genops on no bytes raises).
         recent: list[Any] = []  # values pushed lately (strings only; None for anything else)
         memo: dict[int, Any] = {}
         try:
@@ -104,18 +111,48 @@ def _pickle_globals(data: bytes, source: str, max_pickles: int) -> list[tuple[st
     return found
 
 
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+def _zip_pickles(path: Path) -> list[tuple[str, bytes, int]]:
+    """Every pickle of a zip checkpoint, read entry by entry (not by name: with two entries of
+    one name, a reader by name sees one and torch may load the other, so duplicates are refused)."""
+    with zipfile.ZipFile(path) as zf:
+        infos = zf.infolist()
+        names = [i.filename for i in infos]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise CheckpointError(
+                f"{path}: the zip archive holds {clean(twice[0])} more than once; refusing it",
+                hint=_CONVERT_HINT,
+            )
+        members = [
+            (f"{path}:{clean(i.filename)}", zf.open(i).read(), 1)
+            for i in infos
+            if i.filename.endswith(".pkl")
+        ]
+    if not members:
+        raise CheckpointError(f"{path}: a zip archive without a pickle; not a PyTorch checkpoint")
+    return members
+
+
 def scan_pickle(path: Path) -> None:
     """Refuse a torch pickle checkpoint that references anything beyond tensors and storages."""
     try:
-        if zipfile.is_zipfile(path):
-            with zipfile.ZipFile(path) as zf:
-                members = [(f"{path}:{n}", zf.read(n), 1) for n in zf.namelist() if n.endswith(".pkl")]
-            if not members:
-                raise CheckpointError(f"{path}: a zip archive without a pickle; not a PyTorch checkpoint")
+        with open(path, "rb") as fh:
+            is_zip_format = fh.read(4) == _ZIP_MAGIC
+        if is_zip_format:  # torch's own test: the zip format starts with a local file header
+            members = _zip_pickles(path)
         else:
+            if zipfile.is_zipfile(path):
+                # A pickle stream followed by a zip: torch unpickles the stream, a zip reader
+                # sees the archive. Whatever is meant, one reading would go unscanned.
+                raise CheckpointError(
+                    f"{path}: a pickle stream with a zip archive appended; refusing it", hint=_CONVERT_HINT
+                )
             members = [(str(path), path.read_bytes(), 5)]
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise CheckpointError(f"truncated or corrupt: {path} ({exc})") from None
+    except (OSError, zipfile.BadZipFile, EOFError) as exc:
+        raise CheckpointError(f"truncated or corrupt: {path} ({clean(exc)})") from None
     for source, data, max_pickles in members:
         if not data.startswith(b"\x80"):
             raise CheckpointError(
@@ -129,6 +166,8 @@ def scan_pickle(path: Path) -> None:
                     hint=_CONVERT_HINT,
                 )
 
+
+_MAX_HEADER = 100 << 20  # the safetensors library's own limit for a header
 
 _ST_ITEMSIZE = {
     "BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
@@ -155,10 +194,12 @@ def check_safetensors(path: Path) -> dict[str, tuple[int, ...]]:
         (n,) = struct.unpack("<Q", head)
         if n > size - 8:
             raise corrupt(f"header of {n} bytes but the file has {size} bytes")
+        if n > _MAX_HEADER:
+            raise corrupt(f"header of {n:,} bytes, over the {_MAX_HEADER:,}-byte limit")
         try:
-            header = json.loads(fh.read(n))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise corrupt(f"header is not JSON: {exc}") from None
+            header = json_input.loads(fh.read(n))
+        except json_input.UntrustedJSON as exc:
+            raise corrupt(f"header is not JSON: {exc.why}") from None
     if not isinstance(header, dict):
         raise corrupt("header is not a JSON object")
     data_bytes = size - 8 - n
@@ -166,20 +207,23 @@ def check_safetensors(path: Path) -> dict[str, tuple[int, ...]]:
     for name, meta in header.items():
         if name == "__metadata__":
             continue
+        shown = clean(name)  # a tensor name is the PR's text: never raw into a message
         try:
             begin, end = meta["data_offsets"]
+            if not all(_is_int(v) and 0 <= v < MAX_INT for v in (begin, end, *meta["shape"])):
+                raise ValueError("not a non-negative 64-bit integer")
             count = 1
             for dim in meta["shape"]:
                 count *= int(dim)
             itemsize = _ST_ITEMSIZE[meta["dtype"]]
-        except (KeyError, TypeError, ValueError):
-            raise corrupt(f"tensor '{name}' has a malformed entry") from None
-        if not all(_is_int(v) for v in (begin, end, *meta["shape"])) or not 0 <= begin <= end:
-            raise corrupt(f"tensor '{name}' has a malformed entry")
+        except (KeyError, TypeError, ValueError, OverflowError):
+            raise corrupt(f"tensor '{shown}' has a malformed entry") from None
+        if not 0 <= begin <= end:
+            raise corrupt(f"tensor '{shown}' has a malformed entry")
         if end > data_bytes:
-            raise corrupt(f"tensor '{name}' ends at byte {end} of {data_bytes} data bytes")
+            raise corrupt(f"tensor '{shown}' ends at byte {end} of {data_bytes} data bytes")
         if end - begin != count * itemsize:
-            raise corrupt(f"tensor '{name}' has {end - begin} bytes for shape {meta['shape']}")
+            raise corrupt(f"tensor '{shown}' has {end - begin} bytes for shape {meta['shape']}")
         shapes[name] = tuple(meta["shape"])
     return shapes
 
@@ -188,30 +232,56 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_regular_files(path: Path) -> None:
-    """Every file of a checkpoint directory is a readable regular file (symlinks followed).
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+_LFS_POINTER_MAX = 1024  # a pointer file is ~130 bytes
+_KERNEL_TREES = ("proc", "sys", "dev")  # their "regular" files are endless or have side effects
 
-    Nothing is read: a dangling symlink, a FIFO or a device (a link to /dev/zero) would otherwise
-    end in a traceback or hang the hashing forever. Links to regular files are fine wherever
-    they point (the Hugging Face cache links snapshot files to its blob store).
+
+def check_regular_files(path: Path, roots: Sequence[Path] | None = None) -> None:
+    """Every file of a checkpoint directory is a readable regular file (symlinks followed),
+    inside the allowed roots (edges/inputs.py), not under /proc, /sys or /dev, and not a Git LFS
+    pointer left by a checkout without `lfs: true`.
+
+    Nothing but a pointer's first bytes is read: a dangling symlink, a FIFO or a device (a link
+    to /dev/zero, /proc/self/pagemap) would otherwise end in a traceback or hang the hashing
+    forever. Links to regular files are fine wherever they point inside the roots (the Hugging
+    Face cache links snapshot files to its blob store).
     """
     for dirpath, dirnames, filenames in os.walk(path):
         dirnames.sort()
         for name in sorted(filenames):
             full = Path(dirpath) / name
+            shown = clean(full, 300)
             try:
-                mode = full.stat().st_mode
+                st = full.stat()
             except OSError as exc:
-                what = f"a symbolic link to {os.readlink(full)}" if full.is_symlink() else "unreadable"
+                what = f"a symbolic link to {clean(os.readlink(full))}" if full.is_symlink() else "unreadable"
                 raise CheckpointError(
-                    f"{full}: {what} ({exc.strerror or exc})",
+                    f"{shown}: {what} ({exc.strerror or exc})",
                     hint="remove the file or make it a regular file inside the checkpoint",
                 ) from None
-            if not stat.S_ISREG(mode):
+            if not stat.S_ISREG(st.st_mode):
                 raise CheckpointError(
-                    f"{full}: not a regular file (a FIFO, socket or device); refusing it",
+                    f"{shown}: not a regular file (a FIFO, socket or device); refusing it",
                     hint="a checkpoint directory holds only regular files",
                 )
+            real = Path(os.path.realpath(full))
+            if len(real.parts) > 1 and real.parts[1] in _KERNEL_TREES:
+                raise CheckpointError(
+                    f"{shown}: a link to {clean(real)}, a kernel file, not a regular file; refusing it",
+                    hint="a checkpoint directory holds only regular files",
+                )
+            problem = outside_problem(full, roots) if roots is not None else None
+            if problem:
+                raise CheckpointError(f"{shown}: {problem}", hint="keep the checkpoint's files inside it")
+            if st.st_size <= _LFS_POINTER_MAX:
+                with open(full, "rb") as fh:
+                    if fh.read(len(LFS_POINTER)) == LFS_POINTER:
+                        raise CheckpointError(
+                            f"{shown}: this is a Git LFS pointer, not the weights",
+                            hint="check out with Git LFS (actions/checkout with `lfs: true`, "
+                            "or `git lfs pull`) so the real file is there",
+                        )
 
 
 def checkpoint_files(path: Path) -> dict[str, dict[str, Any]]:

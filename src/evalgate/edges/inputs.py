@@ -1,0 +1,98 @@
+"""Where a configured input may come from, and reading it without trusting what it is.
+
+A pull request controls evalgate.yml and every file it names: a probe file, the grammar table or
+a checkpoint file replaced by a symlink to `/etc/passwd`, `~/.ssh/id_rsa` or `/proc/self/pagemap`
+would otherwise be read, hashed and quoted into results.json, the log and the PR comment. So:
+
+- every configured input must resolve (symlinks followed) inside an allowed root: the folder of
+  evalgate.yml, the working folder, the bundled demo (`$EVALGATE_HOME` in the image, the source
+  checkout otherwise), the folders in `$EVALGATE_ALLOWED_ROOTS` (os.pathsep-separated), and a
+  path the operator named on the command line (`--checkpoint /mnt/models/x` is the caller's
+  choice, not the PR's);
+- only regular files are read (a FIFO never ends, `/dev/zero` neither), each up to a size cap;
+- messages name the file and the symlink's target (cleaned), never the file's content.
+
+See docs/hostile-inputs.md ("Reading outside the repository").
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from evalgate.edges.console import clean
+from evalgate.errors import RefusedError
+
+# Inputs read whole into memory (probe files, corpus, test set, baseline, config): far above any
+# real one (the demo's training corpus is a few MB), far below what exhausts a CI runner.
+MAX_INPUT_BYTES = 256 << 20
+ROOTS_ENV = "EVALGATE_ALLOWED_ROOTS"
+
+
+def allowed_roots(root: Path, explicit: Iterable[str | os.PathLike[str]] = ()) -> tuple[Path, ...]:
+    """The folders configured inputs may resolve into (see the module docstring)."""
+    from evalgate.config import bundled_root
+
+    roots: list[Path] = [Path(root), Path.cwd()]
+    bundle = bundled_root()
+    if bundle is not None:
+        roots.append(bundle)
+    roots += [Path(p) for p in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if p.strip()]
+    roots += [Path(p) for p in explicit]
+    out: list[Path] = []
+    for r in roots:
+        real = Path(os.path.realpath(r))
+        if real not in out:
+            out.append(real)
+    return tuple(out)
+
+
+def _inside(real: Path, roots: Sequence[Path]) -> bool:
+    return any(real == r or r in real.parents for r in roots)
+
+
+def outside_problem(path: Path, roots: Sequence[Path]) -> str | None:
+    """Why `path` may not be read because of where it points (None: it may, or it is missing)."""
+    real = Path(os.path.realpath(path))
+    if _inside(real, roots) or not os.path.lexists(path):
+        return None
+    link = next((p for p in (Path(path), *Path(path).parents) if p.is_symlink()), None)
+    if link is not None:
+        return (
+            f"a symbolic link to {clean(os.readlink(link))}, outside the repository; refused "
+            "(configured inputs must stay inside the repository)"
+        )
+    return "outside the repository; refused (configured inputs must stay inside the repository)"
+
+
+def type_problem(path: Path, max_bytes: int | None = MAX_INPUT_BYTES) -> str | None:
+    """Why `path` is not a readable regular file of a sane size (None: fine, missing or a folder,
+    which the caller reports in its own words)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            return f"a symbolic link to {clean(os.readlink(path))}, which does not exist"
+        return None
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if stat.S_ISDIR(st.st_mode):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file (a FIFO, socket or device); refused"
+    if max_bytes is not None and st.st_size > max_bytes:
+        return f"{st.st_size:,} bytes, over the {max_bytes:,}-byte limit for this input; refused"
+    return None
+
+
+def input_problem(path: Path, roots: Sequence[Path], max_bytes: int | None = MAX_INPUT_BYTES) -> str | None:
+    return outside_problem(path, roots) or type_problem(path, max_bytes)
+
+
+def check_input(path: Path, roots: Sequence[Path], what: str, shown: str | None = None) -> None:
+    """Raise the located refusal for an input that may not be read."""
+    problem = input_problem(path, roots)
+    if problem:
+        raise RefusedError(f"{clean(shown or path, 300)}: {what}: {problem}")

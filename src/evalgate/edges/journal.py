@@ -1,0 +1,154 @@
+"""All-or-nothing changes to several files (`probes import`, `probes deprecate`: probe files plus
+MANIFEST.json), whatever instant the process is killed at.
+
+One `os.replace` is atomic; several are not. So a change is written ahead:
+
+1. every new file is staged beside its target as `.NAME.evalgate-new` (written and fsynced);
+2. the journal `.evalgate-journal.json` is written atomically in the manifest's folder, naming
+   each staged file and its target: this rename is the commit point;
+3. each staged file is renamed over its target;
+4. the journal is removed.
+
+`recover(folder)` runs before any command reads the probe set: with a journal present (a kill
+during step 3) it finishes the renames (the new set); without one it removes staged files (a kill
+before step 2: the old set stays). So a reader always sees the old set or the new one.
+
+A journal is data like any other file in a pull request: it may only name targets in its own
+folder (plain names, no separators), staged files of the expected name, regular files, no links.
+A journal that breaks these rules is refused, not followed.
+
+`EVALGATE_TEST_KILL_AFTER_STEP=N` ends the process (os._exit, as a SIGKILL would) right after
+the N-th file operation of a commit; the tests use it to kill the real command at every step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalgate.edges.console import clean
+from evalgate.edges.files import atomic_write_bytes, atomic_write_text
+from evalgate.errors import RefusedError
+
+JOURNAL = ".evalgate-journal.json"
+STAGED_SUFFIX = ".evalgate-new"
+KILL_ENV = "EVALGATE_TEST_KILL_AFTER_STEP"
+
+
+def staged_name(target: Path) -> Path:
+    return target.parent / f".{target.name}{STAGED_SUFFIX}"
+
+
+class _Steps:
+    def __init__(self) -> None:
+        limit = os.environ.get(KILL_ENV, "")
+        self.limit = int(limit) if limit.isdigit() else None
+        self.done = 0
+
+    def step(self) -> None:
+        self.done += 1
+        if self.limit is not None and self.done >= self.limit:
+            os._exit(137)  # like SIGKILL: no cleanup, no finally
+
+
+def commit(folder: Path, files: Mapping[Path, bytes]) -> None:
+    """Replace every target in `files` (all inside `folder`) with its bytes, all or nothing."""
+    folder = Path(folder)
+    recover(folder)
+    for target in files:
+        if Path(target).parent.resolve() != folder.resolve():
+            raise ValueError(f"{target} is not in {folder}")  # a bug of the caller
+    steps = _Steps()
+    for target, data in files.items():
+        atomic_write_bytes(staged_name(Path(target)), data)
+        steps.step()
+    entries = [{"target": Path(t).name, "staged": staged_name(Path(t)).name} for t in files]
+    atomic_write_text(folder / JOURNAL, json.dumps({"replace": entries}, indent=2) + "\n")
+    steps.step()
+    _roll_forward(folder, entries, steps)
+
+
+def _roll_forward(folder: Path, entries: list[dict[str, str]], steps: _Steps | None = None) -> None:
+    for entry in entries:
+        staged = folder / entry["staged"]
+        if staged.exists():
+            os.replace(staged, folder / entry["target"])
+        if steps:
+            steps.step()
+    _fsync_dir(folder)
+    (folder / JOURNAL).unlink()
+    _fsync_dir(folder)
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _entries(folder: Path) -> list[dict[str, str]]:
+    path = folder / JOURNAL
+
+    def bad(why: str) -> RefusedError:
+        return RefusedError(
+            f"{clean(path, 300)}: not a journal evalgate wrote ({why}); refusing to follow it",
+            hint="delete it: an interrupted `evalgate probes import`/`deprecate` leaves a journal "
+            "only in its own folder, naming files of that folder",
+        )
+
+    if path.is_symlink() or not path.is_file() or path.stat().st_size > 1 << 20:
+        raise bad("not a small regular file")
+    try:
+        doc = json.loads(path.read_bytes())
+        entries = doc["replace"]
+        assert isinstance(entries, list)
+    except (ValueError, RecursionError, KeyError, TypeError, AssertionError):
+        raise bad("not the expected JSON") from None
+    for e in entries:
+        if not (
+            isinstance(e, dict) and isinstance(e.get("target"), str) and isinstance(e.get("staged"), str)
+        ):
+            raise bad("an entry is not {target, staged}")
+        target, staged = e["target"], e["staged"]
+        if (
+            target in ("", ".", "..")
+            or "/" in target
+            or "\\" in target
+            or "\x00" in target
+            or staged != f".{target}{STAGED_SUFFIX}"
+        ):
+            raise bad(f"entry {clean(target, 60)!r} names a file outside its folder")
+        for name in (target, staged):
+            p = folder / name
+            if p.is_symlink() or (p.exists() and not p.is_file()):
+                raise bad(f"{clean(name, 60)} is not a regular file")
+    return entries
+
+
+def recover_set(cfg: Any) -> None:
+    """`recover` for the probe set a configuration names (the manifest's folder)."""
+    recover(cfg.path(cfg.manifest).parent)
+
+
+def recover(folder: Path) -> None:
+    """Finish a change a killed process committed, or drop one it had not (see above)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return
+    if (folder / JOURNAL).exists() or (folder / JOURNAL).is_symlink():
+        _roll_forward(folder, _entries(folder))
+        return
+    for leftover in folder.glob(f".*{STAGED_SUFFIX}"):
+        with contextlib.suppress(OSError):
+            leftover.unlink()
+    for pattern in (f".*{STAGED_SUFFIX}.*.tmp", f".{JOURNAL}.*.tmp"):  # a kill inside a write
+        for leftover in folder.glob(pattern):
+            with contextlib.suppress(OSError):
+                leftover.unlink()

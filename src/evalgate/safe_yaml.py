@@ -1,0 +1,58 @@
+"""The one way evalgate parses YAML a pull request controls (evalgate.yml, the grammar table).
+
+A SafeLoader constructs no objects, but it does follow anchors and aliases: a 450-byte file of
+nested aliases (a "billion laughs") expands to gigabytes once anything walks it. Our files have no
+use for them, so any anchor (`&name`) or alias (`*name`) is refused, located, before anything is
+constructed. The check walks libyaml's event stream (fast, and aliases are not expanded there),
+so it works for the C loaders too, whose composer cannot be overridden.
+
+Parser errors are described by their problem and line only: PyYAML's own message quotes the
+offending line, which for a file that is not what it claims could be anyone's secret.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from evalgate.edges.console import clean
+
+FAST_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class AliasRefused(yaml.YAMLError):
+    """An anchor or alias in a file that may not use them."""
+
+    def __init__(self, kind: str, name: str, mark: Any):
+        self.problem = f"YAML {kind} '{clean(name, 40)}' refused (anchors and aliases are not allowed)"
+        self.problem_mark = mark
+        super().__init__(self.problem)
+
+
+def refuse_aliases(text: str, loader: type = FAST_SAFE_LOADER) -> None:
+    """Raise `AliasRefused` at the first anchor or alias of `text` (other YAML errors as PyYAML's)."""
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.AliasEvent):
+            raise AliasRefused("alias", f"*{event.anchor}", event.start_mark)
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            raise AliasRefused("anchor", f"&{anchor}", event.start_mark)
+
+
+def load(text: str, loader: type = FAST_SAFE_LOADER) -> Any:
+    """`yaml.load` with `loader` (a SafeLoader or a subclass) once the text has no alias."""
+    if not issubclass(loader, yaml.SafeLoader | getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        raise TypeError(f"{loader.__name__} is not a safe loader")
+    refuse_aliases(text, loader)
+    return yaml.load(text, Loader=loader)  # a SafeLoader, checked above
+
+
+def describe(exc: yaml.YAMLError) -> tuple[str, int | None]:
+    """(what is wrong, 1-based line) of a YAML error, without quoting the file."""
+    mark = getattr(exc, "problem_mark", None)
+    line = mark.line + 1 if mark is not None else None
+    problem = getattr(exc, "problem", None) or type(exc).__name__
+    context = getattr(exc, "context", None)
+    text = f"{context}: {problem}" if context else str(problem)
+    return clean(text), line
