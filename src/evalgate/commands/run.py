@@ -19,6 +19,7 @@ from evalgate.config import GateConfig, load_config
 from evalgate.edges.progress import Progress
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, EvalgateError, RefusedError
 from evalgate.pipeline import gate, load_baseline, refused_results, score
+from evalgate.yardstick_gate import refuse_before_scoring
 
 
 def cli_path(value: str | None) -> str | None:
@@ -223,10 +224,18 @@ def main(args: argparse.Namespace) -> int:
         baseline = None if shard else load_baseline(cfg)
         if baseline is not None:
             read.update(baseline[2])
+        approve = bool(getattr(args, "approve_gate_changes", False))
+        refuse_before_scoring(cfg, outcome, baseline, approve)  # docs/approval.md
         results = score(cfg, outcome, progress, shard=shard)
         read.update(results["inputs"])  # checkpoint files and test set: hashed even if the gate refuses
         if shard is None:
-            results = gate(results, baseline, cfg)
+            results = gate(
+                results,
+                baseline,
+                cfg,
+                approve_gate_changes=approve,
+                probe_files={p.id: p.file for p in outcome.probes},
+            )
         if gate_changes:
             results["gate_changes"] = gate_changes
     except EvalgateError as exc:

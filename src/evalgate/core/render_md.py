@@ -21,6 +21,7 @@ from evalgate.core import report_facts as facts
 from evalgate.core import report_ordinal
 from evalgate.core import report_probes as lists
 from evalgate.core import report_sections as gate
+from evalgate.core import report_yardstick as yardstick
 from evalgate.core.markdown import code, fence, inline, pct, points, table
 from evalgate.core.render_bars import render_bars
 from evalgate.core.report_budget import ARTIFACT, Budget, Section, next_limits
@@ -64,7 +65,8 @@ def marker(results: Results) -> str:
 
 
 def _sections(results: Results, budget: Budget, max_flipped: int, review_entropy: float) -> list[Section]:
-    out: list[Section | None] = [verdict(results), gate_changes(results, budget)]
+    # A changed yardstick opens the report, before any verdict measured with it (docs/approval.md).
+    out: list[Section | None] = [yardstick.own_gate(results, budget), verdict(results), gate_changes(results, budget)]
     if results.get("verdict") == "refused":
         out += [findings(results, budget), warnings(results, budget), facts.inputs(results)]
         out.append(Section(f"evalgate {code(results.get('evalgate_version', '?'))}.", essential=True))
@@ -78,6 +80,7 @@ def _sections(results: Results, budget: Budget, max_flipped: int, review_entropy
     out += [
         gate.adversarial(results),
         lists.flipped(results, budget, max_flipped),
+        yardstick.counted_wrong(results, budget),
         lists.per_verb(results, budget),
         facts.perplexity(results),
         *facts.calibration(results, budget, review_entropy),

@@ -64,7 +64,12 @@ def perplexity(results: Results) -> Section:
     if isinstance(baseline, Mapping):
         baseline = baseline.get("value")
     status = comp.get("status")
-    shown = {"ok": "✅ ok", "regressed": "❌ regressed", "not_comparable": "⚪ not comparable"}.get(
+    shown = {
+        "ok": "✅ ok",
+        "regressed": "❌ regressed",
+        "failed": "❌ failed",
+        "not_comparable": "⚪ not comparable",
+    }.get(
         status or "", inline(status or MISSING)
     )
     row = [
