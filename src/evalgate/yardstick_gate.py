@@ -89,7 +89,9 @@ def refuse_before_scoring(
     what `compare` and `merge` have.)"""
     if baseline is None or approved:
         return
-    inputs = dict(outcome.inputs)
+    from evalgate.pipeline import config_input
+
+    inputs = {**outcome.inputs, **config_input(cfg)}
     test = cfg.path(cfg.test)
     if test.is_file():
         inputs[display_path(cfg.root, test)] = {**file_record(test), "role": "test"}
