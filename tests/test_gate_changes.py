@@ -75,8 +75,11 @@ def wrong_ids(edited_test_set) -> list[str]:
     ids = [
         e["id"]
         for e in doc["probes"]
-        if e["status"] == "scored" and e["correct"] is False and e["category"] == "core"
-        and e.get("kind", "form") != "ordinal" and baseline[e["id"]]["correct"] is True
+        if e["status"] == "scored"
+        and e["correct"] is False
+        and e["category"] == "core"
+        and e.get("kind", "form") != "ordinal"
+        and baseline[e["id"]]["correct"] is True
     ]
     assert len(ids) > 40  # the demo's regression: the attack needs many probes to hide
     return sorted(ids)
@@ -133,7 +136,11 @@ def test_wrong_probes_deprecated_and_resealed_are_refused(repo, wrong_ids, capsy
     err = capsys.readouterr().err
     _assert_refused_naming(code, doc, report, err, {("probe_deprecated", i) for i in wrong_ids})
     change = doc["gate_changes_vs_baseline"][0]
-    assert (change["old"], change["new"], change["file"]) == ("scored", "deprecated", "data/eval/probes.jsonl")
+    assert (change["old"], change["new"], change["file"]) == (
+        "scored",
+        "deprecated",
+        "data/eval/probes.jsonl",
+    )
 
 
 def test_wrong_probes_deleted_with_their_lock_lines_are_refused(repo, wrong_ids, capsys):
@@ -178,7 +185,11 @@ def test_loosened_rules_in_evalgate_yml_are_refused(repo, capsys):
     code, doc, report = _run(repo / "out")
     err = capsys.readouterr().err
     _assert_refused_naming(
-        code, doc, report, err, {("config_rule", "gate.tolerance"), ("coverage_rule", "coverage.per_language")}
+        code,
+        doc,
+        report,
+        err,
+        {("config_rule", "gate.tolerance"), ("coverage_rule", "coverage.per_language")},
     )
     got = {c["key"]: (c["old"], c["new"], c["file"]) for c in doc["gate_changes_vs_baseline"]}
     assert got["gate.tolerance"] == (0.02, 0.5, "evalgate.yml")
@@ -196,10 +207,9 @@ def test_a_manifest_version_going_down_is_refused(repo, capsys):
 
 def test_added_probes_are_not_a_gate_change(repo, capsys):
     """Caught before scoring or not at all: a new probe is no change (so this run goes on)."""
-    from evalgate.validation import validate
-
     from evalgate.config import load_config
     from evalgate.pipeline import load_baseline
+    from evalgate.validation import validate
     from evalgate.yardstick_gate import refuse_before_scoring
 
     new = repo / "new.jsonl"

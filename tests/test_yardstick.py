@@ -109,7 +109,9 @@ def test_every_kind_of_change_is_listed_with_old_new_and_file():
     assert [c["kind"] for c in changes][:3] == ["probe_removed", "probe_deprecated", "probe_changed"]
     assert describe(changes[0]) == "probe removed: p2 (M.json): scored -> (none)"
     line = describe(next(c for c in changes if c["kind"] == "test_set"))
-    assert line == f"held-out test set changed: data/corpus/test.jsonl: sha256 {'a' * 12}… -> sha256 {'9' * 12}…"
+    assert (
+        line == f"held-out test set changed: data/corpus/test.jsonl: sha256 {'a' * 12}… -> sha256 {'9' * 12}…"
+    )
 
 
 def test_a_higher_manifest_version_and_moved_identical_files_are_no_change():

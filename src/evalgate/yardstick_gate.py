@@ -13,8 +13,8 @@ from typing import Any
 
 from evalgate.config import GateConfig, default_config_dict
 from evalgate.core.gate_holds import count_unscorable_as_wrong, perplexity_failure
-from evalgate.core.yardstick import WHAT, approved_baseline, gate_changes, shown_value
 from evalgate.core.results import round_floats
+from evalgate.core.yardstick import WHAT, approved_baseline, gate_changes, shown_value
 from evalgate.edges.files import display_path, file_record
 from evalgate.errors import RefusedError
 from evalgate.types import STATUS_DEPRECATED, Finding
@@ -50,7 +50,9 @@ def _finding(change: Mapping[str, Any]) -> Finding:
         f"{shown_value(change.get('old'))} -> {shown_value(change.get('new'))}",
         file=change.get("file"),
         probe_id=change["key"] if probe else None,
-        field=None if probe or change["kind"] in ("test_set", "template", "grammar", "training_file") else change["key"],
+        field=None
+        if probe or change["kind"] in ("test_set", "template", "grammar", "training_file")
+        else change["key"],
         hint=APPROVAL_HINT,
     )
 
@@ -96,7 +98,11 @@ def refuse_before_scoring(
     if test.is_file():
         inputs[display_path(cfg.root, test)] = {**file_record(test), "role": "test"}
     probes = [
-        {"id": p.id, "status": STATUS_DEPRECATED if p.deprecated else "scored", "content_hash": p.content_hash()}
+        {
+            "id": p.id,
+            "status": STATUS_DEPRECATED if p.deprecated else "scored",
+            "content_hash": p.content_hash(),
+        }
         for p in outcome.probes
     ]
     run = round_floats(

@@ -38,7 +38,10 @@ def main(args: argparse.Namespace) -> int:
             base, entries = merge_parts(parts, BASE_KEYS)
             results = finalize(base, entries)
         results = gate(
-            results, load_baseline(cfg), cfg, approve_gate_changes=bool(getattr(args, "approve_gate_changes", False))
+            results,
+            load_baseline(cfg),
+            cfg,
+            approve_gate_changes=bool(getattr(args, "approve_gate_changes", False)),
         )
     except RefusedError as exc:
         write(refused_results(cfg, exc), out_dir, cfg)

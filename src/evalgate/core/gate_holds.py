@@ -48,7 +48,9 @@ def count_unscorable_as_wrong(
 
 
 def _finite_positive(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    )
 
 
 def perplexity_failure(results: Mapping[str, Any], baseline: Mapping[str, Any]) -> str | None:
@@ -62,7 +64,7 @@ def perplexity_failure(results: Mapping[str, Any], baseline: Mapping[str, Any]) 
     if not _finite_positive(old):
         return None
     ppl = results.get("perplexity")
-    if not isinstance(ppl, Mapping) or ppl.get("value") is None and not ppl.get("not_finite"):
+    if not isinstance(ppl, Mapping) or (ppl.get("value") is None and not ppl.get("not_finite")):
         return (
             f"perplexity missing from this run while the baseline has {old:.3f}: "
             "a run that measures no perplexity cannot show it did not regress"

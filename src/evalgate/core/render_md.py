@@ -1,6 +1,7 @@
 """results → REPORT.md: the PR comment, the job summary and the file in the output folder.
 
-Order: the verdict first (one line), the gate-changes warning, the gated slices, the per-slice
+Order: what the PR changes in its own gate (only when it does: docs/approval.md), the verdict
+(one line), the gate-changes diff warning, the gated slices, the per-slice
 picture in text, then the detail (adversarial, flipped probes, per verb, perplexity, calibration,
 ordinal and new probes), the SHA-256 of every input, the method, the limitations, and last the
 hidden sticky marker the comment job looks for.
@@ -66,7 +67,11 @@ def marker(results: Results) -> str:
 
 def _sections(results: Results, budget: Budget, max_flipped: int, review_entropy: float) -> list[Section]:
     # A changed yardstick opens the report, before any verdict measured with it (docs/approval.md).
-    out: list[Section | None] = [yardstick.own_gate(results, budget), verdict(results), gate_changes(results, budget)]
+    out: list[Section | None] = [
+        yardstick.own_gate(results, budget),
+        verdict(results),
+        gate_changes(results, budget),
+    ]
     if results.get("verdict") == "refused":
         out += [findings(results, budget), warnings(results, budget), facts.inputs(results)]
         out.append(Section(f"evalgate {code(results.get('evalgate_version', '?'))}.", essential=True))

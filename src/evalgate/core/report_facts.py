@@ -69,9 +69,7 @@ def perplexity(results: Results) -> Section:
         "regressed": "❌ regressed",
         "failed": "❌ failed",
         "not_comparable": "⚪ not comparable",
-    }.get(
-        status or "", inline(status or MISSING)
-    )
+    }.get(status or "", inline(status or MISSING))
     row = [
         num(comp.get("value", own.get("value"))),
         num(baseline),

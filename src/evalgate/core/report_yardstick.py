@@ -62,18 +62,25 @@ def own_gate(results: Results, budget: Budget) -> Section | None:
         f"gated with, compared with the baseline (the yardstick). {status}"
     )
     note = budget.note("gate_changes_vs_baseline")
-    return Section("\n\n".join(p for p in (head, body, note) if p), "gate_changes_vs_baseline", essential=True)
+    return Section(
+        "\n\n".join(p for p in (head, body, note) if p), "gate_changes_vs_baseline", essential=True
+    )
 
 
 def counted_wrong(results: Results, budget: Budget) -> Section | None:
     """Probes the baseline scored that this run could not score: they count as wrong."""
-    items = [i for i in (results.get("comparison") or {}).get("counted_wrong") or [] if isinstance(i, Mapping)]
+    items = [
+        i for i in (results.get("comparison") or {}).get("counted_wrong") or [] if isinstance(i, Mapping)
+    ]
     if not items:
         return None
     shown = budget.take(
         "counted_wrong", items, title="probes counted wrong", where="results.json `comparison.counted_wrong`"
     )
-    rows = [[i.get("id"), i.get("status"), {True: "✅", False: "❌"}.get(i.get("baseline_correct"))] for i in shown]
+    rows = [
+        [i.get("id"), i.get("status"), {True: "✅", False: "❌"}.get(i.get("baseline_correct"))]
+        for i in shown
+    ]
     head = (
         f"### Probes this run could not score (counted wrong)\n\n{len(items):,} probe(s) the baseline "
         "scored could not be scored here (e.g. a candidate the tokenizer cannot spell): each counts as "

@@ -195,7 +195,9 @@ def gate_changes(
     and the lock live (shown to the reviewer; never read here).
     """
     old, new = baseline_yardstick(baseline), yardstick_of(results)
-    changes = _probe_changes(baseline_outcomes(baseline), results.get("probes") or [], probe_files or {}, manifest_file)
+    changes = _probe_changes(
+        baseline_outcomes(baseline), results.get("probes") or [], probe_files or {}, manifest_file
+    )
     for role, name in FILE_ROLES.items():
         changes += _file_changes(_FILE_KIND[role], old.get(name), new[name])
     changes += _rule_changes(old.get("rules") or {}, new["rules"], flat_rules(defaults), config_file)
@@ -222,7 +224,8 @@ def describe(change: Mapping[str, Any]) -> str:
     """One line: what changed, old -> new, and in which file."""
     what = WHAT.get(str(change.get("kind")), str(change.get("kind")))
     where = f" ({change['file']})" if change.get("file") and change.get("file") != change.get("key") else ""
-    return f"{what}: {change.get('key')}{where}: {shown_value(change.get('old'))} -> {shown_value(change.get('new'))}"
+    old, new = shown_value(change.get("old")), shown_value(change.get("new"))
+    return f"{what}: {change.get('key')}{where}: {old} -> {new}"
 
 
 def approved_baseline(baseline: Mapping[str, Any], changes: list[Mapping[str, Any]]) -> dict[str, Any]:
