@@ -14,7 +14,7 @@ from typing import Any
 from evalgate.config import GateConfig, default_config_dict
 from evalgate.core.gate_holds import count_unscorable_as_wrong, perplexity_failure
 from evalgate.core.results import round_floats
-from evalgate.core.yardstick import WHAT, approved_baseline, gate_changes, shown_value
+from evalgate.core.yardstick import WHAT, approved_baseline, baseline_outcomes, gate_changes, shown_value
 from evalgate.edges.files import display_path, file_record
 from evalgate.errors import RefusedError
 from evalgate.types import STATUS_DEPRECATED, Finding
@@ -67,6 +67,10 @@ def check_gate_changes(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(the gate changes since the baseline, the baseline to gate against); refused when there
     are changes and `approved` is false."""
+    if _disjoint(results, baseline):
+        # Another probe set's baseline: compare refuses it as such ("shares no scored probe"),
+        # which says more than listing every probe as removed.
+        return [], baseline
     config_file = next(
         (p for p, rec in sorted((results.get("inputs") or {}).items()) if rec.get("role") == "config"), None
     )
@@ -81,6 +85,12 @@ def check_gate_changes(
     if changes and not approved:
         raise GateChangesRefused(changes, shown)
     return changes, approved_baseline(baseline, changes) if changes else baseline
+
+
+def _disjoint(results: Mapping[str, Any], baseline: Mapping[str, Any]) -> bool:
+    old = baseline_outcomes(baseline)
+    new = {e.get("id") for e in results.get("probes") or [] if isinstance(e, Mapping)}
+    return bool(old) and bool(new) and not (new & set(old))
 
 
 def refuse_before_scoring(
