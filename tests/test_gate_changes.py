@@ -233,10 +233,13 @@ def test_approved_test_set_edit_is_gated_against_the_approved_yardstick(edited_t
     assert report.index(HEADING) < report.index("## ❌")
 
 
-def test_approved_deprecations_and_deletions_are_gated_on_the_remaining_probes(repo, wrong_ids):
+def test_approved_deprecations_and_deletions_are_gated_on_the_remaining_probes(repo, wrong_ids, capsys):
     _deprecate(repo, wrong_ids[::2])
     _delete_with_lock_lines(repo, wrong_ids[1::2])
+    capsys.readouterr()
     code, doc, report = _run(repo / "out", "--approve-gate-changes")
+    err = capsys.readouterr().err
+    assert f"evalgate: {len(wrong_ids)} approved gate change(s) since the baseline:" in err
     assert code == 1 and doc["verdict"] == "fail"
     assert len(doc["gate_changes_vs_baseline"]) == len(wrong_ids)
     comparison = doc["comparison"]

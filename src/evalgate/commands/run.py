@@ -140,6 +140,7 @@ def print_summary(results: dict[str, Any], out_dir: Path, fmt: str) -> None:
         print(f"evalgate: verdict {verdict.upper()} (overall accuracy {acc}); report in {out_dir}/REPORT.md")
         for reason in results.get("reasons", []):
             print(f"  - {reason}")
+        _print_approved_changes(results)
     warnings = _warnings(results)
     if fmt == "text" and warnings:  # e.g. a partial probe set: the deleted-probe check was skipped
         from evalgate.core.findings_render import finding_line
@@ -155,6 +156,20 @@ def print_summary(results: dict[str, Any], out_dir: Path, fmt: str) -> None:
             print(f"::{level} title=evalgate {verdict}::{_escape_annotation(reason)}", file=stream)
         if warnings:
             print(render_github((), warnings), file=stream)
+
+
+def _print_approved_changes(results: dict[str, Any], shown: int = 20) -> None:
+    """An approved run still says, in its log, that it changed its own gate (docs/approval.md)."""
+    from evalgate.core.yardstick import describe
+
+    changes = results.get("gate_changes_vs_baseline") or []
+    if not changes or results.get("verdict") == "refused":
+        return
+    print(f"evalgate: {len(changes)} approved gate change(s) since the baseline:", file=sys.stderr)
+    for change in changes[:shown]:
+        print(f"  - {describe(change)}", file=sys.stderr)
+    if len(changes) > shown:
+        print(f"  ... and {len(changes) - shown} more (REPORT.md, results.json)", file=sys.stderr)
 
 
 def _warnings(results: dict[str, Any]) -> list[Any]:
