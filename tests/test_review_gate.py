@@ -175,8 +175,13 @@ def test_compare_pins_and_hashes_the_gate_configuration_it_used(tmp_path):
     cfg = tmp_path / "gate.yml"
     text = (REPO / "evalgate.yml").read_text(encoding="utf-8")
     cfg.write_text(text.replace("rule: paired ", "rule: wilson ").replace("min_n: 20 ", "min_n: 7 "), "utf-8")
-    assert main(["compare", "--config", str(cfg), results, base, "--out", str(tmp_path / "out")]) == 0
+    args = ["compare", "--config", str(cfg), results, base, "--out", str(tmp_path / "out")]
+    # Other rules than the baseline's are a gate change (docs/approval.md): refused unless approved.
+    assert main(args) == 2
+    assert main([*args, "--approve-gate-changes"]) == 0
     doc = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    changed = {c["key"]: (c["old"], c["new"]) for c in doc["gate_changes_vs_baseline"]}
+    assert changed == {"gate.rule": ("paired", "wilson"), "gate.min_n": (20, 7)}
     assert doc["comparison"]["rule"] == "wilson"
     assert doc["config"]["gate"]["rule"] == "wilson" and doc["config"]["gate"]["min_n"] == 7
     assert "gate.yml" in {k for k, v in doc["inputs"].items() if v.get("role") == "config"}

@@ -65,6 +65,16 @@ def _add_format(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("text", "json", "github"), default=None, help=_FORMAT_HELP)
 
 
+def _add_approve(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--approve-gate-changes",
+        action="store_true",
+        help="accept changes to the gate itself since the baseline (probes removed, deprecated or "
+        "edited, test set, template, grammar, training files, rules): gate on what is shared and "
+        "list them; without it such a run is refused (exit 2). See docs/approval.md",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="evalgate",
@@ -100,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="a diff of evalgate.yml/baselines made by the PR, shown at the top of the report",
     )
+    _add_approve(run)
     _add_format(run)
 
     val = sub.add_parser(
@@ -139,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("baseline", metavar="BASELINE.json")
     cmp_.add_argument("--out", metavar="DIR", help="output folder (default: evalgate-out)")
     _add_config(cmp_)
+    _add_approve(cmp_)
     _add_format(cmp_)
 
     com = sub.add_parser(
@@ -227,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--out", metavar="DIR", help="output folder (default: evalgate-out)")
     _add_config(merge)
     merge.add_argument("--baseline", metavar="FILE|none", help="baseline to gate against")
+    _add_approve(merge)
 
     # The Action's entry as an installed console script: `python -m evalgate.edges.action` with the
     # workspace as working folder would import a PR's own `evalgate/` package first (docs/security.md).

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -173,6 +174,10 @@ def score(
         with progress.phase(f"perplexity on {len(test_sentences)} test sentences"):
             p = scorer.perplexity(test_sentences)
             ppl = {"value": p.value, "n_tokens": p.n_tokens, "nll": p.nll, "file": next(iter(test_input))}
+            if not (isinstance(p.value, int | float) and math.isfinite(p.value)):
+                # JSON has no NaN/inf: the value becomes null, and this says why (the gate fails
+                # on it, core/gate_holds.py).
+                ppl["not_finite"] = str(p.value)
 
     ckpt_display = display_path(cfg, checkpoint) if checkpoint else (cfg.loader or "plugin")
     inputs: dict[str, Any] = dict(outcome.inputs)
@@ -267,9 +272,19 @@ def gate(
     results: dict[str, Any],
     baseline: tuple[dict[str, Any], str, dict[str, Any]] | None,
     cfg: GateConfig,
+    *,
+    approve_gate_changes: bool = False,
+    probe_files: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Compare with the baseline (if any) and set verdict + reasons."""
+    """Compare with the baseline (if any) and set verdict + reasons.
+
+    The baseline is the yardstick (core/yardstick.py): a run that changes it (probes removed,
+    deprecated or edited, another test set, template, grammar or training files, other rules, a
+    lower manifest version) is refused unless `approve_gate_changes`; approved, it is gated on
+    what it shares with the baseline and the changes are listed (docs/approval.md).
+    """
     from evalgate.core.compare import compare, verdict
+    from evalgate.yardstick_gate import check_gate_changes, hold_perplexity, paired_view
 
     # `evalgate compare` may re-gate a results.json that was gated before: the baseline it was
     # gated against then is no input of this verdict, and must not sit in the SHA-256 table.
@@ -278,14 +293,20 @@ def gate(
         results = dict(results)
         results["inputs"] = inputs
         results["comparison"] = None
+        results.pop("gate_changes_vs_baseline", None)  # a re-gated result's, from its old baseline
         results["verdict"], results["reasons"] = "pass", []
         return results
     doc, shown, record = baseline
-    comparison = compare(results, doc, cfg.gate, shown)
-    outcome, reasons = verdict(comparison)
+    changes, doc = check_gate_changes(results, doc, shown, cfg, approve_gate_changes, probe_files)
+    view, counted_wrong = paired_view(results, doc)
+    comparison = compare(view, doc, cfg.gate, shown)
+    if counted_wrong:
+        comparison["counted_wrong"] = counted_wrong
+    outcome, reasons = hold_perplexity(results, doc, comparison, *verdict(comparison))
     results = dict(results)
     results["inputs"] = dict(sorted({**inputs, **record}.items()))
     results["comparison"] = comparison
+    results["gate_changes_vs_baseline"] = changes
     results["verdict"], results["reasons"] = outcome, reasons
     return results_mod.round_floats(results)
 
@@ -313,7 +334,7 @@ def refused_results(
     if cfg is not None:
         with contextlib.suppress(OSError):
             inputs.update(config_input(cfg))
-    return results_mod.assemble_refused(
+    results = results_mod.assemble_refused(
         reasons=[exc.message.splitlines()[0]],
         findings=findings,
         inputs=inputs,
@@ -322,6 +343,9 @@ def refused_results(
         warnings=[w.to_dict() for w in getattr(outcome, "warnings", ())],
         gate_changes=gate_changes,
     )
+    if getattr(exc, "gate_changes", None):  # refused for changing its own gate (yardstick_gate.py)
+        results["gate_changes_vs_baseline"] = results_mod.round_floats(exc.gate_changes)
+    return results
 
 
 def scored_accuracy(results: Mapping[str, Any]) -> float | None:

@@ -46,7 +46,9 @@ def main(args: argparse.Namespace) -> int:
             **config_input(cfg),
             shown: {**file_record(results_path), "role": "results"},
         }
-        results = gate(results, baseline, cfg)
+        results = gate(
+            results, baseline, cfg, approve_gate_changes=bool(getattr(args, "approve_gate_changes", False))
+        )
     except RefusedError as exc:
         refused = refused_results(cfg, exc, extra_inputs=read)
         write(refused, out_dir, cfg)

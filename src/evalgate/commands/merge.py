@@ -37,7 +37,12 @@ def main(args: argparse.Namespace) -> int:
                 parts.append(doc)
             base, entries = merge_parts(parts, BASE_KEYS)
             results = finalize(base, entries)
-        results = gate(results, load_baseline(cfg), cfg)
+        results = gate(
+            results,
+            load_baseline(cfg),
+            cfg,
+            approve_gate_changes=bool(getattr(args, "approve_gate_changes", False)),
+        )
     except RefusedError as exc:
         write(refused_results(cfg, exc), out_dir, cfg)
         raise

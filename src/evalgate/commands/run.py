@@ -20,6 +20,7 @@ from evalgate.edges.console import print_commands
 from evalgate.edges.progress import Progress
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, EvalgateError, RefusedError
 from evalgate.pipeline import gate, load_baseline, refused_results, score
+from evalgate.yardstick_gate import refuse_before_scoring
 
 
 def cli_path(value: str | None) -> str | None:
@@ -158,6 +159,7 @@ def print_summary(results: dict[str, Any], out_dir: Path, fmt: str) -> None:
         print(f"evalgate: verdict {verdict.upper()} (overall accuracy {acc}); report in {report}")
         for reason in results.get("reasons", []):
             print(f"  - {reason}")
+        _print_approved_changes(results)
     warnings = _warnings(results)
     if fmt == "text" and warnings:  # e.g. a partial probe set: the deleted-probe check was skipped
         from evalgate.core.findings_render import finding_line
@@ -185,6 +187,20 @@ def comment_numbers(results: dict[str, Any]) -> dict[str, Any]:
         "slices": slice_rows(results),
         "comment_slices": {"kind": kind, "slices": [r["slice"] for r in rows]},
     }
+
+
+def _print_approved_changes(results: dict[str, Any], shown: int = 20) -> None:
+    """An approved run still says, in its log, that it changed its own gate (docs/approval.md)."""
+    from evalgate.core.yardstick import describe
+
+    changes = results.get("gate_changes_vs_baseline") or []
+    if not changes or results.get("verdict") == "refused":
+        return
+    print(f"evalgate: {len(changes)} approved gate change(s) since the baseline:", file=sys.stderr)
+    for change in changes[:shown]:
+        print(f"  - {describe(change)}", file=sys.stderr)
+    if len(changes) > shown:
+        print(f"  ... and {len(changes) - shown} more (REPORT.md, results.json)", file=sys.stderr)
 
 
 def _warnings(results: dict[str, Any]) -> list[Any]:
@@ -259,10 +275,18 @@ def main(args: argparse.Namespace) -> int:
         baseline = None if shard else load_baseline(cfg)
         if baseline is not None:
             read.update(baseline[2])
+        approve = bool(getattr(args, "approve_gate_changes", False))
+        refuse_before_scoring(cfg, outcome, baseline, approve)  # docs/approval.md
         results = score(cfg, outcome, progress, shard=shard)
         read.update(results["inputs"])  # checkpoint files and test set: hashed even if the gate refuses
         if shard is None:
-            results = gate(results, baseline, cfg)
+            results = gate(
+                results,
+                baseline,
+                cfg,
+                approve_gate_changes=approve,
+                probe_files={p.id: p.file for p in outcome.probes},
+            )
         if gate_changes:
             results["gate_changes"] = gate_changes
     except EvalgateError as exc:

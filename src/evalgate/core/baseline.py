@@ -2,7 +2,8 @@
 
 A baseline keeps exactly what a later run is gated against: per-probe outcomes with their
 content hashes (the probe lock), per-slice results, perplexity, the probe files' SHA-256s, the
-checkpoint's SHA-256, the configuration pin, the comparability manifest and provenance. It holds
+checkpoint's SHA-256, the configuration pin, the comparability manifest, provenance and the
+yardstick (core/yardstick.py: what it was measured with). It holds
 no wall-clock time and is serialised with sorted keys, so rewriting it from the same inputs
 changes no byte (the lead's `evalgate baseline update` writes `dump_baseline(doc)` atomically).
 """
@@ -17,6 +18,7 @@ from typing import Any
 
 import jsonschema
 
+from evalgate.core.yardstick import yardstick_of
 from evalgate.errors import RefusedError
 
 BASELINE_KIND = "evalgate-baseline"
@@ -91,6 +93,8 @@ def baseline_from_results(results: dict[str, Any], name: str, provenance: dict[s
         "slices": copy.deepcopy(results.get("slices", {})),
         "perplexity": copy.deepcopy(results.get("perplexity")),
         "provenance": dict(sorted(provenance.items())),
+        # What it was measured with: a later run that differs changes its own gate (docs/approval.md).
+        "yardstick": yardstick_of(results),
     }
 
 

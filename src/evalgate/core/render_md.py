@@ -1,6 +1,7 @@
 """results → REPORT.md: the PR comment, the job summary and the file in the output folder.
 
-Order: the verdict first (one line), the gate-changes warning, the gated slices, the per-slice
+Order: what the PR changes in its own gate (only when it does: docs/approval.md), the verdict
+(one line), the gate-changes diff warning, the gated slices, the per-slice
 picture in text, then the detail (adversarial, flipped probes, per verb, perplexity, calibration,
 ordinal and new probes), the SHA-256 of every input, the method, the limitations, and last the
 hidden sticky marker the comment job looks for.
@@ -21,6 +22,7 @@ from evalgate.core import report_facts as facts
 from evalgate.core import report_ordinal
 from evalgate.core import report_probes as lists
 from evalgate.core import report_sections as gate
+from evalgate.core import report_yardstick as yardstick
 from evalgate.core.baseline_diff import baseline_changes, change_table
 from evalgate.core.markdown import code, fence, inline, pct, points, table
 from evalgate.core.render_bars import render_bars
@@ -65,7 +67,12 @@ def marker(results: Results) -> str:
 
 
 def _sections(results: Results, budget: Budget, max_flipped: int, review_entropy: float) -> list[Section]:
-    out: list[Section | None] = [verdict(results), gate_changes(results, budget)]
+    # A changed yardstick opens the report, before any verdict measured with it (docs/approval.md).
+    out: list[Section | None] = [
+        yardstick.own_gate(results, budget),
+        verdict(results),
+        gate_changes(results, budget),
+    ]
     if results.get("verdict") == "refused":
         out += [findings(results, budget), warnings(results, budget), facts.inputs(results)]
         out.append(Section(f"evalgate {code(results.get('evalgate_version', '?'))}.", essential=True))
@@ -79,6 +86,7 @@ def _sections(results: Results, budget: Budget, max_flipped: int, review_entropy
     out += [
         gate.adversarial(results),
         lists.flipped(results, budget, max_flipped),
+        yardstick.counted_wrong(results, budget),
         lists.per_verb(results, budget),
         facts.perplexity(results),
         *facts.calibration(results, budget, review_entropy),

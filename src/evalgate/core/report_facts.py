@@ -64,9 +64,12 @@ def perplexity(results: Results) -> Section:
     if isinstance(baseline, Mapping):
         baseline = baseline.get("value")
     status = comp.get("status")
-    shown = {"ok": "✅ ok", "regressed": "❌ regressed", "not_comparable": "⚪ not comparable"}.get(
-        status or "", inline(status or MISSING)
-    )
+    shown = {
+        "ok": "✅ ok",
+        "regressed": "❌ regressed",
+        "failed": "❌ failed",
+        "not_comparable": "⚪ not comparable",
+    }.get(status or "", inline(status or MISSING))
     row = [
         num(comp.get("value", own.get("value"))),
         num(baseline),

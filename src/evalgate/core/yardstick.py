@@ -1,0 +1,243 @@
+"""The baseline is the yardstick: what a run is gated with, recorded in the baseline and diffed.
+
+A pull request must not pass by changing what it is judged with (docs/approval.md). A baseline
+therefore records its yardstick: the SHA-256 of the held-out test set, the template, the grammar
+table and the training files used for leak detection, every rule of evalgate.yml that decides a
+verdict (scoring, gate, leak and coverage rules), and the probe set's manifest version; the
+per-probe content hashes and statuses are the baseline's `outcomes`. A run computes the same
+record from its own results (the edge hashed the files; see pipeline.py) and `gate_changes`
+lists every difference as a record:
+
+    {"kind": "probe_deprecated", "key": "<probe id>", "old": "scored", "new": "deprecated",
+     "file": "data/eval/probes.jsonl"}
+
+Adding probes is not a change (they are scored, shown, and gated once a baseline holds them);
+removing, deprecating or editing one is. A rule an older baseline does not record is compared
+with the built-in default, so setting a rule that did not exist then is a change too. Pure: the
+caller passes the documents and the default configuration.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from evalgate.types import STATUS_DEPRECATED
+
+YARDSTICK_VERSION = 1
+# evalgate.yml sections whose keys decide a verdict. report.* only shapes the report, and
+# scoring.batch_size / scoring.threads do not move a number (docs/scoring.md).
+RULE_SECTIONS = ("scoring", "gate", "leaks", "coverage")
+NOT_RULES = frozenset({"scoring.batch_size", "scoring.threads"})
+# Input roles (results.json `inputs`) whose content is part of the yardstick.
+FILE_ROLES = {"test": "test", "template": "template", "grammar": "grammar", "train": "train"}
+# The order changes are listed in: the probes first (what the attack of docs/approval.md used).
+KINDS = (
+    "probe_removed",
+    "probe_deprecated",
+    "probe_changed",
+    "test_set",
+    "template",
+    "grammar",
+    "training_file",
+    "coverage_rule",
+    "config_rule",
+    "manifest_version",
+)
+WHAT = {
+    "probe_removed": "probe removed",
+    "probe_deprecated": "probe deprecated",
+    "probe_changed": "probe content changed",
+    "test_set": "held-out test set changed",
+    "template": "prompt template changed",
+    "grammar": "grammar table changed",
+    "training_file": "training file (leak detection) changed",
+    "coverage_rule": "coverage rule changed",
+    "config_rule": "gate/scoring rule changed",
+    "manifest_version": "manifest version went down",
+}
+_FILE_KIND = {"test": "test_set", "template": "template", "grammar": "grammar", "train": "training_file"}
+
+
+def flat_rules(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """{"gate.alpha": 0.05, ...}: the verdict-deciding keys of a (pinned) configuration."""
+    out: dict[str, Any] = {}
+    for section in RULE_SECTIONS:
+        values = (config or {}).get(section)
+        if not isinstance(values, Mapping):
+            continue
+        for key, value in values.items():
+            dotted = f"{section}.{key}"
+            if dotted not in NOT_RULES:
+                out[dotted] = list(value) if isinstance(value, list | tuple) else value
+    return dict(sorted(out.items()))
+
+
+def yardstick_of(results: Mapping[str, Any]) -> dict[str, Any]:
+    """The yardstick record of a results dict (a run's, or a results.json used as a baseline)."""
+    inputs = results.get("inputs") or {}
+    record: dict[str, Any] = {"version": YARDSTICK_VERSION}
+    for role, name in FILE_ROLES.items():
+        record[name] = {
+            path: rec["sha256"]
+            for path, rec in sorted(inputs.items())
+            if isinstance(rec, Mapping) and rec.get("role") == role and isinstance(rec.get("sha256"), str)
+        }
+    record["rules"] = flat_rules(results.get("config"))
+    record["manifest_version"] = (results.get("manifest") or {}).get("probe_set_version")
+    return record
+
+
+def baseline_yardstick(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The yardstick a baseline was measured with.
+
+    A baseline document written since the record exists carries it; a results.json used as the
+    baseline has its inputs; an older baseline document has its configuration and manifest (the
+    test set and template hashes are in the manifest; grammar and training files are unknown,
+    and an unknown file is not compared).
+    """
+    if isinstance(doc.get("yardstick"), Mapping):
+        return dict(doc["yardstick"])
+    if isinstance(doc.get("probes"), list):
+        return yardstick_of(doc)
+    manifest = doc.get("manifest") or {}
+    config = doc.get("config") or {}
+    record: dict[str, Any] = {"version": 0, "grammar": None, "train": None}
+    for name, key, sha in (("test", "test", "test_sha256"), ("template", "template", "template_sha256")):
+        path, digest = config.get(key), manifest.get(sha)
+        record[name] = {str(path or name): digest} if isinstance(digest, str) else None
+    record["rules"] = flat_rules(config)
+    record["manifest_version"] = manifest.get("probe_set_version")
+    return record
+
+
+def baseline_outcomes(doc: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """id -> {status, correct, content_hash} of a baseline document or a results.json."""
+    if isinstance(doc.get("outcomes"), Mapping):
+        return dict(doc["outcomes"])
+    return {e["id"]: e for e in doc.get("probes") or [] if isinstance(e, Mapping) and "id" in e}
+
+
+def _probe_changes(
+    base: Mapping[str, Mapping[str, Any]],
+    entries: list[Mapping[str, Any]],
+    probe_files: Mapping[str, str],
+    manifest_file: str | None,
+) -> list[dict[str, Any]]:
+    new = {e["id"]: e for e in entries}
+    out = []
+    for pid, old in sorted(base.items()):
+        old_status = old.get("status")
+        entry = new.get(pid)
+        if entry is None:
+            # A probe the baseline already retired left the gate then; deleting it now changes nothing.
+            if old_status != STATUS_DEPRECATED:
+                out.append(_change("probe_removed", pid, old_status, None, manifest_file))
+            continue
+        where = probe_files.get(pid) or manifest_file
+        if entry.get("status") == STATUS_DEPRECATED and old_status != STATUS_DEPRECATED:
+            out.append(_change("probe_deprecated", pid, old_status, STATUS_DEPRECATED, where))
+        old_hash, new_hash = old.get("content_hash"), entry.get("content_hash")
+        if old_hash and new_hash and old_hash != new_hash:
+            out.append(_change("probe_changed", pid, old_hash, new_hash, where))
+    return out
+
+
+def _file_changes(kind: str, old: Mapping[str, str] | None, new: Mapping[str, str]) -> list[dict[str, Any]]:
+    if old is None:  # not recorded by an older baseline
+        return []
+    if sorted(old.values()) == sorted(new.values()):
+        return []  # the same bytes under another name measure the same
+    out = []
+    for path in sorted(set(old) | set(new)):
+        if old.get(path) != new.get(path):
+            out.append(_change(kind, path, old.get(path), new.get(path), path))
+    return out
+
+
+def _rule_changes(
+    old: Mapping[str, Any], new: Mapping[str, Any], defaults: Mapping[str, Any], config_file: str | None
+) -> list[dict[str, Any]]:
+    out = []
+    for key in sorted(set(old) | set(new) | set(defaults)):
+        before, after = old.get(key, defaults.get(key)), new.get(key, defaults.get(key))
+        if before != after:
+            kind = "coverage_rule" if key.startswith("coverage.") else "config_rule"
+            out.append(_change(kind, key, before, after, config_file))
+    return out
+
+
+def _version(text: Any) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(p) for p in str(text).split("."))
+    except ValueError:
+        return None
+
+
+def _change(kind: str, key: str, old: Any, new: Any, file: str | None) -> dict[str, Any]:
+    return {"kind": kind, "key": key, "old": old, "new": new, "file": file}
+
+
+def gate_changes(
+    baseline: Mapping[str, Any],
+    results: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    *,
+    probe_files: Mapping[str, str] | None = None,
+    config_file: str | None = None,
+    manifest_file: str | None = None,
+) -> list[dict[str, Any]]:
+    """Every way this run's yardstick differs from the baseline's, in a fixed order.
+
+    `defaults` is the built-in default configuration (evalgate.yml's shape), `probe_files` maps
+    a probe id to the file it was read from, `config_file`/`manifest_file` name where a rule
+    and the lock live (shown to the reviewer; never read here).
+    """
+    old, new = baseline_yardstick(baseline), yardstick_of(results)
+    changes = _probe_changes(
+        baseline_outcomes(baseline), results.get("probes") or [], probe_files or {}, manifest_file
+    )
+    for role, name in FILE_ROLES.items():
+        changes += _file_changes(_FILE_KIND[role], old.get(name), new[name])
+    changes += _rule_changes(old.get("rules") or {}, new["rules"], flat_rules(defaults), config_file)
+    before, after = old.get("manifest_version"), new["manifest_version"]
+    if before is not None:
+        v_old, v_new = _version(before), _version(after)
+        if after is None or (v_old is not None and v_new is not None and v_new < v_old):
+            changes.append(_change("manifest_version", "version", before, after, manifest_file))
+    return sorted(changes, key=lambda c: KINDS.index(c["kind"]))
+
+
+def shown_value(value: Any) -> str:
+    """A value as a reviewer reads it: hashes shortened, lists inline, absent as (none)."""
+    if value is None:
+        return "(none)"
+    if isinstance(value, str) and len(value) == 64 and all(ch in "0123456789abcdef" for ch in value):
+        return f"sha256 {value[:12]}…"
+    if isinstance(value, list):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return str(value)
+
+
+def describe(change: Mapping[str, Any]) -> str:
+    """One line: what changed, old -> new, and in which file."""
+    what = WHAT.get(str(change.get("kind")), str(change.get("kind")))
+    where = f" ({change['file']})" if change.get("file") and change.get("file") != change.get("key") else ""
+    old, new = shown_value(change.get("old")), shown_value(change.get("new"))
+    return f"{what}: {change.get('key')}{where}: {old} -> {new}"
+
+
+def approved_baseline(baseline: Mapping[str, Any], changes: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """The baseline as the approved yardstick: a probe whose content changed is a new probe now
+    (its old outcome measured something else), so it leaves the pairing. Removed and deprecated
+    probes leave the comparison by themselves; file and rule changes are the run's own."""
+    changed = {c["key"] for c in changes if c["kind"] == "probe_changed"}
+    doc = copy.deepcopy(dict(baseline))
+    if not changed:
+        return doc
+    if isinstance(doc.get("outcomes"), dict):
+        doc["outcomes"] = {k: v for k, v in doc["outcomes"].items() if k not in changed}
+    elif isinstance(doc.get("probes"), list):
+        doc["probes"] = [e for e in doc["probes"] if not (isinstance(e, Mapping) and e.get("id") in changed)]
+    return doc
