@@ -49,13 +49,13 @@ HINT_LOCK_EDITED = (
 )
 HINT_REMOVED = 'deprecate instead of deleting: put the probe back with "deprecated": true'
 
-_SHA = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+_SHA = {"type": "string", "pattern": r"^[0-9a-f]{64}$(?!\n)"}
 MANIFEST_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["schema_version", "version", "digest", "files", "lock"],
     "properties": {
         "schema_version": {"const": SCHEMA_VERSION},
-        "version": {"type": "string", "pattern": r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$"},
+        "version": {"type": "string", "pattern": r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$(?!\n)"},
         "digest": _SHA,
         "n_probes": {"type": "integer", "minimum": 0},
         "files": {
