@@ -24,6 +24,7 @@ import yaml
 from evalgate.config import GateConfig
 from evalgate.core.corpus import read_sentences
 from evalgate.core.coverage import coverage_findings, coverage_matrix, reason_code_findings
+from evalgate.core.encoding import utf16_kind, utf16_message
 from evalgate.core.grammar import Grammar, grammar_from_dict
 from evalgate.core.jsonl import parse_jsonl
 from evalgate.core.leaks import LeakIndex, find_leaks
@@ -36,6 +37,7 @@ from evalgate.core.manifest import (
 )
 from evalgate.core.probes import duplicate_ids, expected_category, probes_from_records, record_id, twins
 from evalgate.edges.files import display_path
+from evalgate.edges.input_files import NotRegularFile, TooLarge, read_input
 from evalgate.errors import EvalgateError
 from evalgate.types import BLANK, Finding, Probe
 
@@ -80,6 +82,33 @@ def probe_paths(cfg: GateConfig, probe_files: Sequence[str] | None) -> list[Path
     return list(first.values())
 
 
+def same_file_findings(role: str, named: Sequence[tuple[str, Path]]) -> list[Finding]:
+    """Configured names that resolve to a file another name already names (a symlink, `a/../a`).
+
+    Each configured file counts once, as itself: read once under two names, the first file's
+    probes would silently be dropped (docs/probes.md, "Configured files").
+    """
+    first: dict[Path, str] = {}
+    out = []
+    for b, p in named:  # as configured: a display path would show the symlink's target
+        key = p.resolve()
+        if key in first:
+            a = first[key]
+            same = "is listed twice" if a == b else f"and {a} are the same file ({key})"
+            out.append(
+                Finding(
+                    "file-twice",
+                    f"the {role} file {b} {same}: every configured file must be a file of its own",
+                    b,
+                    hint=f"list each {role} file once; if one was replaced by a symlink to another, restore "
+                    "it from version control",
+                )
+            )
+        else:
+            first[key] = b
+    return out
+
+
 def manifest_path(cfg: GateConfig, probe_files: Sequence[str] | None) -> Path:
     """The configured manifest; for explicit probe files elsewhere, MANIFEST.json beside the first."""
     configured = cfg.path(cfg.manifest)
@@ -113,7 +142,18 @@ class _Collector:
     def read(self, path: Path, role: str, what: str) -> bytes | None:
         shown = self.show(path)
         try:
-            data = self.contents[path.resolve()] if path.resolve() in self.contents else path.read_bytes()
+            data = (
+                self.contents[path.resolve()] if path.resolve() in self.contents else read_input(path, role)
+            )
+        except NotRegularFile as exc:
+            problem = f"the {what} is {exc.kind}, not a regular file"
+            if exc.kind == "a directory":
+                problem = f"{what} is a directory, not a file"
+        except TooLarge as exc:
+            problem = (
+                f"the {what} is larger than the {exc.cap // (1 << 20)} MiB evalgate reads for a {role} file "
+                f"({exc.size:,} bytes or more): not read"
+            )
         except FileNotFoundError:
             problem = f"{what} not found"
             if not Path(shown).is_absolute() and Path(shown).exists():
@@ -186,6 +226,10 @@ def _load_template(cfg: GateConfig, col: _Collector) -> str | None:
     if data is None:
         return None
     shown = col.show(path)
+    if kind := utf16_kind(data):
+        message = utf16_message(kind, data.startswith((b"\xff\xfe", b"\xfe\xff")))
+        col.findings.append(Finding("template", message, shown, 1, hint="save the template as UTF-8"))
+        return None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -417,7 +461,7 @@ def _baseline_lock(cfg: GateConfig, col: _Collector, probes: Sequence[Probe]) ->
         return []
     path = cfg.path(cfg.baseline)
     try:
-        hashes = _baseline_hashes(json.loads(path.read_bytes()))
+        hashes = _baseline_hashes(json.loads(read_input(path, "baseline")))
     except (OSError, ValueError, RecursionError):
         return []
     shown = col.show(path)
@@ -478,6 +522,8 @@ def validate(
     `contents` replaces the bytes of some files (path -> would-be bytes) without touching the disk.
     """
     col = _Collector(cfg.root, contents)
+    for role, names in (("probe", probe_files or cfg.probes), ("training", train_files or cfg.train)):
+        col.findings.extend(same_file_findings(role, [(str(p), cfg.path(p)) for p in names]))
     grammar = _load_grammar(cfg, col)
     probes: list[Probe] = []
     ids: list[tuple[str, int, str]] = []
