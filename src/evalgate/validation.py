@@ -29,7 +29,6 @@ from evalgate.core.grammar import Grammar, grammar_from_dict
 from evalgate.core.jsonl import parse_jsonl
 from evalgate.core.leaks import LeakIndex, find_leaks
 from evalgate.core.manifest import (
-    HINT_CHANGED,
     ProbeFile,
     check_manifest,
     manifest_problems,
@@ -40,6 +39,7 @@ from evalgate.edges.files import display_path
 from evalgate.edges.input_files import NotRegularFile, TooLarge, read_input
 from evalgate.errors import EvalgateError
 from evalgate.types import BLANK, Finding, Probe
+from evalgate.validation_baseline import baseline_findings
 
 MANIFEST_NAME = "MANIFEST.json"
 # libyaml's safe loader when present: the same safe subset, ~10x faster on the 300-line verb table.
@@ -328,6 +328,22 @@ def _locate_in_manifest(
     return f
 
 
+class _TwiceInManifest(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _strict_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A lock entry given twice (the old hash, then a forged one) must not resolve to the last."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _TwiceInManifest(key)
+        out[key] = value
+    return out
+
+
 def _check_manifest(
     path: Path,
     col: _Collector,
@@ -352,8 +368,10 @@ def _check_manifest(
     if data is None:
         return None
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = json.loads(data.decode("utf-8"), object_pairs_hook=_strict_object)
         problems = manifest_problems(doc)
+    except _TwiceInManifest as exc:
+        problems = [f'key "{exc.key}" appears twice in one object (JSON keeps the last one silently)']
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         problems = [f"not valid JSON ({exc})"]
     if problems:
@@ -427,66 +445,6 @@ def _leaks(
     return find_leaks(probes, index)
 
 
-def _baseline_hashes(doc: Any) -> dict[str, str]:
-    """id -> content hash recorded by a baseline file (`outcomes`) or a results.json (`probes`)."""
-    if not isinstance(doc, dict):
-        return {}
-    out: dict[str, str] = {}
-    outcomes = doc.get("outcomes")
-    if isinstance(outcomes, dict):
-        for pid, entry in outcomes.items():
-            if isinstance(entry, dict) and isinstance(entry.get("content_hash"), str):
-                out[pid] = entry["content_hash"]
-    entries = doc.get("probes")
-    if isinstance(entries, list):
-        for entry in entries:
-            if (
-                isinstance(entry, dict)
-                and isinstance(entry.get("id"), str)
-                and isinstance(entry.get("content_hash"), str)
-            ):
-                out[entry["id"]] = entry["content_hash"]
-    return out
-
-
-def _baseline_lock(cfg: GateConfig, col: _Collector, probes: Sequence[Probe]) -> list[Finding]:
-    """Probes whose content differs from what the configured baseline recorded under their id.
-
-    SPEC "Validation": immutability holds against the baseline as well as the manifest's lock, so
-    a changed probe is refused even when the manifest was deleted or never written. A baseline
-    that is missing or unreadable is left to `run`, which reports it; the manifest's own
-    lock-changed finding is not repeated.
-    """
-    if cfg.baseline is None:
-        return []
-    path = cfg.path(cfg.baseline)
-    try:
-        hashes = _baseline_hashes(json.loads(read_input(path, "baseline")))
-    except (OSError, ValueError, RecursionError):
-        return []
-    shown = col.show(path)
-    already = {f.probe_id for f in col.findings if f.check in ("lock-changed", "manifest-lock-edited")}
-    out = []
-    for p in probes:
-        old, now = hashes.get(p.id), p.content_hash()
-        if old is None or old == now or p.id in already:
-            continue
-        out.append(
-            Finding(
-                "lock-changed",
-                f"changed since the baseline {shown} scored it (content hash there {old[:12]}…, now "
-                f"{now[:12]}…): deprecate it and add a replacement with a new id",
-                p.file,
-                p.line,
-                p.id,
-                None,
-                HINT_CHANGED,
-                evidence={"baseline": shown, "sealed": old, "now": now},
-            )
-        )
-    return out
-
-
 def _leak_stand_ins(records: Sequence[tuple[int, dict]], parsed: Sequence[Probe], shown: str) -> list[Probe]:
     """Records the schema refused whose prompt and expected still read as text.
 
@@ -555,9 +513,14 @@ def validate(
     template = _load_template(cfg, col)
 
     seen = {pid for _, _, pid in ids} if all_read and all_parsed else None
-    version = _check_manifest(manifest_path(cfg, probe_files), col, files, probes, seen, read)
+    manifest_file = manifest_path(cfg, probe_files)
+    manifest_shown = col.show(manifest_file)
+    version = _check_manifest(manifest_file, col, files, probes, seen, read)
 
-    col.findings.extend(_baseline_lock(cfg, col, probes))
+    deletion_seen = seen if not probe_files else None  # a subset of the set cannot show a deletion
+    col.findings.extend(
+        baseline_findings(cfg, col.show, col.findings, probes, deletion_seen, version, manifest_shown)
+    )
 
     leaks = _leaks(cfg, col, grammar, probes + stand_ins, train_files)
     excluded: frozenset[str] = frozenset()

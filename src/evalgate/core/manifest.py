@@ -264,6 +264,19 @@ def check_manifest(
                     evidence={"sealed": entry["sha256"], "now": f.sha256, "manifest": manifest_file},
                 )
             )
+        elif entry["cases"] != f.cases:
+            # the bytes are the sealed ones, so the count was edited in the manifest
+            findings.append(
+                Finding(
+                    "manifest-cases",
+                    f"the manifest {manifest_file} says this file holds {entry['cases']} probe(s), but its "
+                    f"sealed bytes hold {f.cases} (was the manifest edited by hand?)",
+                    f.display,
+                    field="cases",
+                    hint=HINT_LOCK_EDITED,
+                    evidence={"sealed": entry["cases"], "now": f.cases, "manifest": manifest_file},
+                )
+            )
     missing = sorted(set(sealed) - {f.key for f in files})
     if missing:
         warnings.append(
@@ -277,6 +290,18 @@ def check_manifest(
         )
         seen_ids = None
     all_match = not findings and not missing
+    n_sealed = manifest.get("n_probes")
+    if all_match and not findings and isinstance(n_sealed, int) and n_sealed != len(probes):
+        findings.append(
+            Finding(
+                "manifest-cases",
+                f"the manifest {manifest_file} says the set holds {n_sealed} probe(s), but the sealed files "
+                f"hold {len(probes)} (was the manifest edited by hand?)",
+                manifest_file,
+                field="n_probes",
+                hint=HINT_LOCK_EDITED,
+            )
+        )
     if all_match and probe_set_digest(probes) != manifest["digest"]:
         findings.append(
             Finding(
