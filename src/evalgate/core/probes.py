@@ -43,7 +43,7 @@ _WORD = re.compile(r"[^\W_]")
 
 # Symbolic check names (Finding.check) with the hint that goes with each.
 HINTS = {
-    "schema": "see the field table in docs/validate.md (schema: evalgate/schemas/probe.schema.json)",
+    "schema": "see the field reference in docs/probes.md (schema: evalgate/schemas/probe.schema.json)",
     "unknown-field": "remove the field or fix its name: probe files allow only the documented fields",
     "duplicate-id": "give one of the two probes a new id (ids are unique across all probe files)",
     "expected-not-candidate": "make `expected` one of the `candidates` (a probe that cannot be right "
