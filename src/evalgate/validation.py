@@ -214,7 +214,12 @@ def _load_grammar(cfg: GateConfig, col: _Collector) -> Grammar | None:
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
-        col.findings.append(Finding("grammar", f"cannot read the grammar table: {exc}", shown, line))
+        # the problem, not PyYAML's whole report (kilobytes of context on a long line)
+        what = getattr(exc, "problem", None) or str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if isinstance(exc, UnicodeDecodeError):
+            what = f"byte {exc.start + 1} is not valid UTF-8"
+        what = what if len(what) <= 200 else what[:199] + "…"
+        col.findings.append(Finding("grammar", f"cannot read the grammar table: {what}", shown, line))
     except EvalgateError as exc:
         col.findings.append(Finding("grammar", exc.message, shown, hint=_MISSING_HINTS["grammar"]))
     return None

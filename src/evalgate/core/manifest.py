@@ -251,6 +251,12 @@ def check_manifest(
             )
         elif entry["sha256"] != f.sha256:
             where = _first_difference(manifest, f.display, probes)
+            lock = manifest.get("lock") or {}
+            # A locked probe edited: re-sealing cannot fix that (the lock refuses it), so the file
+            # finding gives the lock's instruction too - one problem, one instruction.
+            edited = any(
+                lock.get(p.id) not in (None, p.content_hash()) for p in probes if p.file == f.display
+            )
             findings.append(
                 Finding(
                     "manifest-file-changed",
@@ -260,7 +266,7 @@ def check_manifest(
                     where[0] if where else None,
                     where[1] if where else None,
                     where[2] if where else None,
-                    hint=HINT_RESEAL,
+                    hint=HINT_CHANGED if edited else HINT_RESEAL,
                     evidence={"sealed": entry["sha256"], "now": f.sha256, "manifest": manifest_file},
                 )
             )
