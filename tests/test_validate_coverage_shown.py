@@ -21,3 +21,17 @@ def test_the_matrix_is_shown_in_text_and_json_with_shortfalls_marked(tmp_path):
     future = next(c for c in cells if (c["family"], c["cell"]) == ("tense", "future"))
     assert future == {"family": "tense", "cell": "future", "n": 2, "min": 3, "max": None, "status": "SHORT"}
     assert {c["family"] for c in cells} >= {"language", "regularity", "tense", "person", "adversarial"}
+
+
+def test_report_md_shows_the_matrix_with_shortfalls_marked(tmp_path):
+    from evalgate.config import load_config
+    from evalgate.core.render_md import render_report
+    from evalgate.validation import validate
+
+    cfg = write_base(tmp_path, {**CONFIG, "coverage": {**CONFIG["coverage"], "per_tense": 3}})
+    outcome = validate(load_config(str(cfg)))
+    results = {"verdict": "refused", "probe_set": outcome.probe_set, "findings": [], "warnings": []}
+    text = render_report(results)
+    section = text[text.index("### Coverage matrix") :]
+    assert "cell(s) outside their bounds" in section
+    assert "| tense                | future          |        2 |     3 |       | **SHORT** |" in section

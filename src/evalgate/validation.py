@@ -24,6 +24,7 @@ import yaml
 from evalgate.config import GateConfig
 from evalgate.core.corpus import read_sentences
 from evalgate.core.coverage import coverage_findings, coverage_matrix, reason_code_findings
+from evalgate.core.coverage_table import coverage_rows
 from evalgate.core.encoding import utf16_kind, utf16_message
 from evalgate.core.grammar import Grammar, grammar_from_dict
 from evalgate.core.jsonl import parse_jsonl
@@ -569,6 +570,8 @@ def validate(
         "n_generated": sum(p.source == "generated" for p in live),
         "n_hand": sum(p.source == "hand" for p in live),
     }
+    if all_read and not unreadable:  # the matrix shown in REPORT.md (core/report_coverage.py)
+        probe_set["coverage"] = coverage_rows(matrix)
     return ValidationOutcome(
         probes=tuple(probes),
         findings=tuple(col.findings),
