@@ -312,7 +312,8 @@ FORMULAS = [
     ("-x marks the spot where I ___ home.", "-- a dash first."),
     ("@x: then I ___ home.", "+ a plus first."),
     ("'quoted' is how I ___ home.", "'single quotes' first."),
-    ("\tTabbed, I ___ home.", 'Comma, quote " and\na newline inside.'),
+    # (no tab or line break: control characters are refused in every text field)
+    ("=1+1, then I ___ home.", 'Comma, quote " and ; inside.'),
 ]
 
 

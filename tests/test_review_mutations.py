@@ -234,8 +234,12 @@ def test_a_leak_is_reported_in_the_same_run_as_a_schema_error_of_that_probe(tmp_
     }
     code, findings = _findings(_with_probe(tmp_path, **leak))
     assert code == 2
-    got = {(f["check"], f["field"]) for f in findings if f.get("probe_id") == "odd" and f["line"] == 9}
-    assert {("schema", "source"), ("leak-exact", "prompt"), ("leak-ngram", "prompt")} <= got
+    mine = [f for f in findings if f.get("probe_id") == "odd" and f["line"] == 9]
+    got = {(f["check"], f["field"]) for f in mine}
+    assert {("schema", "source"), ("leak-exact", "prompt")} <= got
+    # one finding for the leak, naming every detector that found it
+    [leak] = [f for f in mine if f["check"].startswith("leak-")]
+    assert {"exact", "ngram"} <= set(leak["evidence"]["detectors"])
 
 
 def test_a_probe_changed_since_the_baseline_is_refused_even_without_a_manifest(tmp_path):

@@ -351,11 +351,12 @@ def test_a_missing_probe_file_skips_coverage_in_plain_words(tmp_path):
     assert "coverage not checked: a probe file could not be read [coverage-skipped]" in out
 
 
-def test_a_probe_file_named_twice_is_read_once(tmp_path):
+def test_a_probe_file_named_twice_is_refused_by_validate_and_exported_once(tmp_path):
     cfg = write_base(tmp_path)
     core, adv = str(tmp_path / PROBES), str(tmp_path / "data/eval/adversarial.jsonl")
+    # each configured file counts once, as itself: naming one twice is refused, not merged
     code, out = cli("validate", "--config", str(cfg), "--probes", core, adv, core)
-    assert code == 0, out
+    assert code == 2 and "[file-twice]" in out, out
     code, out = cli(
         "probes", "export", "--format", "jsonl", "--config", str(cfg), "--probes", core, adv, core
     )
@@ -412,7 +413,7 @@ def test_odd_whitespace_next_to_the_blank_is_refused(tmp_path):
         cfg = _with_probe(tmp_path / name, prompt=prompt)
         code, findings = _findings(cfg)
         assert code == 2, name
-        [f] = [f for f in findings if f.get("probe_id") == "odd"]
+        [f] = [f for f in findings if f.get("probe_id") == "odd" and f["check"] != "control-character"]
         assert (f["check"], f["field"]) == ("blank", "prompt"), (name, f)
         assert "one plain space" in f["message"]
     cfg = _with_probe(tmp_path / "fine", prompt="¿___ tú arroz   ayer?")  # after the blank: not scored

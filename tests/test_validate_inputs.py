@@ -177,7 +177,7 @@ def test_clean_text_output_is_a_short_summary(tmp_path):
     assert cli("probes", "seal", "--config", str(tmp_path / "evalgate.yml"))[0] == 0
     code, out = run(tmp_path, fmt="text")
     assert code == 0
-    assert out.splitlines() == [
+    assert out.splitlines()[:5] == [
         "evalgate validate: OK",
         "  probes:   11 (8 core, 3 adversarial, 0 ordinal, 0 deprecated) in 2 file(s)",
         "  coverage: OK",
@@ -185,5 +185,8 @@ def test_clean_text_output_is_a_short_summary(tmp_path):
         "data/corpus/train.jsonl, data/corpus/val.jsonl",
         f"  version:  0.1.0 (digest {json.loads(run(tmp_path)[1])['summary']['digest'][:12]})",
     ]
+    # then the coverage matrix, every cell with its count and bounds
+    assert "coverage matrix" in out
+    assert "    language              en                      4      2         ok" in out
     code, out = run(tmp_path, fmt="github")
     assert code == 0 and out.startswith("::notice title=evalgate validate::probe set OK: 11 probes")

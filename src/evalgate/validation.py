@@ -25,11 +25,12 @@ from evalgate import safe_yaml
 from evalgate.config import GateConfig
 from evalgate.core.corpus import read_sentences
 from evalgate.core.coverage import coverage_findings, coverage_matrix, reason_code_findings
+from evalgate.core.coverage_table import coverage_rows
+from evalgate.core.encoding import utf16_kind, utf16_message
 from evalgate.core.grammar import Grammar, grammar_from_dict
 from evalgate.core.jsonl import parse_jsonl
 from evalgate.core.leaks import LeakIndex, find_leaks
 from evalgate.core.manifest import (
-    HINT_CHANGED,
     ProbeFile,
     check_manifest,
     manifest_problems,
@@ -37,9 +38,11 @@ from evalgate.core.manifest import (
 )
 from evalgate.core.probes import duplicate_ids, expected_category, probes_from_records, record_id, twins
 from evalgate.edges.files import display_path
+from evalgate.edges.input_files import NotRegularFile, TooLarge, read_input
 from evalgate.edges.inputs import allowed_roots, input_problem
 from evalgate.errors import EvalgateError
 from evalgate.types import BLANK, Finding, Probe
+from evalgate.validation_baseline import baseline_findings
 
 MANIFEST_NAME = "MANIFEST.json"
 # libyaml's safe loader when present: the same safe subset, ~10x faster on the 300-line verb table.
@@ -82,6 +85,33 @@ def probe_paths(cfg: GateConfig, probe_files: Sequence[str] | None) -> list[Path
     return list(first.values())
 
 
+def same_file_findings(role: str, named: Sequence[tuple[str, Path]]) -> list[Finding]:
+    """Configured names that resolve to a file another name already names (a symlink, `a/../a`).
+
+    Each configured file counts once, as itself: read once under two names, the first file's
+    probes would silently be dropped (docs/probes.md, "Configured files").
+    """
+    first: dict[Path, str] = {}
+    out = []
+    for b, p in named:  # as configured: a display path would show the symlink's target
+        key = p.resolve()
+        if key in first:
+            a = first[key]
+            same = "is listed twice" if a == b else f"and {a} are the same file ({key})"
+            out.append(
+                Finding(
+                    "file-twice",
+                    f"the {role} file {b} {same}: every configured file must be a file of its own",
+                    b,
+                    hint=f"list each {role} file once; if one was replaced by a symlink to another, restore "
+                    "it from version control",
+                )
+            )
+        else:
+            first[key] = b
+    return out
+
+
 def manifest_path(cfg: GateConfig, probe_files: Sequence[str] | None) -> Path:
     """The configured manifest; for explicit probe files elsewhere, MANIFEST.json beside the first."""
     configured = cfg.path(cfg.manifest)
@@ -122,9 +152,20 @@ class _Collector:
         try:
             if refused:
                 raise _Unreadable(refused)
-            data = self.contents[path.resolve()] if path.resolve() in self.contents else path.read_bytes()
+            data = (
+                self.contents[path.resolve()] if path.resolve() in self.contents else read_input(path, role)
+            )
         except _Unreadable as exc:
             problem = f"{what}: {exc}"
+        except NotRegularFile as exc:
+            problem = f"the {what} is {exc.kind}, not a regular file"
+            if exc.kind == "a directory":
+                problem = f"{what} is a directory, not a file"
+        except TooLarge as exc:
+            problem = (
+                f"the {what} is larger than the {exc.cap // (1 << 20)} MiB evalgate reads for a {role} file "
+                f"({exc.size:,} bytes or more): not read"
+            )
         except FileNotFoundError:
             problem = f"{what} not found"
             if not Path(shown).is_absolute() and Path(shown).exists():
@@ -188,6 +229,8 @@ def _load_grammar(cfg: GateConfig, col: _Collector) -> Grammar | None:
         col.findings.append(Finding("grammar", message, shown, exc.again, hint="keep one of the two entries"))
     except yaml.YAMLError as exc:
         problem, line = safe_yaml.describe(exc)
+        # the problem, not PyYAML's whole report (kilobytes of context on a long line)
+        problem = problem if len(problem) <= 200 else problem[:199] + "…"
         col.findings.append(Finding("grammar", f"cannot read the grammar table: {problem}", shown, line))
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
@@ -206,6 +249,10 @@ def _load_template(cfg: GateConfig, col: _Collector) -> str | None:
     if data is None:
         return None
     shown = col.show(path)
+    if kind := utf16_kind(data):
+        message = utf16_message(kind, data.startswith((b"\xff\xfe", b"\xfe\xff")))
+        col.findings.append(Finding("template", message, shown, 1, hint="save the template as UTF-8"))
+        return None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -304,6 +351,22 @@ def _locate_in_manifest(
     return f
 
 
+class _TwiceInManifest(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _strict_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A lock entry given twice (the old hash, then a forged one) must not resolve to the last."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _TwiceInManifest(key)
+        out[key] = value
+    return out
+
+
 def _check_manifest(
     path: Path,
     col: _Collector,
@@ -328,8 +391,10 @@ def _check_manifest(
     if data is None:
         return None
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = json.loads(data.decode("utf-8"), object_pairs_hook=_strict_object)
         problems = manifest_problems(doc)
+    except _TwiceInManifest as exc:
+        problems = [f'key "{exc.key}" appears twice in one object (JSON keeps the last one silently)']
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         problems = [f"not valid JSON ({exc})"]
     if problems:
@@ -403,68 +468,6 @@ def _leaks(
     return find_leaks(probes, index)
 
 
-def _baseline_hashes(doc: Any) -> dict[str, str]:
-    """id -> content hash recorded by a baseline file (`outcomes`) or a results.json (`probes`)."""
-    if not isinstance(doc, dict):
-        return {}
-    out: dict[str, str] = {}
-    outcomes = doc.get("outcomes")
-    if isinstance(outcomes, dict):
-        for pid, entry in outcomes.items():
-            if isinstance(entry, dict) and isinstance(entry.get("content_hash"), str):
-                out[pid] = entry["content_hash"]
-    entries = doc.get("probes")
-    if isinstance(entries, list):
-        for entry in entries:
-            if (
-                isinstance(entry, dict)
-                and isinstance(entry.get("id"), str)
-                and isinstance(entry.get("content_hash"), str)
-            ):
-                out[entry["id"]] = entry["content_hash"]
-    return out
-
-
-def _baseline_lock(cfg: GateConfig, col: _Collector, probes: Sequence[Probe]) -> list[Finding]:
-    """Probes whose content differs from what the configured baseline recorded under their id.
-
-    SPEC "Validation": immutability holds against the baseline as well as the manifest's lock, so
-    a changed probe is refused even when the manifest was deleted or never written. A baseline
-    that is missing or unreadable is left to `run`, which reports it; the manifest's own
-    lock-changed finding is not repeated.
-    """
-    if cfg.baseline is None:
-        return []
-    path = cfg.path(cfg.baseline)
-    if input_problem(path, col.roots):
-        return []  # `run` refuses it, naming why
-    try:
-        hashes = _baseline_hashes(json.loads(path.read_bytes()))
-    except (OSError, ValueError, RecursionError):
-        return []
-    shown = col.show(path)
-    already = {f.probe_id for f in col.findings if f.check in ("lock-changed", "manifest-lock-edited")}
-    out = []
-    for p in probes:
-        old, now = hashes.get(p.id), p.content_hash()
-        if old is None or old == now or p.id in already:
-            continue
-        out.append(
-            Finding(
-                "lock-changed",
-                f"changed since the baseline {shown} scored it (content hash there {old[:12]}…, now "
-                f"{now[:12]}…): deprecate it and add a replacement with a new id",
-                p.file,
-                p.line,
-                p.id,
-                None,
-                HINT_CHANGED,
-                evidence={"baseline": shown, "sealed": old, "now": now},
-            )
-        )
-    return out
-
-
 def _leak_stand_ins(records: Sequence[tuple[int, dict]], parsed: Sequence[Probe], shown: str) -> list[Probe]:
     """Records the schema refused whose prompt and expected still read as text.
 
@@ -501,6 +504,8 @@ def validate(
     """
     explicit = [*(probe_files or ()), *(train_files or ())]
     col = _Collector(cfg.root, contents, allowed_roots(cfg.root, [*cfg.explicit_paths, *explicit]))
+    for role, names in (("probe", probe_files or cfg.probes), ("training", train_files or cfg.train)):
+        col.findings.extend(same_file_findings(role, [(str(p), cfg.path(p)) for p in names]))
     grammar = _load_grammar(cfg, col)
     probes: list[Probe] = []
     ids: list[tuple[str, int, str]] = []
@@ -532,9 +537,16 @@ def validate(
     template = _load_template(cfg, col)
 
     seen = {pid for _, _, pid in ids} if all_read and all_parsed else None
-    version = _check_manifest(manifest_path(cfg, probe_files), col, files, probes, seen, read)
+    manifest_file = manifest_path(cfg, probe_files)
+    manifest_shown = col.show(manifest_file)
+    version = _check_manifest(manifest_file, col, files, probes, seen, read)
 
-    col.findings.extend(_baseline_lock(cfg, col, probes))
+    deletion_seen = seen if not probe_files else None  # a subset of the set cannot show a deletion
+    col.findings.extend(
+        baseline_findings(
+            cfg, col.show, col.findings, probes, deletion_seen, version, manifest_shown, col.roots
+        )
+    )
 
     leaks = _leaks(cfg, col, grammar, probes + stand_ins, train_files)
     excluded: frozenset[str] = frozenset()
@@ -578,6 +590,8 @@ def validate(
         "n_generated": sum(p.source == "generated" for p in live),
         "n_hand": sum(p.source == "hand" for p in live),
     }
+    if all_read and not unreadable:  # the matrix shown in REPORT.md (core/report_coverage.py)
+        probe_set["coverage"] = coverage_rows(matrix)
     return ValidationOutcome(
         probes=tuple(probes),
         findings=tuple(col.findings),

@@ -20,6 +20,7 @@ from evalgate.core.authoring import export_csv, export_jsonl
 from evalgate.core.jsonl import parse_jsonl
 from evalgate.core.probes import probes_from_records
 from evalgate.edges.files import atomic_write_text
+from evalgate.edges.output_paths import refuse_special_output
 from evalgate.errors import EXIT_PASS, RefusedError
 from evalgate.types import Finding, Probe
 from evalgate.validation import display_path, probe_paths
@@ -54,6 +55,7 @@ def main(args: argparse.Namespace) -> int:
     text = export_csv(probes) if args.format == "csv" else export_jsonl(probes)
     summary = f"{len(probes)} probe(s) from {', '.join(files)} as {args.format.upper()}"
     if args.output:
+        refuse_special_output(args.output, "--output")
         try:
             atomic_write_text(args.output, text)
         except OSError as exc:

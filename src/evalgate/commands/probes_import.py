@@ -276,9 +276,16 @@ def main(args: argparse.Namespace) -> int:
         into=_into(probe_set, args.into),
         parse_findings=parse_findings,
         allow_twins=args.allow_twins,
+        skip_identical=True,
     )
     if not rows and not plan.problems:
         print(f"evalgate: {args.file} holds no probes; nothing changed")
+        return EXIT_PASS
+    same = (
+        f"skipped {len(plan.skipped)} row(s) identical to probes already in the set" if plan.skipped else ""
+    )
+    if not plan.additions and not plan.problems and plan.skipped:
+        print(f"evalgate: {same}; {args.file} holds nothing new, nothing changed")
         return EXIT_PASS
     staged = stage(probe_set, plan.additions, args.file)
     # Pass 2 also runs when some rows failed pass 1, so one refusal names every bad row.
@@ -291,6 +298,8 @@ def main(args: argparse.Namespace) -> int:
     sealed = write_and_seal(cfg, staged.contents, checked.outcome, args.bump or "patch")
     n = sum(len(a) for a in plan.additions.values())
     print(f"evalgate: imported {n} probe(s) from {args.file}:")
+    if same:
+        print(f"  {same}")
     for dest, added in plan.additions.items():
         lines = range(staged.first_line[dest], staged.first_line[dest] + len(added))
         print(f"  {len(added)} into {dest} ({_n(lines, 'line')}; from {_n([r for r, _ in added], 'row')})")

@@ -60,6 +60,14 @@ def main(args: argparse.Namespace) -> int:
     shown = display_path(cfg.root, path)
     if previous == new:
         print(f"evalgate: {shown} is up to date (version {new['version']}); nothing to seal")
+        if args.bump:
+            # `probes import`/`deprecate` seal as they write: a --bump here comes after the fact
+            print(
+                f"  --bump {args.bump} was not applied: the probes are the ones already sealed as "
+                f"{new['version']}, and a version moves only when the probes change. To choose the part, "
+                f"pass it with the change: `evalgate probes import FILE --bump {args.bump}` (or `probes "
+                f"deprecate ... --bump {args.bump}`)"
+            )
         return EXIT_PASS
     with refused_if_unwritable(
         shown, "the manifest", "check `manifest:` in evalgate.yml and that its folder is writable"

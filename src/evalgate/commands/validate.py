@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from evalgate.config import GateConfig, load_config
+from evalgate.core.coverage_table import coverage_rows, coverage_text
 from evalgate.core.findings_render import escape_data, render_github, render_json, render_text
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED
 from evalgate.validation import ValidationOutcome, validate
@@ -37,6 +38,8 @@ def summary(cfg: GateConfig, outcome: ValidationOutcome) -> dict:
         "deprecated": len(probes) - len(live),
         "files": list(outcome.probe_set["files"]),
         "coverage_ok": coverage_ok,
+        # every cell with its count and bounds (core/coverage_table.py); empty when not checked
+        "coverage": coverage_rows(outcome.coverage) if coverage_ok is not None else [],
         "leaks": len(outcome.leaks),
         "excluded": sorted(outcome.excluded),
         "leak_detectors": list(cfg.leaks.detectors),
@@ -46,7 +49,7 @@ def summary(cfg: GateConfig, outcome: ValidationOutcome) -> dict:
     }
 
 
-def clean_text(cfg: GateConfig, s: dict) -> str:
+def clean_text(cfg: GateConfig, s: dict, matrix: dict) -> str:
     detectors = ", ".join(f"{cfg.leaks.window}-gram" if d == "ngram" else d for d in cfg.leaks.detectors)
     against = ", ".join(s["train_files"]) or "no training files"
     leaks = f"{s['leaks']} leaks ({detectors}) against {against}" if detectors else "leak detection is off"
@@ -61,8 +64,15 @@ def clean_text(cfg: GateConfig, s: dict) -> str:
             "  coverage: OK",
             f"  leaks:    {leaks}",
             f"  version:  {version} (digest {s['digest'][:12]})",
+            "",
+            "coverage matrix (scored probes per cell, with the bounds of evalgate.yml `coverage:`):",
+            _indent(coverage_text(matrix, only_families=True)),
         ]
     )
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
 
 
 def one_line(s: dict) -> str:
@@ -92,12 +102,15 @@ def main(args: argparse.Namespace) -> int:
                 f"::notice title=evalgate validate::{escape_data(one_line(summary(cfg, outcome)))}"
             )
     elif outcome.ok:
-        print(clean_text(cfg, summary(cfg, outcome)))
+        print(clean_text(cfg, summary(cfg, outcome), outcome.coverage))
         if warnings:
             print()
             print(render_text((), warnings))
     else:
         print(render_text(findings, warnings, closing="the probe set is refused (nothing was scored)"))
+        if summary(cfg, outcome)["coverage_ok"] is not None:
+            print("\ncoverage (cells outside their bounds are marked):")
+            print(_indent(coverage_text(outcome.coverage, only_families=True)))
     if fmt != "github" and os.environ.get("GITHUB_ACTIONS") == "true" and (findings or warnings):
         # The runner reads workflow commands on both streams; JSON output must stay one document.
         print_commands(render_github(findings, warnings), file=sys.stderr if fmt == "json" else sys.stdout)

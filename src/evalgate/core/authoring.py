@@ -29,6 +29,7 @@ from typing import Any
 
 from evalgate.core.grammar import Grammar
 from evalgate.core.jsonl import BOM_UTF8, parse_jsonl
+from evalgate.core.manifest import HINT_CHANGED
 from evalgate.core.probes import duplicate_ids, expected_category, probe_schema, probes_from_records, twins
 from evalgate.errors import RefusedError
 from evalgate.types import CATEGORIES, Finding, Probe
@@ -229,6 +230,7 @@ class ImportPlan:
     problems: list[Finding]  # blocking; twins are here unless they were allowed
     twins: list[Finding]
     rows: int  # data rows read, the ones that could not be parsed included
+    skipped: list[int] = dataclasses.field(default_factory=list)  # rows identical to a probe of the set
 
     @property
     def bad_rows(self) -> list[int]:
@@ -253,17 +255,32 @@ def plan_import(
     into: str | None = None,
     parse_findings: Sequence[Finding] = (),
     allow_twins: bool = False,
+    skip_identical: bool = False,
 ) -> ImportPlan:
     """Check every row with the validator's own functions, against the set it joins.
 
     `existing_ids` are (file, line, id) of every record of the set, `existing` its probes;
     `destinations` maps (category, kind) to a file (`default_destinations`), `into` overrides it.
+    With `skip_identical` (import of a full export), a row equal to the set's probe of that id is
+    skipped and counted; one that differs stays a duplicate id, with the lock's instruction.
     """
     problems = list(parse_findings)
     already = {(f.line, f.field) for f in parse_findings}
     new: list[tuple[str, Probe]] = []
     ids: list[tuple[str, int, str]] = []
+    by_id = {p.id: p for p in existing}
+    skipped: list[int] = []
+    changed: set[int] = set()
     for number, rec in rows:
+        old = by_id.get(rec.get("id")) if skip_identical and isinstance(rec.get("id"), str) else None
+        if old is not None:
+            # A full export with rows appended: a row that reads as the probe already in the set
+            # is the same probe (skipped, counted); a row that differs would edit it.
+            parsed, _, _ = probes_from_records([(number, rec)], old.file, grammar)
+            if parsed and parsed[0].to_record() == old.to_record():
+                skipped.append(number)
+                continue
+            changed.add(number)
         category = rec.get("category") if rec.get("category") in CATEGORIES else "core"
         kind = rec.get("kind") if rec.get("kind") in KINDS else "form"
         dest = into or destinations.get((category, kind))
@@ -276,7 +293,12 @@ def plan_import(
         problems += [_on_row(f, source, dest) for f in found if (f.line, f.field) not in already]
         ids += [(source, line, pid) for line, pid in row_ids]
         new += [(dest, dataclasses.replace(p, file=source)) for p in parsed]
-    problems += [f for f in duplicate_ids([*existing_ids, *ids]) if f.file == source]
+    for f in duplicate_ids([*existing_ids, *ids]):
+        if f.file == source and f.line in changed:
+            message = f"{f.message}, with other content: importing this row would change that probe"
+            problems.append(dataclasses.replace(f, message=message, hint=HINT_CHANGED))
+        elif f.file == source:
+            problems.append(f)
     twin = [f for f in twins([*existing, *(p for _, p in new)]) if f.file == source]
     if not allow_twins:
         problems += twin
@@ -287,7 +309,7 @@ def plan_import(
             additions.setdefault(dest, []).append((p.line, p))
     problems.sort(key=lambda f: f.line or 0)
     read = {n for n, _ in rows} | {f.line for f in parse_findings if f.line is not None}
-    return ImportPlan(additions, problems, twin, len(read))
+    return ImportPlan(additions, problems, twin, len(read), skipped)
 
 
 def deprecated_line(line: str, rec: Mapping[str, Any]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from evalgate.core.encoding import UTF16_HINT, utf16_kind, utf16_message
 from evalgate.core.jsonl import BOM_UTF8, DEFAULT_MAX_LINE_BYTES, parse_jsonl
 from evalgate.types import Finding
 
@@ -36,6 +37,11 @@ def read_sentences(
 ) -> tuple[list[Sentence], list[Finding]]:
     """The sentences of one corpus file, in file order; `fmt` defaults to the file's suffix."""
     fmt = fmt or corpus_format(file)
+    if kind := utf16_kind(data):
+        bom = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+        return [], [Finding("corpus-encoding", utf16_message(kind, bom), file=file, line=1, hint=UTF16_HINT)]
+    if data.startswith(BOM_UTF8):
+        data = data[len(BOM_UTF8) :]  # harmless in a corpus, and spreadsheets and editors add it unasked
     if fmt == "txt":
         return _read_text(data, file, max_line_bytes)
     if fmt != "jsonl":

@@ -49,15 +49,29 @@ def grammar_schema() -> dict[str, Any]:
     return json.loads(text)
 
 
+_MAX_ERRORS = 10
+
+
+def _summary(e: jsonschema.ValidationError) -> str:
+    """What is wrong, without jsonschema's copy of the whole value (kilobytes for a verb table)."""
+    if len(e.message) <= 160:
+        return e.message
+    rule = json.dumps(e.validator_value, ensure_ascii=False, default=str)
+    rule = rule if len(rule) <= 80 else rule[:79] + "…"
+    return f"the {type(e.instance).__name__} value here fails the schema's `{e.validator}` rule ({rule})"
+
+
 def grammar_from_dict(data: Any, source: str = "grammar") -> Grammar:
     """Schema-check a parsed verb table and build the Grammar; RefusedError lists every problem."""
     validator = jsonschema.Draft202012Validator(grammar_schema())
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         lines = [
-            f"{source}: {'.'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message}"
-            for e in errors
+            f"{source}: {'.'.join(str(p) for p in e.absolute_path) or '(top level)'}: {_summary(e)}"
+            for e in errors[:_MAX_ERRORS]
         ]
+        if len(errors) > _MAX_ERRORS:
+            lines.append(f"... and {len(errors) - _MAX_ERRORS} more problem(s) of the same table")
         raise RefusedError("invalid grammar table:\n  " + "\n  ".join(lines))
     verbs: dict[tuple[str, str], Verb] = {}
     for language in ("en", "es"):

@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+from evalgate.core.encoding import utf16_kind, utf16_message
 from evalgate.types import Finding
 
 DEFAULT_MAX_LINE_BYTES = 1_000_000
@@ -166,10 +167,11 @@ def parse_jsonl(
             f"put one JSON object per line (one {what} each), or remove the file from the configuration",
         )
         return [], findings
-    if data.startswith(_BOMS_UTF16):
+    if kind := utf16_kind(data):
+        # read as UTF-8 it is "invalid JSON" on every line, which says nothing useful
         finding(
             "jsonl-encoding",
-            "the file is UTF-16 (it starts with a UTF-16 byte-order mark); JSONL must be UTF-8",
+            utf16_message(kind, data.startswith(_BOMS_UTF16)),
             1,
             "save the file as UTF-8 without a byte-order mark",
         )

@@ -7,7 +7,9 @@ Checking a probe is then a handful of dictionary look-ups: O(probes + sentences)
 probe x sentence scan (10,000 probes against 100,000 sentences: see bench/validate.py).
 
 The detectors read `fill(prompt, expected)`, the sentence the model would see completed:
-  exact     SHA-256 of the lower-cased, whitespace-free text equals a training sentence's (seed 000);
+  exact     the probe's word tokens (punctuation and case aside) equal a training sentence's, or
+            one sentence or comma-separated clause of a longer training line (a short probe has
+            fewer tokens than the n-gram window: this is what protects it);
   template  the same after content nouns become <NOUN>, verb forms and time markers kept (seed 000);
   ngram     the probe shares at least one window of `window` normalised tokens (seed 001).
 """
@@ -17,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from evalgate.core.text import exact_key, fill, ngrams, template_key, template_tokens, word_tokens
+from evalgate.core.normalize import normalize
+from evalgate.core.text import clause_keys_normal, fill, masked_tokens, ngrams, tokens_normal
 from evalgate.types import Finding, Probe
 
 DETECTORS = ("exact", "template", "ngram")
@@ -53,24 +56,31 @@ class LeakIndex:
         unknown = set(detectors) - set(DETECTORS)
         if unknown or window < 1:
             raise ValueError(f"bad leak detector settings: {sorted(unknown)}, window {window}")
-        self.keep = frozenset(keep)
+        self.keep = frozenset(normalize(k) for k in keep)
         self.window = window
         self.detectors = tuple(d for d in DETECTORS if d in detectors)
         self.n_sentences = 0
         self._exact: dict[str, Source] = {}
+        self._clauses: dict[str, Source] = {}
         self._template: dict[str, Source] = {}
         self._ngrams: dict[str, Source] = {}
 
     def add(self, file: str, line: int, sentence: str) -> None:
         self.n_sentences += 1
         src = Source(file, line, sentence)
+        # normalised once; the keys are the normal forms of core/text.py, kept as strings (a dict
+        # hashes them anyway)
+        norm = normalize(sentence)
+        tokens = tokens_normal(norm)
         if "exact" in self.detectors:
-            self._exact.setdefault(exact_key(sentence), src)
+            self._exact.setdefault(" ".join(tokens), src)
+            for key in clause_keys_normal(norm):
+                self._clauses.setdefault(key, src)
         if "template" in self.detectors:
-            self._template.setdefault(template_key(sentence, self.keep), src)
+            self._template.setdefault(" ".join(masked_tokens(tokens, self.keep)), src)
         if "ngram" in self.detectors:
             grams = self._ngrams
-            for gram in ngrams(word_tokens(sentence), self.window):
+            for gram in ngrams(tokens, self.window):
                 grams.setdefault(" ".join(gram), src)
 
     def add_all(self, file: str, sentences: Iterable[tuple[int, str]]) -> None:
@@ -78,50 +88,61 @@ class LeakIndex:
             self.add(file, line, sentence)
 
     def check(self, probe: Probe) -> list[Finding]:
-        """Every detector that fires on this probe, one finding each (deprecated probes: none)."""
+        """One finding per leaking probe, naming every detector that fired (deprecated: none)."""
         if probe.deprecated:
             return []
         text = fill(probe.prompt, probe.expected)
-        out: list[Finding] = []
-
-        def found(check: str, what: str, src: Source, evidence: dict[str, object]) -> None:
-            out.append(
-                Finding(
-                    check,
-                    f"the filled prompt {_clip(text)!r} {what} training sentence {src.where()} "
-                    f"{_clip(src.text)!r}",
-                    probe.file,
-                    probe.line,
-                    probe.id,
-                    "prompt",
-                    HINT,
-                    evidence={
-                        "probe_text": text,
-                        "train_file": src.file,
-                        "train_line": src.line,
-                        "train_text": _clip(src.text, 500),
-                        **evidence,
-                    },
-                )
-            )
-
-        if "exact" in self.detectors and (src := self._exact.get(exact_key(text))):
-            found("leak-exact", "equals (ignoring case and whitespace)", src, {})
-        if "template" in self.detectors and (src := self._template.get(template_key(text, self.keep))):
-            form = " ".join(template_tokens(text, self.keep))  # the key joins without spaces
-            found("leak-template", f"has the same template {form!r} as", src, {"template": form})
+        tokens = tokens_normal(normalize(text))
+        joined = " ".join(tokens)
+        hits: list[tuple[str, str, Source, dict[str, object]]] = []
+        if "exact" in self.detectors:
+            if src := self._exact.get(joined):
+                hits.append(("exact", "equals (ignoring case, whitespace and punctuation)", src, {}))
+            elif src := self._clauses.get(joined):
+                hits.append(("exact", "is one sentence or clause of", src, {"contained": True}))
+        form = " ".join(masked_tokens(tokens, self.keep))
+        if "template" in self.detectors and (src := self._template.get(form)):
+            hits.append(("template", f"has the same template {form!r} as", src, {"template": form}))
         if "ngram" in self.detectors:
-            for gram in ngrams(word_tokens(text), self.window):
+            for gram in ngrams(tokens, self.window):
                 key = " ".join(gram)
                 if src := self._ngrams.get(key):
-                    found(
-                        "leak-ngram",
-                        f"shares the {self.window}-gram {key!r} with",
-                        src,
-                        {"ngram": key, "window": self.window},
-                    )
-                    break  # the first shared window is the evidence; one finding per detector
-        return out
+                    what = f"shares the {self.window}-gram {key!r} with"
+                    hits.append(("ngram", what, src, {"ngram": key, "window": self.window}))
+                    break  # the first shared window is the evidence
+        if not hits:
+            return []
+        # One problem, one finding: the detectors that agree are listed in it (docs/probes.md).
+        detector, what, src, _ = hits[0]
+        message = (
+            f"the filled prompt {_clip(text)!r} {what} training sentence {src.where()} {_clip(src.text)!r}"
+        )
+        for _, more, other, _ in hits[1:]:
+            message += f"; also {more} " + (
+                "it" if other == src else f"{other.where()} {_clip(other.text)!r}"
+            )
+        merged: dict[str, object] = {}
+        for _, _, _, ev in reversed(hits):
+            merged.update(ev)
+        return [
+            Finding(
+                f"leak-{detector}",
+                message + f" (detectors: {', '.join(h[0] for h in hits)})",
+                probe.file,
+                probe.line,
+                probe.id,
+                "prompt",
+                HINT,
+                evidence={
+                    "probe_text": text,
+                    "train_file": src.file,
+                    "train_line": src.line,
+                    "train_text": _clip(src.text, 500),
+                    "detectors": [h[0] for h in hits],
+                    **merged,
+                },
+            )
+        ]
 
 
 def _clip(text: str, limit: int = 160) -> str:

@@ -49,13 +49,13 @@ HINT_LOCK_EDITED = (
 )
 HINT_REMOVED = 'deprecate instead of deleting: put the probe back with "deprecated": true'
 
-_SHA = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+_SHA = {"type": "string", "pattern": r"^[0-9a-f]{64}$(?!\n)"}
 MANIFEST_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["schema_version", "version", "digest", "files", "lock"],
     "properties": {
         "schema_version": {"const": SCHEMA_VERSION},
-        "version": {"type": "string", "pattern": r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$"},
+        "version": {"type": "string", "pattern": r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$(?!\n)"},
         "digest": _SHA,
         "n_probes": {"type": "integer", "minimum": 0},
         "files": {
@@ -251,6 +251,12 @@ def check_manifest(
             )
         elif entry["sha256"] != f.sha256:
             where = _first_difference(manifest, f.display, probes)
+            lock = manifest.get("lock") or {}
+            # A locked probe edited: re-sealing cannot fix that (the lock refuses it), so the file
+            # finding gives the lock's instruction too - one problem, one instruction.
+            edited = any(
+                lock.get(p.id) not in (None, p.content_hash()) for p in probes if p.file == f.display
+            )
             findings.append(
                 Finding(
                     "manifest-file-changed",
@@ -260,8 +266,21 @@ def check_manifest(
                     where[0] if where else None,
                     where[1] if where else None,
                     where[2] if where else None,
-                    hint=HINT_RESEAL,
+                    hint=HINT_CHANGED if edited else HINT_RESEAL,
                     evidence={"sealed": entry["sha256"], "now": f.sha256, "manifest": manifest_file},
+                )
+            )
+        elif entry["cases"] != f.cases:
+            # the bytes are the sealed ones, so the count was edited in the manifest
+            findings.append(
+                Finding(
+                    "manifest-cases",
+                    f"the manifest {manifest_file} says this file holds {entry['cases']} probe(s), but its "
+                    f"sealed bytes hold {f.cases} (was the manifest edited by hand?)",
+                    f.display,
+                    field="cases",
+                    hint=HINT_LOCK_EDITED,
+                    evidence={"sealed": entry["cases"], "now": f.cases, "manifest": manifest_file},
                 )
             )
     missing = sorted(set(sealed) - {f.key for f in files})
@@ -277,6 +296,18 @@ def check_manifest(
         )
         seen_ids = None
     all_match = not findings and not missing
+    n_sealed = manifest.get("n_probes")
+    if all_match and not findings and isinstance(n_sealed, int) and n_sealed != len(probes):
+        findings.append(
+            Finding(
+                "manifest-cases",
+                f"the manifest {manifest_file} says the set holds {n_sealed} probe(s), but the sealed files "
+                f"hold {len(probes)} (was the manifest edited by hand?)",
+                manifest_file,
+                field="n_probes",
+                hint=HINT_LOCK_EDITED,
+            )
+        )
     if all_match and probe_set_digest(probes) != manifest["digest"]:
         findings.append(
             Finding(

@@ -21,19 +21,29 @@ from typing import Any
 import jsonschema
 
 from evalgate.core.grammar import Grammar, Verb
+from evalgate.core.normalize import has_ignorable, normalize
 from evalgate.core.ordinal import KIND as ORDINAL
 from evalgate.core.ordinal import scale_problem
+from evalgate.core.probe_text import (
+    CONTROL,
+    HINT_CONFUSABLE,
+    HINT_CONTROL,
+    confusable_problems,
+    control_problems,
+    glued_word,
+    only_invisible,
+    same_form,
+    space_before_blank,
+)
 from evalgate.core.text import normalize_exact
 from evalgate.types import BLANK, LANGUAGES, PERSONS, TENSES, Finding, Probe
 
 _BLANK_RUN = re.compile(r"_{3,}")
-_BEFORE = re.compile(r"(\s*)___")
 _WORD = re.compile(r"[^\W_]")
-_GLUED = re.compile(r"[^\W_]+___[^\W_]*|___[^\W_]+")
 
 # Symbolic check names (Finding.check) with the hint that goes with each.
 HINTS = {
-    "schema": "see the field table in docs/validate.md (schema: evalgate/schemas/probe.schema.json)",
+    "schema": "see the field reference in docs/probes.md (schema: evalgate/schemas/probe.schema.json)",
     "unknown-field": "remove the field or fix its name: probe files allow only the documented fields",
     "duplicate-id": "give one of the two probes a new id (ids are unique across all probe files)",
     "expected-not-candidate": "make `expected` one of the `candidates` (a probe that cannot be right "
@@ -46,7 +56,10 @@ HINTS = {
     "category-file": 'adversarial probes go in a file whose name contains "adversarial", core probes '
     "in any other file",
     "reason-code-missing": "give every adversarial probe a reason_code naming its category, e.g. PAST-IRREG",
-    "twin": "make the prompts differ, or deprecate one of the two probes",
+    "twin": "make the prompts differ, or deprecate one of the two probes; `probes import --allow-twins` "
+    "imports twins on purpose",
+    "reason-code-core": "remove the reason_code: it names an adversarial category, and a core probe has none "
+    "(or move the probe to the adversarial file)",
     "text-form": "write the text as a reader sees it: composed accents (NFC), no invisible characters; each "
     "candidate the bare form, without surrounding spaces (the scorer adds the space before it), each "
     "one different",
@@ -89,7 +102,9 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
     if kind == "pattern":
         if arg == r"\S":
             return f"{where}{_short(value)} is blank"
-        return f"{where}{_short(value)} does not match the pattern {arg}"
+        shown = arg.replace("$(?!\\n)", "$")  # the look-ahead only keeps `$` from matching before "\n"
+        extra = " (it ends with a line break)" if isinstance(value, str) and value.endswith("\n") else ""
+        return f"{where}{_short(value)} does not match the pattern {shown}{extra}"
     if kind in ("minLength", "maxLength"):
         n = len(value) if isinstance(value, str) else "?"
         bound = "at least" if kind == "minLength" else "at most"
@@ -153,18 +168,18 @@ def _blank_problem(prompt: str) -> str | None:
         return f"the prompt has {len(runs)} blanks; exactly one {BLANK} is allowed"
     if runs[0] != BLANK:
         return f"the blank is written with {len(runs[0])} underscores; write exactly three ({BLANK})"
-    before = _BEFORE.search(prompt)
-    if before and before.group(1) not in ("", " "):
+    before = space_before_blank(prompt)
+    if before not in (None, "", " "):
         return (
-            f"the blank has {_reveal(before.group(1))} before it; write one plain space (the space before "
+            f"the blank has {_reveal(before)} before it; write one plain space (the space before "
             "the blank is scored with the form)"
         )
     if not _WORD.search(prompt.replace(BLANK, " ")):
         return "the prompt has no words around the blank: there is no sentence for the form to complete"
-    glued = _GLUED.search(prompt)
+    glued = glued_word(prompt)
     if glued:
         return (
-            f"the blank is glued to a word ({glued.group(0)!r}): the form would be joined to it; "
+            f"the blank is glued to a word ({glued!r}): the form would be joined to it; "
             "leave a space or punctuation on both sides"
         )
     return None
@@ -190,16 +205,11 @@ def _lookalikes(prompt: str) -> str:
     return f" ({shown}: the blank is three ASCII underscores _)"
 
 
-def _visible(text: str) -> str:
-    """NFC without invisible format characters: what a reader (and the leak detectors) see."""
-    return "".join(ch for ch in unicodedata.normalize("NFC", text) if unicodedata.category(ch) != "Cf")
-
-
 def _form_problems(text: str) -> list[str]:
     out = []
-    if unicodedata.normalize("NFC", text) != text:
+    if not text.isascii() and unicodedata.normalize("NFC", text) != text:
         out.append("is not in NFC form (an accent written as a separate combining mark)")
-    if any(unicodedata.category(ch) == "Cf" for ch in text):
+    if has_ignorable(text):
         out.append("holds invisible characters")
     return out
 
@@ -219,24 +229,24 @@ def _candidate_problems(candidates: list[str]) -> list[str]:
     out: list[str] = []
     first: dict[str, int] = {}
     for i, cand in enumerate(candidates):
-        visible = _visible(cand)
-        if not visible.strip():
+        if only_invisible(cand):
             out.append(f"item [{i}]: {_reveal(cand)} holds only invisible characters")
             continue
         if cand != cand.strip():
             out.append(f"item [{i}]: {_reveal(cand)} starts or ends with whitespace")
         out += [f"item [{i}]: {_reveal(cand)} {p}" for p in _form_problems(cand)]
-        if any(unicodedata.category(ch) == "Cc" for ch in cand):
+        if CONTROL.search(cand):
             out.append(f"item [{i}]: {_reveal(cand)} holds a control character (a line break, a tab...)")
         if BLANK in cand:
             out.append(
                 f"item [{i}]: {_reveal(cand)} holds the blank {BLANK} (a candidate is the form itself)"
             )
-        key = visible.strip()
+        key = normalize(cand)  # the one normalisation (core/normalize.py)
         if key in first:
             j = first[key]
             out.append(
-                f"items [{j}] and [{i}] are the same form {_short(key)} once Unicode is normalised "
+                f"items [{j}] and [{i}] are the same form {_short(key)} once Unicode, spacing and case "
+                "are normalised "
                 f"({_reveal(candidates[j])} vs {_reveal(cand)}); candidates must be distinct"
             )
         else:
@@ -268,10 +278,10 @@ def semantic_findings(
 
     if isinstance(rec.get("expected"), str) and cands_str and rec["expected"] not in rec["candidates"]:
         shown = ", ".join(_short(c, 30) for c in rec["candidates"])
-        twin = [c for c in rec["candidates"] if _visible(c) == _visible(rec["expected"])]
+        twin = [c for c in rec["candidates"] if same_form(c, rec["expected"])]
         note = (
-            f" ({_reveal(rec['expected'])} and {_reveal(twin[0])} differ only in Unicode normalisation: "
-            "write both in NFC, the composed form)"
+            f" ({_reveal(rec['expected'])} and {_reveal(twin[0])} differ only in Unicode normalisation, "
+            "spacing or case: write `expected` exactly as the candidate, in NFC, the composed form)"
             if twin
             else ""
         )
@@ -280,9 +290,13 @@ def semantic_findings(
             "expected",
             f"{_short(rec['expected'])} is not one of the candidates ({shown}){note}",
         )
+    for field, problem in control_problems(rec):
+        add("control-character", field, problem, HINT_CONTROL)
     if ok("candidates"):
         for problem in _candidate_problems(rec["candidates"]):
             add("text-form", "candidates", problem)
+        for problem in confusable_problems(rec["candidates"]):
+            add("confusable", "candidates", problem, HINT_CONFUSABLE)
     if prompt_str and (problem := _blank_problem(rec["prompt"])):
         add("blank", "prompt", problem)
     if prompt_str and (problems := _form_problems(rec["prompt"])):
@@ -300,6 +314,14 @@ def semantic_findings(
             )
         if rec["category"] == "adversarial" and "reason_code" not in rec:
             add("reason-code-missing", "reason_code", "adversarial probe without a reason_code")
+        # ordinal probes are core items of a scale, never gated: their codes name scale points
+        if rec["category"] == "core" and "reason_code" in rec and rec.get("kind", "form") != ORDINAL:
+            add(
+                "reason-code-core",
+                "reason_code",
+                f"a core probe carries reason_code {_short(rec['reason_code'])}: reason codes name "
+                "adversarial categories",
+            )
     unreadable_language = ok("verb") and not ok("language")
     if (
         grammar is not None
@@ -394,16 +416,22 @@ def probes_from_records(
 
 
 def duplicate_ids(ids: Sequence[tuple[str, int, str]]) -> list[Finding]:
-    """(file, line, id) across all files: every repeat names the first location too."""
-    first: dict[str, tuple[str, int]] = {}
+    """(file, line, id) across all files: every repeat names the first location too.
+
+    Ids are compared normalised (core/normalize.py): `past-irreg-01` and `PAST-IRREG-01` name one
+    probe on a case-insensitive file system, in a spreadsheet and to a reader.
+    """
+    first: dict[str, tuple[str, int, str]] = {}
     out: list[Finding] = []
     for file, line, pid in ids:
-        if pid in first:
-            f0, l0 = first[pid]
+        key = normalize(pid)
+        if key in first:
+            f0, l0, p0 = first[key]
+            same = "" if p0 == pid else f" as '{p0}' (ids that differ only in case or spacing are one id)"
             out.append(
                 Finding(
                     "duplicate-id",
-                    f"id '{pid}' is already used at {f0}:{l0}",
+                    f"id '{pid}' is already used at {f0}:{l0}{same}",
                     file,
                     line,
                     pid,
@@ -413,12 +441,12 @@ def duplicate_ids(ids: Sequence[tuple[str, int, str]]) -> list[Finding]:
                 )
             )
         else:
-            first[pid] = (file, line)
+            first[key] = (file, line, pid)
     return out
 
 
 def twins(probes: Sequence[Probe]) -> list[Finding]:
-    """Warnings for live probes whose prompts match ignoring case and whitespace (seed 003)."""
+    """Warnings for live probes whose prompts match once normalised (case, spacing, Unicode)."""
     first: dict[str, Probe] = {}
     out: list[Finding] = []
     for p in probes:

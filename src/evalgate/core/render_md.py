@@ -18,8 +18,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from evalgate.core import report_coverage, report_ordinal
 from evalgate.core import report_facts as facts
-from evalgate.core import report_ordinal
 from evalgate.core import report_probes as lists
 from evalgate.core import report_sections as gate
 from evalgate.core import report_yardstick as yardstick
@@ -74,7 +74,8 @@ def _sections(results: Results, budget: Budget, max_flipped: int, review_entropy
         gate_changes(results, budget),
     ]
     if results.get("verdict") == "refused":
-        out += [findings(results, budget), warnings(results, budget), facts.inputs(results)]
+        out += [findings(results, budget), warnings(results, budget), report_coverage.coverage(results)]
+        out.append(facts.inputs(results))
         out.append(Section(f"evalgate {code(results.get('evalgate_version', '?'))}.", essential=True))
         return [s for s in out if s is not None]
     compared = bool(results.get("comparison"))
@@ -92,6 +93,7 @@ def _sections(results: Results, budget: Budget, max_flipped: int, review_entropy
         *facts.calibration(results, budget, review_entropy),
         *report_ordinal.sections(results, budget, review_entropy),
         lists.new_probes(results, budget),
+        report_coverage.coverage(results),
         facts.inputs(results),
         facts.method(results),
         facts.limitations(results),

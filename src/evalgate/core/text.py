@@ -3,28 +3,31 @@
 One definition, used on both sides of every comparison (a probe and a training sentence are
 normalised by the same function, or the hashes could never meet):
 
-- exact (seed 000):   NFC, lower-case, every whitespace character removed (and invisible format
-                      characters such as U+200B, removed by every form here).
-- tokens (seed 001):  NFC, lower-case, the word tokens (Unicode `\\w+`: ñ and accents are kept,
-                      punctuation dropped) - the unit of the n-gram window.
-- template (seed 000): the token sequence with punctuation kept, where every word that is not a
-                      verb form of the grammar table, a function word or a time-marker word is
-                      replaced by <NOUN>, and runs of <NOUN> collapse into one. "At the office"
-                      and "at the school" become the same template; the verb form and the time
-                      marker ("yesterday", "every day", "la semana pasada") stay as they are.
+Every form starts from `normalize` (core/normalize.py: NFKC, invisible characters removed,
+whitespace collapsed, case-folded).
+
+- exact:    the word tokens joined by one space: punctuation and whitespace do not count.
+- tokens:   the word tokens (Unicode `\\w+`: ñ and accents are kept, punctuation dropped) - the
+            unit of the n-gram window.
+- template: the token sequence, where every word that is not a verb form of the grammar table, a
+            function word or a time-marker word is replaced by <NOUN>, and runs of <NOUN> collapse
+            into one. "At the office" and "at the school" become the same template; the verb form
+            and the time marker ("yesterday", "every day", "la semana pasada") stay as they are.
+- clauses:  the token keys of every sentence and every comma-separated clause of a text: a short
+            probe copied as one sentence of a longer training line meets one of them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 from collections.abc import Iterable
+
+from evalgate.core.normalize import normalize
 
 NOUN = "<NOUN>"
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_WORD_OR_PUNCT = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
 # Closed-class words and time-marker words of both languages. Everything else that is not a
 # verb form counts as content (masked by the template detector). Lower-case, NFC.
@@ -65,15 +68,9 @@ FUNCTION_WORDS_ES = frozenset(
 FUNCTION_WORDS = FUNCTION_WORDS_EN | FUNCTION_WORDS_ES
 
 
-# Invisible format characters (soft hyphen, zero-width space/joiners, bidi marks, word joiner,
-# BOM): they change no word a reader sees, so they must not make a copied sentence look new.
-_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]")
-
-
 def nfc_lower(text: str) -> str:
-    if not text.isascii():
-        text = _INVISIBLE.sub("", text)
-    return unicodedata.normalize("NFC", text).lower()
+    """The shared normal form (core/normalize.py): NFKC, no invisible characters, one space, folded."""
+    return normalize(text)
 
 
 def normalize_exact(text: str) -> str:
@@ -86,12 +83,39 @@ def sha256_hex(text: str) -> str:
 
 
 def exact_key(text: str) -> str:
-    return sha256_hex(normalize_exact(text))
+    """The exact detector's key: the word tokens, punctuation removed ("Last week, I danced!" is
+    "last week i danced"), so a copy that only adds or drops punctuation still meets."""
+    return sha256_hex(" ".join(word_tokens(text)))
 
 
 def word_tokens(text: str) -> list[str]:
     """Normalised word tokens (no punctuation): the unit of the n-gram window."""
     return _WORD.findall(nfc_lower(text))
+
+
+# Where a sentence or a clause ends: a probe copied into a longer line keeps its own boundaries.
+_SENTENCE_END = re.compile(r"[.!?\u2026;:\u3002]+")
+_CLAUSE_END = re.compile(r"[^\w\s'\u2019-]+")
+
+
+def clause_keys(text: str) -> set[str]:
+    """Token keys (as in `exact_key`, unhashed) of each sentence and each clause of `text`."""
+    return clause_keys_normal(nfc_lower(text))
+
+
+def clause_keys_normal(norm: str) -> set[str]:
+    """`clause_keys` of a text already normalised (the leak index normalises each sentence once).
+
+    A text of one clause has no key here: its only key is its exact key.
+    """
+    clauses = [key for part in _CLAUSE_END.split(norm) if (key := " ".join(_WORD.findall(part)))]
+    if len(clauses) < 2:
+        return set()
+    out = set(clauses)
+    for part in _SENTENCE_END.split(norm):
+        if key := " ".join(_WORD.findall(part)):
+            out.add(key)
+    return out
 
 
 def ngrams(tokens: list[str], n: int) -> Iterable[tuple[str, ...]]:
@@ -101,10 +125,19 @@ def ngrams(tokens: list[str], n: int) -> Iterable[tuple[str, ...]]:
 
 def template_tokens(text: str, keep: frozenset[str] | set[str]) -> list[str]:
     """Tokens with content words masked; `keep` = verb forms (function words are always kept)."""
+    return masked_tokens(_WORD.findall(nfc_lower(text)), keep)
+
+
+def tokens_normal(norm: str) -> list[str]:
+    """`word_tokens` of a text already normalised."""
+    return _WORD.findall(norm)
+
+
+def masked_tokens(tokens: list[str], keep: frozenset[str] | set[str]) -> list[str]:
+    """The template detector's tokens from word tokens (see `template_tokens`)."""
     out: list[str] = []
-    for tok in _WORD_OR_PUNCT.findall(nfc_lower(text)):
-        is_word = tok[0].isalnum() or tok[0] == "_"
-        masked = NOUN if is_word and tok not in keep and tok not in FUNCTION_WORDS else tok
+    for tok in tokens:
+        masked = NOUN if tok not in keep and tok not in FUNCTION_WORDS else tok
         if masked == NOUN and out and out[-1] == NOUN:
             continue
         out.append(masked)

@@ -1,0 +1,67 @@
+"""The coverage matrix as a table a reader checks at a glance (text, JSON rows, Markdown).
+
+`evalgate validate` shows every cell with its count and its minimum (and maximum for an
+adversarial category), and marks each cell outside its bounds, instead of only "coverage: OK".
+The rows come from `core.coverage.coverage_matrix`, in its fixed order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tabulate import tabulate
+
+_FAMILIES = (
+    ("language", "language"),
+    ("regularity", "regularity"),
+    ("tense", "tense"),
+    ("person", "person"),
+    ("verb", "verb"),
+    ("adversarial_total", "adversarial"),
+    ("adversarial_category", "adversarial category"),
+)
+SHORT = "SHORT"
+OVER = "OVER"
+
+
+def coverage_rows(matrix: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per cell: {"family", "cell", "n", "min", "max", "status"}; status "ok", SHORT, OVER."""
+    rows = []
+    for key, family in _FAMILIES:
+        cells = matrix.get(key)
+        if not isinstance(cells, dict):
+            continue
+        if "n" in cells:  # a single cell (adversarial_total)
+            cells = {"total": cells}
+        for cell, c in cells.items():
+            n, lo, hi = c.get("n", 0), c.get("min", 0), c.get("max")
+            status = SHORT if n < lo else OVER if hi is not None and n > hi else "ok"
+            rows.append({"family": family, "cell": cell, "n": n, "min": lo, "max": hi, "status": status})
+    return rows
+
+
+def _table(rows: list[dict[str, Any]], fmt: str) -> str:
+    body = [
+        [r["family"], r["cell"], r["n"], r["min"], "" if r["max"] is None else r["max"],
+         "ok" if r["status"] == "ok" else f"**{r['status']}**" if fmt == "github" else r["status"]]
+        for r in rows
+    ]  # fmt: skip
+    return tabulate(body, headers=["family", "cell", "probes", "min", "max", "status"], tablefmt=fmt)
+
+
+def coverage_text(matrix: dict[str, Any], *, only_families: bool = False) -> str:
+    """The plain-text table; `only_families` leaves out the per-verb rows (40 of them) unless short."""
+    rows = coverage_rows(matrix)
+    hidden = [r for r in rows if only_families and r["family"] == "verb" and r["status"] == "ok"]
+    text = _table([r for r in rows if r not in hidden], "simple")
+    if hidden:
+        text += f"\n({len(hidden)} verb cells at or above their minimum not shown; --format json lists them)"
+    return text
+
+
+def coverage_markdown(matrix: dict[str, Any]) -> str:
+    return _table(coverage_rows(matrix), "github")
+
+
+def shortfalls(matrix: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in coverage_rows(matrix) if r["status"] != "ok"]
