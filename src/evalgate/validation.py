@@ -59,6 +59,10 @@ _MISSING_HINTS = {
 }
 
 
+# Findings that are gate changes against the baseline (docs/approval.md), not defects of the set.
+APPROVABLE_CHECKS = frozenset({"deleted-since-baseline", "manifest-version-back"})
+
+
 @dataclass(frozen=True)
 class ValidationOutcome:
     probes: tuple[Probe, ...]  # every parsed probe, deprecated included, in file order
@@ -74,6 +78,20 @@ class ValidationOutcome:
     @property
     def ok(self) -> bool:
         return not self.findings
+
+    def with_approvable_as_warnings(self) -> ValidationOutcome:
+        """The outcome with the gate changes a maintainer can approve moved to the warnings.
+
+        `validate` refuses a probe deleted since the baseline and a manifest version set back;
+        `run` leaves them to the gate-change check against the baseline, which refuses them
+        unless approved and names what approves them (docs/approval.md); `probes seal` and
+        `baseline update` record them as they are.
+        """
+        moved = tuple(f for f in self.findings if f.check in APPROVABLE_CHECKS)
+        if not moved:
+            return self
+        kept = tuple(f for f in self.findings if f.check not in APPROVABLE_CHECKS)
+        return dataclasses.replace(self, findings=kept, warnings=(*self.warnings, *moved))
 
 
 def probe_paths(cfg: GateConfig, probe_files: Sequence[str] | None) -> list[Path]:

@@ -90,7 +90,8 @@ def main(args: argparse.Namespace) -> int:
         from evalgate.validation import validate
 
         with progress.phase("validate probe set"):
-            outcome = validate(cfg)
+            # Updating the baseline is what accepts a deletion or a version set back.
+            outcome = validate(cfg).with_approvable_as_warnings()
         if not outcome.ok:
             from evalgate.core.findings_render import render_findings
 

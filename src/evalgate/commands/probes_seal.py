@@ -21,6 +21,7 @@ from evalgate.edges.files import atomic_write_json, refused_if_unwritable
 from evalgate.edges.journal import recover_set
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED
 from evalgate.validation import (
+    APPROVABLE_CHECKS,
     ValidationOutcome,
     display_path,
     manifest_key,
@@ -49,12 +50,21 @@ def main(args: argparse.Namespace) -> int:
     recover_set(cfg)  # a change a killed run left half-done: finished or dropped first
     probe_files = absolute(args.probes)
     outcome = validate(cfg, probe_files)
+    approvable = [f for f in outcome.findings if f.check in APPROVABLE_CHECKS]
+    outcome = outcome.with_approvable_as_warnings()
     # A partial seal would drop the other files from the manifest while their ids stay locked.
     blocking = [f for f in outcome.findings if f.check not in SEALABLE_CHECKS]
     blocking += [w for w in outcome.warnings if w.check == "manifest-partial"]
     if blocking:
         print(render_text(blocking, closing="nothing was sealed"))
         return EXIT_REFUSED
+    if approvable:
+        # Sealed as they are: the run refuses them as gate changes until a maintainer approves.
+        print(render_text((), approvable))
+        print(
+            "evalgate: warning: sealing a set that differs from the baseline; the gate refuses it as a "
+            "gate change until a maintainer approves (docs/approval.md)"
+        )
     bump = args.bump or "patch"
     path, previous, new = sealed_manifest(cfg, outcome, probe_files, bump)
     shown = display_path(cfg.root, path)

@@ -266,6 +266,8 @@ def main(args: argparse.Namespace) -> int:
         recover_set(cfg)  # a probe change a killed run left half-done: finished or dropped first
         with progress.phase("validate probe set"):
             outcome = validate(cfg, cli_paths(args.probes), cli_paths(args.train))
+        # A deletion since the baseline is a gate change: refused below unless approved.
+        outcome = outcome.with_approvable_as_warnings()
         if not outcome.ok:
             raise RefusedError(
                 f"the probe set is invalid: {len(outcome.findings)} problem(s); nothing was scored",
