@@ -28,11 +28,14 @@ def test_binomial_tail_matches_exact_rational_sum(k, n, p):
     assert float(binom_sf(k, n, float(Fraction(p)))) == pytest.approx(exact, rel=1e-12)
 
 
-def test_binomial_tail_error_bound_at_100k():
-    # Central tail of Bin(100000, 1/2) in exact integers, against the float path (bound 1e-9).
-    n, k = 100_000, 50_300
-    exact = Fraction(sum(math.comb(n, i) for i in range(k, n + 1)), 1 << n)
-    assert float(binom_sf(k, n, 0.5)) == pytest.approx(float(exact), rel=1e-9)
+def test_binomial_tail_error_bound_at_20k():
+    # Tail of Bin(20000, 1/2) in exact integers (term by term), against the float path.
+    n, k = 20_000, 10_150
+    term, total = math.comb(n, k), 0
+    for i in range(k, n + 1):
+        total += term
+        term = term * (n - i) // (i + 1)
+    assert float(binom_sf(k, n, 0.5)) == pytest.approx(float(Fraction(total, 1 << n)), rel=1e-10)
 
 
 def test_mcnemar_with_100k_discordant_probes_is_fast():
@@ -84,7 +87,7 @@ def _trinomial_size(region: list[tuple[int, int]], n: int, delta: float, s_grid:
     return np.array(sizes)
 
 
-@pytest.mark.parametrize(("n", "delta"), [(30, 0.02), (60, 0.02), (60, 0.0)])
+@pytest.mark.parametrize(("n", "delta"), [(30, 0.02), (40, 0.0), (60, 0.02)])
 def test_size_at_drop_equal_to_tolerance_is_at_most_alpha_by_enumeration(n, delta):
     alpha = 0.05
     region = [(b, c) for c in range(n + 1) for b in range(n - c + 1) if ni.pvalue(b, c, n, delta) <= alpha]
@@ -102,11 +105,11 @@ def test_a_true_drop_at_the_tolerance_is_not_flagged_like_mcnemar_flagged_it():
     # a slice about half of the time; the non-inferiority test at most 5%.
     rng = np.random.default_rng(0)
     n, hits_ni, hits_mc = 2000, 0, 0
-    counts = rng.multinomial(n, [0.06, 0.04, 0.90], size=200)
+    counts = rng.multinomial(n, [0.06, 0.04, 0.90], size=60)
     for b, c, _ in counts:
         hits_ni += ni.pvalue(int(b), int(c), n, 0.02) < 0.05
         hits_mc += mcnemar_exact_one_sided(int(b), int(c)) < 0.05 and (b - c) / n > 0.02
-    assert hits_ni <= 20 and hits_mc >= 60
+    assert hits_ni <= 6 and hits_mc >= 18
 
 
 def test_power_and_mde_at_sixty_probes():
