@@ -30,9 +30,17 @@ import numpy as np
 from tabulate import tabulate
 
 from evalgate.config import GateRules, default_config_dict
+from evalgate.core import noninferiority
 from evalgate.core.compare import compare
 from evalgate.core.slices import aggregate_slices
-from evalgate.core.stats import exceeds, mcnemar_exact_one_sided, mde_paired, mde_wilson, wilson_interval
+from evalgate.core.stats import (
+    _power_paired,
+    exceeds,
+    mcnemar_exact_one_sided,
+    mde_paired,
+    mde_wilson,
+    wilson_interval,
+)
 
 SIZES = (30, 60, 120)
 DROPS = (0.0, 0.05, 0.10, 0.20)
@@ -192,15 +200,67 @@ def sizes_needed(rules: GateRules) -> list[list]:
     return rows
 
 
+NI_SIZES = (60, 120, 600, 2000)
+NI_DISAGREEMENTS = (0.05, 0.10, 0.20, 0.40)
+
+
+def size_at_tolerance(rules: GateRules, sizes=NI_SIZES) -> list[list]:
+    """Exact chance one slice is flagged when its true drop equals the tolerance (no simulation).
+
+    The old rule (McNemar "no change" + observed drop > tolerance) against the gate's
+    non-inferiority test (core/noninferiority.py); background disagreement h, so p_c = h/2 and
+    p_b = h/2 + tolerance.
+    """
+    rows = []
+    for h in NI_DISAGREEMENTS:
+        for n in sizes:
+            old = _power_paired(n, rules.tolerance, rules.alpha, rules.tolerance, h)
+            new = noninferiority.power(n, rules.tolerance, rules.alpha, rules.tolerance, h)
+            rows.append([f"{h:.0%}", n, f"{old:.3f}", f"{new:.3f}"])
+    return rows
+
+
+def power_targets(rules: GateRules) -> list[list]:
+    """A 10-point drop on 60 probes at 5% disagreement: alone and at the 15-slice first Holm step."""
+    rows = []
+    for label, level, target, ceiling in (
+        ("alone (alpha)", rules.alpha, 0.62, 0.518),
+        ("in the gate (alpha/15)", rules.alpha / 15, 0.25, 0.165),
+    ):
+        old = _power_paired(60, 0.10, level, rules.tolerance, 0.05)
+        new = noninferiority.power(60, rules.tolerance, level, 0.10, 0.05)
+        rows.append([label, f"{old:.3f}", f"{new:.3f}", target, ceiling])
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=4)
     ap.add_argument("--reps", type=int, default=2000, help="draws per cell of table A")
     ap.add_argument("--gate-reps", type=int, default=200, help="draws per cell of table B")
     ap.add_argument("--churn", type=float, default=0.10, help="disagreement used in table B")
+    ap.add_argument("--quick", action="store_true", help="only the exact tables E and F (seconds)")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     rules = default_rules()
+    print("E. One slice with a true drop equal to the tolerance: exact chance it is flagged")
+    print(
+        tabulate(
+            size_at_tolerance(rules, NI_SIZES[:2] if args.quick else NI_SIZES),
+            headers=["disagreement", "n", "old rule (McNemar)", "non-inferiority test"],
+            tablefmt="github",
+        )
+    )
+    print("\nF. Power for a 10-point drop on 60 probes, 5% disagreement (exact)")
+    print(
+        tabulate(
+            power_targets(rules),
+            headers=["level", "old rule", "non-inferiority", "issue target", "ceiling (earlier analysis)"],
+            tablefmt="github",
+        )
+    )
+    if args.quick:
+        return
     print(
         f"alpha {rules.alpha}, tolerance {rules.tolerance:.0%}, min_n {rules.min_n}, mde_max "
         f"{rules.mde_max:.0%}, baseline accuracy {P0:.0%}, seed {args.seed}\n"

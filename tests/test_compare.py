@@ -96,7 +96,7 @@ def test_fail_on_exactly_one_slice_names_it():
     assert (es["n_shared"], es["b"], es["c"]) == (160, 30, 0)
     assert es["baseline_accuracy"] == 0.8 and es["accuracy"] == pytest.approx(98 / 160)
     assert es["delta"] == pytest.approx(-30 / 160)
-    assert es["p_value"] == 2.0**-30 and es["p_value"] <= es["p_adjusted"] < 0.05
+    assert es["p_mcnemar"] == pytest.approx(2.0**-30, rel=1e-12) and es["p_value"] <= es["p_adjusted"] < 0.05
     assert cmp["slices"]["overall"]["status"] == "ok" and cmp["slices"]["language:en"]["status"] == "ok"
     status, reasons = verdict(cmp)
     assert status == "fail" and len(reasons) == 1
@@ -192,7 +192,8 @@ def test_slice_under_min_n_is_shown_not_gated():
     cmp = compare(make_results(new), _baseline(base + adv), make_rules(slices=("category",)), BASE)
     row = cmp["slices"]["category:adversarial"]
     assert row["n_shared"] == 12 < 20 and row["status"] == "too_small" and not row["gated"]
-    assert row["p_value"] == 2.0**-12 and row["p_adjusted"] is None  # shown, not part of Holm
+    assert row["p_mcnemar"] == pytest.approx(2.0**-12, rel=1e-12) and row["p_adjusted"] is None
+    assert 0 < row["p_value"] < 0.05  # shown, not part of Holm
     assert cmp["slices"]["category:core"]["status"] == "ok"
     assert verdict(cmp) == ("pass", [])
 
@@ -250,7 +251,9 @@ def test_wilson_rule_gates_with_the_interval_and_is_less_sensitive():
     base = _entries()
     es_right = [e["id"] for e in base if e["language"] == "es" and e["correct"]]
     en_wrong = [e["id"] for e in base if e["language"] == "en" and not e["correct"]]
-    new = _flip(_flip(base, set(es_right[::12][:10]), False), set(en_wrong[:10]), True)  # 6.25 points
+    # 7.5 points on es: the non-inferiority test (core/noninferiority.py) needs the drop to clear
+    # the 2-point tolerance with Holm over 14 slices, where a 6-point drop no longer does.
+    new = _flip(_flip(base, set(es_right[::8][:12]), False), set(en_wrong[:12]), True)
     rules = {"mde_max": 0.2}
     paired = compare(make_results(new), _baseline(base), make_rules(rule="paired", **rules), BASE)
     wilson = compare(make_results(new), _baseline(base), make_rules(rule="wilson", **rules), BASE)

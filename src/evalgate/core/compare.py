@@ -16,9 +16,11 @@ read into one `_View` first.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evalgate.core import noninferiority
 from evalgate.core.baseline import BASELINE_KIND, validate_baseline
 from evalgate.core.ordinal import is_ordinal
 from evalgate.core.results import refuse_partial
@@ -27,7 +29,6 @@ from evalgate.core.stats import (
     exceeds,
     holm,
     mcnemar_exact_one_sided,
-    mde_paired,
     mde_wilson,
     wilson_interval,
 )
@@ -213,7 +214,7 @@ def _slice_row(ids: list[str], new: dict, old: dict, rules: GateRules) -> dict[s
     row: dict[str, Any] = {"n_shared": n, "b": b, "c": c}
     if n == 0:
         row.update(baseline_accuracy=None, accuracy=None, delta=None, wilson_low=None, wilson_high=None)
-        row.update(p_value=None, mde=None)
+        row.update(p_value=None, p_mcnemar=None, disagreement=None, mde=None)
         return row
     base_acc = sum(1 for i in ids if old[i]["correct"]) / n
     k_new = sum(1 for i in ids if new[i]["correct"])
@@ -221,12 +222,26 @@ def _slice_row(ids: list[str], new: dict, old: dict, rules: GateRules) -> dict[s
     row.update(
         baseline_accuracy=base_acc, accuracy=k_new / n, delta=(c - b) / n, wilson_low=lo, wilson_high=hi
     )
-    row["p_value"] = mcnemar_exact_one_sided(b, c)
+    # The gate's p-value tests the promise "drops up to the tolerance are never a regression"
+    # (core/noninferiority.py); McNemar's "no change" p-value stays beside it for reference.
+    row["p_value"] = noninferiority.pvalue(b, c, n, rules.tolerance)
+    row["p_mcnemar"] = mcnemar_exact_one_sided(b, c)
+    row["disagreement"] = (b + c) / n
     if rules.rule == "wilson":
         row["mde"] = mde_wilson(n, base_acc, rules.z, rules.tolerance)
-    else:
-        row["mde"] = mde_paired(n, rules.alpha, rules.tolerance, base_acc, rules.assumed_disagreement)
     return row
+
+
+def _mde_disagreement(n_discordant: int, n_paired: int, assumed: float) -> float:
+    """The disagreement the paired MDEs assume: the whole paired set's observed one.
+
+    Rounded up to the next half point (a larger disagreement only makes the MDE larger) so that
+    runs with nearly equal disagreement share the cached computation; the configured
+    `assumed_disagreement` only stands in when nothing is paired.
+    """
+    if n_paired == 0:
+        return assumed
+    return math.ceil(n_discordant / n_paired * 200 - 1e-9) / 200
 
 
 def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules, baseline_path: str) -> dict:
@@ -265,10 +280,6 @@ def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules,
         ids = members.get(key, [])
         row = _slice_row(ids, new_by_id, base.outcomes, rules)
         row["n_new"] = n_new.get(key, 0)
-        # A slice that cannot reliably catch an `mde_max` drop is still gated: the exact test keeps
-        # its false alarms at alpha, and left ungated, 60 probes going from all right to all wrong
-        # would pass. It is marked `underpowered`, so a pass there reads as weak evidence.
-        row["underpowered"] = bool(ids) and (row["mde"] is None or exceeds(row["mde"], rules.mde_max))
         if not ids:
             row["status"] = "new" if key in new_slices else "too_small"
         elif len(ids) < rules.min_n:
@@ -278,6 +289,22 @@ def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules,
         rows[key] = row
 
     gated = [k for k, r in rows.items() if r["status"] == "gated"]
+    # The paired MDE is the test's own (core/noninferiority.py) at the observed disagreement and
+    # at alpha / (gated slices), the level the first Holm step needs: the level a slice really
+    # faces when every gated slice competes (docs/gate.md, "Low power").
+    mde_level = rules.alpha / max(1, len(gated))
+    n_discordant = sum(1 for i in shared if new_by_id[i]["correct"] != base.outcomes[i]["correct"])
+    mde_bg = _mde_disagreement(n_discordant, len(shared), rules.assumed_disagreement)
+    for row in rows.values():
+        if rules.rule != "wilson" and row["n_shared"]:
+            found = noninferiority.mde(row["n_shared"], rules.tolerance, mde_level, mde_bg)
+            row["mde"] = None if found is None or found > row["baseline_accuracy"] else found
+        # A slice that cannot reliably catch an `mde_max` drop is still gated: the exact test keeps
+        # its false alarms at alpha, and left ungated, 60 probes going from all right to all wrong
+        # would pass. It is marked `underpowered`, so a pass there reads as weak evidence.
+        row["underpowered"] = bool(row["n_shared"]) and (
+            row["mde"] is None or exceeds(row["mde"], rules.mde_max)
+        )
     adjusted = holm({k: rows[k]["p_value"] for k in gated}) if rules.rule == "paired" else {}
     for key, row in rows.items():
         row["gated"] = row["status"] == "gated"
@@ -306,6 +333,9 @@ def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules,
             "assumed_disagreement": rules.assumed_disagreement,
         },
         "n_paired": len(shared),
+        "test": "noninferiority-exact-unconditional" if rules.rule == "paired" else "wilson",
+        "mde_level": mde_level if rules.rule == "paired" else None,
+        "mde_disagreement": mde_bg if rules.rule == "paired" else None,
         "slices": rows,
         "regressed": [k for k, r in rows.items() if r["status"] == "regressed"],
         "perplexity": _perplexity(results, base, rules.perplexity_max_ratio),
@@ -351,8 +381,9 @@ def verdict(comparison: dict[str, Any] | None) -> tuple[str, list[str]]:
             )
         else:
             reasons.append(
-                f"{head}; {r['b']} right → wrong vs {r['c']} wrong → right, exact McNemar "
-                f"p = {r['p_value']:.3g}, Holm-adjusted {r['p_adjusted']:.3g}, below alpha {t['alpha']}"
+                f"{head}; {r['b']} right → wrong vs {r['c']} wrong → right, exact test of a drop above "
+                f"the tolerance {_pct(t['tolerance'])} p = {r['p_value']:.3g}, Holm-adjusted "
+                f"{r['p_adjusted']:.3g}, below alpha {t['alpha']}"
             )
     ppl = comparison.get("perplexity") or {}
     if ppl.get("status") == "regressed":

@@ -1,0 +1,121 @@
+"""The gate's per-slice test keeps its promise: a true drop equal to the tolerance is flagged at
+most alpha of the time, checked by enumerating every outcome (core/noninferiority.py)."""
+
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from evalgate.core import noninferiority as ni
+from evalgate.core.binomial import binom_sf
+from evalgate.core.stats import mcnemar_exact_one_sided
+
+
+def _exact_sf(k: int, n: int, p: Fraction) -> float:
+    return float(sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1)))
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "p"),
+    [(3, 20, "1/8"), (40, 300, "1/10"), (290, 300, "9/10"), (530, 1000, "1/2"), (1200, 2000, "3/5")],
+)
+def test_binomial_tail_matches_exact_rational_sum(k, n, p):
+    exact = _exact_sf(k, n, Fraction(p))
+    assert float(binom_sf(k, n, float(Fraction(p)))) == pytest.approx(exact, rel=1e-12)
+
+
+def test_binomial_tail_error_bound_at_20k():
+    # Tail of Bin(20000, 1/2) in exact integers (term by term), against the float path.
+    n, k = 20_000, 10_150
+    term, total = math.comb(n, k), 0
+    for i in range(k, n + 1):
+        total += term
+        term = term * (n - i) // (i + 1)
+    assert float(binom_sf(k, n, 0.5)) == pytest.approx(float(Fraction(total, 1 << n)), rel=1e-10)
+
+
+def test_mcnemar_with_100k_discordant_probes_is_fast():
+    start = time.perf_counter()
+    p = mcnemar_exact_one_sided(50_300, 49_700)
+    assert time.perf_counter() - start < 0.5
+    assert 0.02 < p < 0.04  # z = 600 / sqrt(100000) = 1.897, one-sided normal 0.0289
+
+
+def test_noninferiority_pvalue_with_100k_discordant_probes_is_fast():
+    start = time.perf_counter()
+    p = ni.pvalue(50_600, 49_400, 100_000, 0.002)
+    assert time.perf_counter() - start < 10
+    # Tango's Z here is (1200 - 200) / sqrt(100000 (2 p~ + 0.002 * 0.998)) ~ 3.16: normal tail 0.0008.
+    assert 0.0005 < p < 0.002
+
+
+def test_score_statistic_is_mcnemars_z_at_zero_tolerance():
+    # Published form of McNemar's statistic (McNemar 1947): (b - c) / sqrt(b + c).
+    for b, c in [(10, 3), (7, 7), (30, 1)]:
+        assert float(ni.score_z(b, c, 100, 0.0)) == pytest.approx((b - c) / math.sqrt(b + c), rel=1e-12)
+
+
+@pytest.mark.parametrize("delta", [0.0, 0.02, 0.1])
+def test_score_statistic_grows_with_b(delta):
+    n = 80
+    for c in range(0, n + 1, 7):
+        z = ni.score_z(np.arange(0, n - c + 1), c, n, delta)
+        assert np.all(np.diff(z) > 0)
+
+
+def _trinomial_size(region: list[tuple[int, int]], n: int, delta: float, s_grid: np.ndarray) -> np.ndarray:
+    b = np.array([r[0] for r in region])
+    c = np.array([r[1] for r in region])
+    logc = np.array(
+        [
+            math.lgamma(n + 1) - math.lgamma(x + 1) - math.lgamma(y + 1) - math.lgamma(n - x - y + 1)
+            for x, y in region
+        ]
+    )
+    sizes = []
+    for s in s_grid:
+        pb, pc = (s + delta) / 2, (s - delta) / 2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lp = logc + b * math.log(pb) + np.where(c > 0, c * math.log(pc) if pc > 0 else -np.inf, 0.0)
+            rest = n - b - c
+            lp = lp + np.where(rest > 0, rest * math.log1p(-s) if s < 1 else -np.inf, 0.0)
+        sizes.append(float(np.exp(lp).sum()))
+    return np.array(sizes)
+
+
+@pytest.mark.parametrize(("n", "delta"), [(30, 0.02), (40, 0.0), (60, 0.02)])
+def test_size_at_drop_equal_to_tolerance_is_at_most_alpha_by_enumeration(n, delta):
+    alpha = 0.05
+    region = [(b, c) for c in range(n + 1) for b in range(n - c + 1) if ni.pvalue(b, c, n, delta) <= alpha]
+    assert region  # the test can fire at all
+    # Every null configuration on the boundary p_b - p_c = delta, on a grid far finer than the
+    # one the p-value searches; the worst case must stay at or below alpha.
+    s_grid = delta + (1 - delta) * np.linspace(0, 1, 3001)[1:]
+    worst = _trinomial_size(region, n, delta, s_grid).max()
+    assert worst <= alpha + 1e-12
+    assert worst > 0.02  # and the test is not trivially conservative
+
+
+def test_a_true_drop_at_the_tolerance_is_not_flagged_like_mcnemar_flagged_it():
+    # 2,000 probes, true drop 2 points with 10% disagreement: McNemar ("no change") flags such
+    # a slice about half of the time; the non-inferiority test at most 5%.
+    rng = np.random.default_rng(0)
+    n, hits_ni, hits_mc = 2000, 0, 0
+    counts = rng.multinomial(n, [0.06, 0.04, 0.90], size=60)
+    for b, c, _ in counts:
+        hits_ni += ni.pvalue(int(b), int(c), n, 0.02) < 0.05
+        hits_mc += mcnemar_exact_one_sided(int(b), int(c)) < 0.05 and (b - c) / n > 0.02
+    assert hits_ni <= 6 and hits_mc >= 18
+
+
+def test_power_and_mde_at_sixty_probes():
+    # A 10-point drop on 60 probes at 5% disagreement: the exact power of this test (the
+    # Neyman-Pearson ceiling under this null is about 0.52, docs/gate.md).
+    assert ni.power(60, 0.02, 0.05, 0.10, 0.05) == pytest.approx(0.512, abs=0.005)
+    alone, in_gate = ni.mde(60, 0.02, 0.05, 0.05), ni.mde(60, 0.02, 0.05 / 15, 0.05)
+    assert alone is not None and in_gate is not None and alone < in_gate
+    assert ni.mde(60, 0.02, 0.05, 0.20) > alone  # more disagreement, larger MDE
