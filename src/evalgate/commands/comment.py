@@ -27,7 +27,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalgate.core.findings_render import escape_data
 from evalgate.core.render_comment import defuse_references
+from evalgate.edges.console import print_commands
 from evalgate.edges.github import (
     CommentResult,
     GitHubClient,
@@ -170,7 +172,10 @@ def resolve_pr(
 def write_fallback(body: str, reason: str, env: Mapping[str, str]) -> str:
     """Append the notice and the report to the job summary; say where the report went."""
     summary = env.get("GITHUB_STEP_SUMMARY")
-    print(f"::warning title=evalgate comment::could not post the PR comment ({reason}); see the job summary")
+    print_commands(
+        "::warning title=evalgate comment::"
+        + escape_data(f"could not post the PR comment ({reason}); see the job summary")
+    )
     if not summary:
         return "no GITHUB_STEP_SUMMARY: the report stays in its folder"
     try:

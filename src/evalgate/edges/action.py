@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from evalgate.core.findings_render import escape_data
+from evalgate.edges.console import print_commands, print_mask
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED, EXIT_REGRESSION
 
 DEFAULT_OUT = "evalgate-out"
@@ -185,14 +187,14 @@ def main(env: Mapping[str, str] | None = None, run: Callable[[Sequence[str]], in
         args = build_run_args(env)
         fail_on_regression = input_bool(env, "fail-on-regression", True)
     except InputError as exc:
-        print(f"::error title=evalgate action::{exc}")
+        print_commands(f"::error title=evalgate action::{escape_data(str(exc))}")
         return EXIT_REFUSED
     print(shlex.join(["evalgate", *args]), flush=True)  # quoted: a path may hold spaces
     token = input_value(env, "github-token")
     if token and not (env.get("GITHUB_TOKEN") or env.get("GH_TOKEN")) and env is os.environ:
         # The `github-token` input, when the entry runs without action.yml mapping it to GITHUB_TOKEN
         # (the comment reads GITHUB_TOKEN); masked, since the log may echo it otherwise.
-        print(f"::add-mask::{token}", flush=True)
+        print_mask(token)
         os.environ["GITHUB_TOKEN"] = token
     if run is None:
         from evalgate.cli import main as run
@@ -211,15 +213,19 @@ def main(env: Mapping[str, str] | None = None, run: Callable[[Sequence[str]], in
         try:
             write()
         except OSError as exc:  # the gate's verdict and the report on disk stand: warn, keep the exit code
-            print(
-                f"::warning title=evalgate action::could not write {what} ({exc}); "
-                f"the report is in {out_dir(env)}"
+            print_commands(
+                "::warning title=evalgate action::"
+                + escape_data(f"could not write {what} ({exc}); the report is in {out_dir(env)}")
             )
     if code >= EXIT_REFUSED and not outputs["report-path"]:
-        print(f"::error title=evalgate::evalgate run ended with exit code {code} and no report; see the log")
+        print_commands(
+            f"::error title=evalgate::evalgate run ended with exit code {code} and no report; see the log"
+        )
     final = exit_code(code, fail_on_regression)
     if final != code:
-        print("::warning title=evalgate::a slice regressed, but fail-on-regression is false: the step passes")
+        print_commands(
+            "::warning title=evalgate::a slice regressed, but fail-on-regression is false: the step passes"
+        )
     return final
 
 

@@ -147,3 +147,21 @@ def print_commands(text: str, file: TextIO | None = None) -> None:
     for line in _BREAKS.split(text)[::2]:
         raw.write((line if _COMMAND.fullmatch(line) else safe_line(line)) + "\n")
     raw.flush()
+
+
+def print_mask(secret: str, file: TextIO | None = None) -> None:
+    """`::add-mask::` for a secret evalgate holds (a token): the one other command it may write.
+
+    A value with a line break or control character is not a token; it is not echoed at all.
+    """
+    if not secret or _CONTROL.search(secret):
+        return
+    stream = sys.stdout if file is None else file
+    raw = stream
+    if isinstance(stream, SafeStream):
+        stream.close_line()
+        if stream._open:
+            stream.write("\n")
+        raw = stream.raw
+    raw.write(f"::add-mask::{secret}\n")
+    raw.flush()
