@@ -499,7 +499,8 @@ def validate(
 
     `contents` replaces the bytes of some files (path -> would-be bytes) without touching the disk.
     """
-    explicit = [*(probe_files or ()), *(train_files or ())]
+    # Probe files named on the command line: their folder holds the manifest read with them.
+    explicit = [*(probe_files or ()), *(Path(p).parent for p in probe_files or ()), *(train_files or ())]
     col = _Collector(cfg.root, contents, allowed_roots(cfg.root, [*cfg.explicit_paths, *explicit]))
     grammar = _load_grammar(cfg, col)
     probes: list[Probe] = []
