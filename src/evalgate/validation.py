@@ -520,7 +520,8 @@ def validate(
 
     `contents` replaces the bytes of some files (path -> would-be bytes) without touching the disk.
     """
-    explicit = [*(probe_files or ()), *(train_files or ())]
+    # Probe files named on the command line: their folder holds the manifest read with them.
+    explicit = [*(probe_files or ()), *(Path(p).parent for p in probe_files or ()), *(train_files or ())]
     col = _Collector(cfg.root, contents, allowed_roots(cfg.root, [*cfg.explicit_paths, *explicit]))
     for role, names in (("probe", probe_files or cfg.probes), ("training", train_files or cfg.train)):
         col.findings.extend(same_file_findings(role, [(str(p), cfg.path(p)) for p in names]))
