@@ -192,14 +192,16 @@ def test_every_mention_and_reference_form_is_defused(gh, run_env, tmp_path):
     doc["comparison"]["slices"]["language:@zoe#3"] = copy.deepcopy(
         doc["comparison"]["slices"]["category:core"]
     )
-    doc["gate_changes_vs_baseline"] = [{"kind": "probe_removed", "probe_id": "x-&#64;root-#9"}]
+    doc["gate_changes_vs_baseline"] = [
+        {"kind": "probe_removed", "key": "x-&#64;root-#9", "old": "scored", "new": "removed", "file": None}
+    ]
     assert pings(hostile)  # the test's detector sees the raw forms
     run_env("mallory/gate", "@admins")  # a branch name is the fork's text too
     gh.pulls[0]["head"]["ref"] = "@admins"
     folder = write_artifact(tmp_path / "artifact", doc)
     assert main(["comment", "--report", str(folder), "--sha", SHA]) == 0
     body = posted(gh, 12)
-    assert "language:" in body and "probe\\_removed" in body  # the hostile rows are shown, inert
+    assert "language:" in body and "probe removed" in body  # the hostile rows are shown, inert
     assert pings(body) == []
 
 
@@ -224,11 +226,12 @@ def test_closest_to_the_line_when_nothing_regressed():
 def test_gate_changes_are_listed_when_present():
     doc = fail_results()
     doc["gate_changes_vs_baseline"] = [
-        {"kind": "probe_deprecated", "probe_id": f"p{i}", "approves": "label"} for i in range(14)
+        {"kind": "probe_deprecated", "key": f"p{i}", "old": "scored", "new": "deprecated", "file": "p.jsonl"}
+        for i in range(14)
     ]
     body = rc.render_comment(doc)
     assert "### What this PR changes in its own gate" in body
-    assert "probe\\_deprecated" in body and "… and 4 more" in body
+    assert "probe deprecated" in body.lower() and "p13" not in body and "… and 4 more" in body
 
 
 BLOCKER = """

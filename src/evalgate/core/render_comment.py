@@ -30,6 +30,7 @@ from evalgate.core.markdown import (
     table,
 )
 from evalgate.core.slice_order import family, gated_families, ordered
+from evalgate.core.yardstick import describe
 
 MARKER_PREFIX = "<!-- evalgate:report"  # the one sticky marker (render_md and edges/github use it)
 APPROVE_GATE_LABEL = "evalgate:approve-gate-change"
@@ -197,10 +198,9 @@ def _slices(results: Results) -> str:
 
 
 def _describe(change: Any) -> str:
+    """One gate change, as the full report words it (core/yardstick.py), as inline text."""
     if isinstance(change, Mapping):
-        keys = [k for k in ("kind", "what", "path", "probe_id", "key", "detail", "message") if change.get(k)]
-        keys = keys or sorted(str(k) for k in change)[:4]
-        return " · ".join(f"{inline(k)}: {inline(change.get(k), 120)}" for k in keys)
+        return str(inline(describe(change), 200))
     return str(inline(change, 200))
 
 
