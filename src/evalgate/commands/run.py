@@ -223,7 +223,10 @@ def main(args: argparse.Namespace) -> int:
         baseline = None if shard else load_baseline(cfg)
         if baseline is not None:
             read.update(baseline[2])
-        results = score(cfg, outcome, progress, shard=shard)
+        cache = getattr(args, "cache", None)
+        results = score(
+            cfg, outcome, progress, shard=shard, cache_dir=Path(cache).absolute() if cache else None
+        )
         read.update(results["inputs"])  # checkpoint files and test set: hashed even if the gate refuses
         if shard is None:
             results = gate(results, baseline, cfg)
