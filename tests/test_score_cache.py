@@ -78,7 +78,7 @@ def entries(cache: Path) -> list[Path]:
 
 
 def test_corrupt_or_hostile_entries_are_rescored_never_trusted(gate, tmp_path):
-    root, run = gate
+    _, run = gate
     cache = tmp_path / "cache"
     clean, _ = run("--cache", str(cache))
     files = entries(cache)

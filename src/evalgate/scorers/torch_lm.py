@@ -46,10 +46,11 @@ from evalgate.types import Loglik, LoglikRequest, Perplexity
 LogitsFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 # Smallest forward, in rows and in token positions (body and vocabulary projection alike): CPU
-# matmul and attention kernels take other code paths (another float rounding) for one row or
-# for a handful of positions, so a smaller batch is filled with copies of its first row whose
-# outputs are computed and ignored. Above these sizes a row's result does not depend on the batch.
-MIN_ROWS, MIN_POSITIONS = 2, 8
+# matmuls take another code path (another float rounding) for one row or for fewer than ~12
+# positions (measured on x86 with torch's default BLAS), so a smaller batch is filled with
+# copies of its first row whose outputs are computed and ignored. Above these sizes a row's
+# result does not depend on the batch (tests/test_prefix_sharing.py holds it to the bit).
+MIN_ROWS, MIN_POSITIONS = 2, 16
 
 # Largest logits tensor (elements) one forward may produce: 2**24 float32 = 64 MiB (+ its float64 copy).
 MAX_LOGITS = 1 << 24
@@ -368,7 +369,7 @@ class TorchScorer:
             for owner, value in zip(owners, values, strict=True):
                 sums[owner] += value
                 counts[owner] += 1
-            done += ids.numel()
+            done += len(batch) * width  # real rows only: the bar ends at its total
             self.counters["forwards"] += 1
             self.counters["positions"] += ids.numel()
             if self.on_progress is not None:
