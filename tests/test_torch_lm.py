@@ -188,9 +188,8 @@ def test_candidates_sharing_a_context_share_one_forward(gpt2_dir):
     # different context_enc: a longer input never serves a prefix of another split, but the very
     # same input tokens run once (a causal model gives them the same logits, bit for bit)
     pair = [LoglikRequest("She works", " every"), LoglikRequest("She", " works every")]
-    assert [sum(scorer.encode_pair(r.context, r.continuation), ())[:-1] for r in pair][0] == (
-        [sum(scorer.encode_pair(r.context, r.continuation), ())[:-1] for r in pair][1]
-    )
+    first, second = (sum(scorer.encode_pair(r.context, r.continuation), ())[:-1] for r in pair)
+    assert first == second
     together = scorer.loglikelihood(pair)
     assert len(rows) == 1
     each = [load_scorer(gpt2_dir, None, root=gpt2_dir).loglikelihood([r])[0].logprob for r in pair]
