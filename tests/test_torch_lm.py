@@ -185,9 +185,15 @@ def test_candidates_sharing_a_context_share_one_forward(gpt2_dir):
     alone = [load_scorer(gpt2_dir, None, root=gpt2_dir).loglikelihood([r])[0].logprob for r in group]
     assert [r.logprob for r in shared] == pytest.approx(alone, abs=1e-6)
     rows.clear()
-    # different context_enc: never shared, even when the token sequences coincide
-    scorer.loglikelihood([LoglikRequest("She works", " every"), LoglikRequest("She", " works every")])
-    assert len(rows) == 2
+    # different context_enc: a longer input never serves a prefix of another split, but the very
+    # same input tokens run once (a causal model gives them the same logits, bit for bit)
+    pair = [LoglikRequest("She works", " every"), LoglikRequest("She", " works every")]
+    first, second = (sum(scorer.encode_pair(r.context, r.continuation), ())[:-1] for r in pair)
+    assert first == second
+    together = scorer.loglikelihood(pair)
+    assert len(rows) == 1
+    each = [load_scorer(gpt2_dir, None, root=gpt2_dir).loglikelihood([r])[0].logprob for r in pair]
+    assert [r.logprob for r in together] == each
 
 
 # --- perplexity --------------------------------------------------------------------------------

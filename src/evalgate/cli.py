@@ -106,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--comment", action="store_true", help="post/update the sticky PR comment")
     run.add_argument("--shard", metavar="I/N", help="score only shard I of N (see `evalgate merge`)")
     run.add_argument(
+        "--cache",
+        metavar="DIR",
+        help="score cache folder: probes scored before with the same checkpoint and scoring "
+        "configuration are read from it, new ones scored and added (docs/scoring.md)",
+    )
+    run.add_argument(
         "--gate-changes",
         metavar="FILE",
         help="a diff of evalgate.yml/baselines made by the PR, shown at the top of the report",

@@ -126,8 +126,12 @@ def score(
     progress: Progress,
     *,
     shard: tuple[int, int] | None = None,
+    cache_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Load the checkpoint and score: the results dict without comparison (verdict "pass").
+
+    With `cache_dir` the probes' log-likelihoods go through the score cache
+    (edges/score_cache.py): only probes it does not hold are scored.
 
     With `shard=(i, n)` only shard i's probes are scored (and the perplexity only by shard 1);
     the partial result carries a "shard" record and `merge` rebuilds the unsharded result from
@@ -153,15 +157,39 @@ def score(
             threads=cfg.scoring.threads,
         )
     info = scorer.info
-    entries: list[dict[str, Any]] = []
+    probes = [p for block in work for p in block]
+    cache = None
+    if cache_dir is not None:
+        from evalgate.edges.score_cache import CachedScorer, ScoreCache
+
+        cache = ScoreCache(
+            cache_dir,
+            checkpoint=info.digest,
+            tokenizer=info.tokenizer_sha256,
+            scoring={
+                "method": cfg.scoring.method,
+                "normalization": cfg.scoring.normalization,
+                "dtype": info.dtype,
+                "template_sha256": sha256_text(outcome.template),
+            },
+        )
+        keys = {p.id: cache.key(p.content_hash()) for p in probes}
     with progress.phase(f"score {n_probes} probes"):
-        # Block by block (core/shards.py): a probe's numbers then never depend on which other
-        # probes share the run, so sharded and whole runs agree to the last bit.
-        for block in work:
-            entries += score_probes(
-                block, outcome.template, scorer, cfg.scoring.method, cfg.scoring.normalization
-            )
-            progress.update(len(entries), n_probes)
+        # One call for every probe: a request's numbers depend on its probe alone
+        # (scorers/torch_lm.py, "Fixed-shape forwards"), so sharded, whole and cached runs
+        # agree to the last bit while the model batches across the whole set.
+        _watch(scorer, progress)
+        probe_scorer = CachedScorer(scorer, cache, keys) if cache is not None else scorer
+        entries = score_probes(
+            probes, outcome.template, probe_scorer, cfg.scoring.method, cfg.scoring.normalization
+        )
+    if cache is not None:
+        scored = len(probe_scorer.scored_groups)
+        untrusted = f" ({cache.rejected} entry(ies) not trusted, rescored)" if cache.rejected else ""
+        progress.info(
+            f"score cache {display_path(cfg, Path(cache_dir))}: {cache.hits} probe(s) from the cache, "
+            f"{scored} scored{untrusted}"
+        )
     # Leak policy "exclude": every probe was scored (so the full series can be shown); the
     # leaking ones are marked excluded, keeping the status they would have had, and drop out of
     # the gated (strict) series.
@@ -172,6 +200,7 @@ def score(
     ppl = None
     if shard is None or shard[0] == 1:
         with progress.phase(f"perplexity on {len(test_sentences)} test sentences"):
+            _watch(scorer, progress)
             p = scorer.perplexity(test_sentences)
             ppl = {"value": p.value, "n_tokens": p.n_tokens, "nll": p.nll, "file": next(iter(test_input))}
             if not (isinstance(p.value, int | float) and math.isfinite(p.value)):
@@ -218,6 +247,12 @@ def score(
             "order": [p.id for p in outcome.probes],
         }
     return results
+
+
+def _watch(scorer: Any, progress: Progress) -> None:
+    """Forward the scorer's per-forward progress (token positions) to the current phase's bar."""
+    if hasattr(scorer, "on_progress"):
+        scorer.on_progress = progress.update
 
 
 # The run-invariant fields `finalize` takes from a (partial) result; merge checks they agree.

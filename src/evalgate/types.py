@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 LANGUAGES = ("en", "es")
@@ -194,10 +194,17 @@ class Finding:
 
 @dataclass(frozen=True)
 class LoglikRequest:
-    """Score `continuation` given `context` (lm-evaluation-harness's loglikelihood request)."""
+    """Score `continuation` given `context` (lm-evaluation-harness's loglikelihood request).
+
+    `group` (a probe's id): requests of one group sharing a context may share one forward (the
+    longest input serves every input that is a prefix of it), so a request's numbers depend only
+    on its group, never on what else is scored in the same call (docs/scoring.md). Requests
+    without a group are one group per call.
+    """
 
     context: str
     continuation: str
+    group: str | None = field(default=None, compare=False)  # a scheduling hint, not identity
 
 
 @dataclass(frozen=True)

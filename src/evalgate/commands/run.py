@@ -279,7 +279,10 @@ def main(args: argparse.Namespace) -> int:
             read.update(baseline[2])
         approve = bool(getattr(args, "approve_gate_changes", False))
         refuse_before_scoring(cfg, outcome, baseline, approve)  # docs/approval.md
-        results = score(cfg, outcome, progress, shard=shard)
+        cache = getattr(args, "cache", None)
+        results = score(
+            cfg, outcome, progress, shard=shard, cache_dir=Path(cache).absolute() if cache else None
+        )
         read.update(results["inputs"])  # checkpoint files and test set: hashed even if the gate refuses
         if shard is None:
             results = gate(

@@ -202,7 +202,7 @@ def score_probes(
         context, suffix = render(template, probe)
         reqs = _requests(probe, context, suffix, method)
         plans.append((probe, "" if method == "sentence" else reqs[0][0], reqs))
-        requests.extend(LoglikRequest(ctx, cont) for ctx, cont, _ in reqs)
+        requests.extend(LoglikRequest(ctx, cont, probe.id) for ctx, cont, _ in reqs)
     results = scorer.loglikelihood(requests) if requests else []
     if len(results) != len(requests):
         raise CheckpointError(f"the scorer returned {len(results)} results for {len(requests)} requests")

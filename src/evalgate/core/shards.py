@@ -1,10 +1,9 @@
 """Sharding a probe set for runs spread over several machines (an Actions matrix).
 
-Probes are scored in fixed blocks of BLOCK_SIZE consecutive probes (in probe-file order), and
-the model only ever batches requests within one block. Shard i of n takes every block whose
-index is i-1 modulo n. So a probe's numbers never depend on which other probes were scored in
-the same run: float32 batching noise is the same in a shard as in the whole run, and `merge`
-gives back the unsharded results.json byte for byte. Shards are disjoint, cover the set, and
+Probes are cut into fixed blocks of BLOCK_SIZE consecutive probes (in probe-file order); shard
+i of n takes every block whose index is i-1 modulo n. A probe's numbers never depend on which
+other probes were scored in the same run (scorers/torch_lm.py, "Fixed-shape forwards"), so
+`merge` gives back the unsharded results.json byte for byte. Shards are disjoint, cover the set, and
 depend only on the probe files, so every runner computes the same split without talking to
 the others.
 """

@@ -30,8 +30,9 @@ class Progress:
         """Announce a phase; print its duration when it ends (or that it failed)."""
         self._label = label
         start = time.perf_counter()
-        if self.interactive:
-            self._write(f"evalgate: {label} …")
+        # In a CI log the phase is announced when it starts too: a long one (perplexity on a big
+        # test set) otherwise leaves minutes without a line.
+        self._write(f"evalgate: {label} …" if self.interactive else f"evalgate: {label} …\n")
         ok = False
         try:
             yield self

@@ -13,12 +13,21 @@ and continuation " fui" (trailing whitespace of a context is moved to its contin
                                        └─ CONT ─┘    summed: log p(·fui | [bos] Ayer)
 
 An empty context is the BOS token (or EOS when the tokenizer has no BOS), as lm-eval's
-`prefix_token_id`. Requests sharing an identical `context_enc` are grouped, and one forward over
-the longest input of a group serves every request whose input is a prefix of it (a causal model
-gives the same logits at those positions); reuse never crosses different `context_enc`s, which
-is where lm-eval 0.4.13's logits cache goes wrong. Rows are sorted by length (longest first, so
-the largest batch comes first), right-padded, and only the positions that predict a target are
-projected onto the vocabulary when the model supports it; padded positions are never read.
+`prefix_token_id`. Each request needs the model input
+`context_enc + cont_enc[:-1]`. Requests with the same input (candidates of one token after one
+context, repeated probes) share one row, and within a request group (a probe's candidates,
+`LoglikRequest.group`) sharing a `context_enc`, one forward over the longest input serves every
+request whose input is a prefix of it (a causal model gives the same logits at those positions).
+Which row serves a request thus depends on its group alone. Reuse never crosses different
+`context_enc`s within a group, which is where lm-eval 0.4.13's logits cache goes wrong.
+
+Fixed-shape forwards: a batch holds rows of exactly one length, so nothing is ever padded, and a
+row's logits are the same bits whatever other rows share its forward (CPU matmuls and attention
+give a row the same result for any batch size at a fixed length; tests/test_prefix_sharing.py
+checks it). So a request's log-likelihood depends on the request alone: a probe scored with the
+whole set, in a shard, alone, or read back from the score cache (edges/score_cache.py) has the
+same numbers to the last bit. Only the positions that predict a target are projected onto the
+vocabulary when the model supports it.
 """
 
 from __future__ import annotations
@@ -36,11 +45,12 @@ from evalgate.types import Loglik, LoglikRequest, Perplexity
 # (B, T) ids, (B, T) bool mask of wanted positions -> (N, V) logits for the True positions, row-major.
 LogitsFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
-# Padded positions a batch may carry before a new forward is cheaper. A forward costs about
-# a few hundred positions' worth on a CPU before it computes anything (the weights stream
-# through memory once per forward), so short probe rows share one batch; long perplexity texts
-# of very different lengths do not.
-PAD_BUDGET = 256
+# Smallest forward, in rows and in token positions (body and vocabulary projection alike): CPU
+# matmuls take another code path (another float rounding) for one row or for fewer than ~12
+# positions (measured on x86 with torch's default BLAS), so a smaller batch is filled with
+# copies of its first row whose outputs are computed and ignored. Above these sizes a row's
+# result does not depend on the batch (tests/test_prefix_sharing.py holds it to the bit).
+MIN_ROWS, MIN_POSITIONS = 2, 16
 
 # Largest logits tensor (elements) one forward may produce: 2**24 float32 = 64 MiB (+ its float64 copy).
 MAX_LOGITS = 1 << 24
@@ -130,6 +140,11 @@ class TorchScorer:
         self.append_eos = append_eos
         self.vocab_size = vocab_size
         self.dtype = dtype
+        # Called as on_progress(done, total) after every forward (token positions): the run's
+        # progress bar (edges/progress.py) for the long phases, perplexity above all.
+        self.on_progress: Callable[[int, int], None] | None = None
+        # Forwards and token positions run through the model so far (the benchmark reads them).
+        self.counters = {"forwards": 0, "positions": 0}
         if threads > 0:
             torch.set_num_threads(threads)
         # Pads are never read, but the embedding still looks them up: a pad token added to the
@@ -184,7 +199,7 @@ class TorchScorer:
                 planned.append(((), ()))
             else:
                 planned.append((self._truncate(ctx, cont), cont))
-        rows = self._group_rows(planned) + windowed
+        rows = self._group_rows(planned, [r.group for r in requests]) + windowed
         sums, _ = self._run(rows, len(encoded))
         out = []
         for (_, cont), logprob in zip(encoded, sums, strict=True):
@@ -222,22 +237,29 @@ class TorchScorer:
     # --- planning -------------------------------------------------------------------------
 
     @staticmethod
-    def _group_rows(encoded: Sequence[tuple[tuple[int, ...], tuple[int, ...]]]) -> list[_Row]:
-        groups: dict[tuple[int, ...], list[int]] = {}
+    def _group_rows(
+        encoded: Sequence[tuple[tuple[int, ...], tuple[int, ...]]], groups: Sequence[str | None]
+    ) -> list[_Row]:
+        buckets: dict[tuple[str | None, tuple[int, ...]], list[int]] = {}
         for i, (ctx, cont) in enumerate(encoded):
             if cont:  # an empty continuation has nothing to score (the core refuses it)
-                groups.setdefault(ctx, []).append(i)
+                buckets.setdefault((groups[i], ctx), []).append(i)
+        by_input: dict[tuple[int, ...], _Row] = {}  # identical inputs: one row, whatever the group
         rows: list[_Row] = []
-        for ctx, members in groups.items():
+        for (_, ctx), members in buckets.items():
             members.sort(key=lambda i: (-len(encoded[i][1]), encoded[i][1]))
-            by_prefix: dict[tuple[int, ...], _Row] = {}  # every prefix (>= ctx) of a row -> that row
+            # every prefix (>= ctx) of a row this bucket uses -> that row; never another bucket's,
+            # whose presence in the call would change this request's row length (and rounding)
+            by_prefix: dict[tuple[int, ...], _Row] = {}
             for i in members:
                 cont = encoded[i][1]
                 inp = ctx + cont[:-1]
                 row = by_prefix.get(inp)
                 if row is None:
-                    row = _Row(inp)
-                    rows.append(row)
+                    row = by_input.get(inp)
+                    if row is None:
+                        row = by_input[inp] = _Row(inp)
+                        rows.append(row)
                     for end in range(len(ctx), len(inp) + 1):
                         by_prefix.setdefault(inp[:end], row)
                 for j, token in enumerate(cont):
@@ -256,28 +278,23 @@ class TorchScorer:
         return rows
 
     def _batches(self, rows: list[_Row]) -> list[list[_Row]]:
-        """Longest first. A batch ends at batch_size rows, at MAX_LOGITS logits, or when its
-        padding would exceed PAD_BUDGET positions (see there)."""
+        """Rows of one length per batch (see the module docstring), longest first; a batch ends
+        at batch_size rows or at MAX_LOGITS logits."""
         order = sorted(rows, key=lambda r: (-len(r.tokens), r.tokens))
         selects = getattr(self.model_fn, "selects_positions", False)
         batches: list[list[_Row]] = []
         current: list[_Row] = []
-        positions = padding = 0
+        elements = 0
         for row in order:
-            n = len({p for p, _, _ in row.targets})
+            # a full-logits model materialises (B, T, V); one that selects, only the kept positions
+            n = len({p for p, _, _ in row.targets}) if selects else len(row.tokens)
             if current:
-                width = len(current[0].tokens)
-                # a full-logits model materialises (B, T, V); T is the first (longest) row's length
-                elements = positions + n if selects else (len(current) + 1) * width
-                too_big = self.vocab_size is not None and elements * self.vocab_size > MAX_LOGITS
-                too_padded = padding + width - len(row.tokens) > PAD_BUDGET
-                if len(current) >= self.batch_size or too_big or too_padded:
+                too_big = self.vocab_size is not None and (elements + n) * self.vocab_size > MAX_LOGITS
+                if len(row.tokens) != len(current[0].tokens) or len(current) >= self.batch_size or too_big:
                     batches.append(current)
-                    current, positions, padding = [], 0, 0
-                else:
-                    padding += width - len(row.tokens)
+                    current, elements = [], 0
             current.append(row)
-            positions += n
+            elements += n
         if current:
             batches.append(current)
         return batches
@@ -307,17 +324,26 @@ class TorchScorer:
         """Sum of target log-probs and target count per owner (float64, in target order)."""
         sums = [0.0] * n_owners
         counts = [0] * n_owners
+        total, done = sum(len(r.tokens) for r in rows), 0
         for batch in self._batches(rows):
-            width = max(len(r.tokens) for r in batch)
-            ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
-            keep = torch.zeros((len(batch), width), dtype=torch.bool)
+            width = len(batch[0].tokens)  # every row of a batch has this length (_batches)
+            kept = sum(len({p for p, _, _ in r.targets}) for r in batch)
+            fill = 0  # copies of batch[0] that keep every position (see MIN_ROWS)
+            while (
+                len(batch) + fill < MIN_ROWS
+                or (len(batch) + fill) * width < MIN_POSITIONS
+                or kept + fill * width < MIN_POSITIONS
+            ):
+                fill += 1
+            ids = torch.tensor([r.tokens for r in batch] + [batch[0].tokens] * fill, dtype=torch.long)
+            keep = torch.zeros(ids.shape, dtype=torch.bool)
+            keep[len(batch) :] = True
             for b, row in enumerate(batch):
-                ids[b, : len(row.tokens)] = torch.tensor(row.tokens, dtype=torch.long)
                 for pos, _, _ in row.targets:
                     keep[b, pos] = True
             self._check_ids(batch)
             # flat index of every kept (row, position), in the row-major order the logits come in
-            flat = torch.full((len(batch), width), -1, dtype=torch.long)
+            flat = torch.full(ids.shape, -1, dtype=torch.long)
             flat[keep] = torch.arange(int(keep.sum()))
             logits = self.model_fn(ids, keep)
             if logits.dim() != 2 or logits.shape[0] != int(keep.sum()):
@@ -343,4 +369,9 @@ class TorchScorer:
             for owner, value in zip(owners, values, strict=True):
                 sums[owner] += value
                 counts[owner] += 1
+            done += len(batch) * width  # real rows only: the bar ends at its total
+            self.counters["forwards"] += 1
+            self.counters["positions"] += ids.numel()
+            if self.on_progress is not None:
+                self.on_progress(done, total)
         return sums, counts
