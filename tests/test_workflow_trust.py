@@ -70,6 +70,15 @@ def test_the_comment_workflow_never_touches_pr_code_and_renders_from_results():
 # -- update-baseline.yml ----------------------------------------------------------------------------
 
 
+def test_a_gate_run_without_a_report_posts_nothing_and_does_not_fail():
+    # eval-gate.yml uploads no artifact when the PR changed nothing the gate reads
+    job = load("eval-gate-comment.yml")["jobs"]["comment"]
+    download = step(job, "Download the report")
+    post = step(job, "Post or update the sticky comment")
+    assert download.get("continue-on-error") is True and download.get("id")
+    assert post.get("if") == f"steps.{download['id']}.outcome == 'success'"
+
+
 def test_the_baseline_update_jobs_split_scoring_from_writing():
     wf = load("update-baseline.yml")
     assert set(triggers(wf)["pull_request"]["types"]) == {"labeled", "synchronize"}
