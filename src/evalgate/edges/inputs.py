@@ -81,14 +81,29 @@ def type_problem(path: Path, max_bytes: int | None = MAX_INPUT_BYTES) -> str | N
     if stat.S_ISDIR(st.st_mode):
         return None
     if not stat.S_ISREG(st.st_mode):
-        return "not a regular file (a FIFO, socket or device); refused"
+        kind = (
+            "a FIFO"
+            if stat.S_ISFIFO(st.st_mode)
+            else "a socket"
+            if stat.S_ISSOCK(st.st_mode)
+            else "a character device"
+            if stat.S_ISCHR(st.st_mode)
+            else "a block device"
+            if stat.S_ISBLK(st.st_mode)
+            else "not a file"
+        )
+        return f"not a regular file ({kind}); refused"
     if max_bytes is not None and st.st_size > max_bytes:
         return f"{st.st_size:,} bytes, over the {max_bytes:,}-byte limit for this input; refused"
     return None
 
 
 def input_problem(path: Path, roots: Sequence[Path], max_bytes: int | None = MAX_INPUT_BYTES) -> str | None:
-    return outside_problem(path, roots) or type_problem(path, max_bytes)
+    # What the file is comes first: a link to /dev/zero is a device wherever it points.
+    kind = type_problem(path, max_bytes)
+    if kind and kind.startswith("not a regular file"):
+        return kind
+    return outside_problem(path, roots) or kind
 
 
 def check_input(path: Path, roots: Sequence[Path], what: str, shown: str | None = None) -> None:
