@@ -43,7 +43,11 @@ def test_plain_evalgate_gates_the_demo_and_passes(tmp_path):
     # The perplexity is gated by the paired per-sentence test against the shipped baseline.
     ppl = res["comparison"]["perplexity"]
     assert ppl["test"] == "paired-t-token-weighted" and ppl["status"] == "ok" and ppl["p_value"] == 1.0
-    assert len(res["perplexity"]["sentence_nll"]) == ppl["n_sentences"] == len(res["perplexity"]["sentence_tokens"])
+    assert (
+        len(res["perplexity"]["sentence_nll"])
+        == ppl["n_sentences"]
+        == len(res["perplexity"]["sentence_tokens"])
+    )
     # Every input is hashed: probes, template, test set, config, baseline, checkpoint files.
     roles = {rec.get("role") for rec in res["inputs"].values()}
     assert {"probes", "template", "test", "config", "baseline", "checkpoint", "train"} <= roles

@@ -63,7 +63,7 @@ def _sentences(m, seed, shift, noise=0.3):
     rng = random.Random(seed)
     tokens = [rng.randint(5, 40) for _ in range(m)]
     old = [n * rng.uniform(2.0, 4.0) for n in tokens]
-    new = [o + n * (shift + rng.gauss(0, noise)) for o, n in zip(old, tokens)]
+    new = [o + n * (shift + rng.gauss(0, noise)) for o, n in zip(old, tokens, strict=True)]
     return new, old, tokens
 
 
@@ -113,9 +113,15 @@ def test_no_noise_decides_by_the_sign_alone():
 
 
 def test_sentence_record_is_rounded_and_only_when_finite():
-    assert sentence_record([1.234567891, 2.0], [3, 4]) == {"sentence_nll": [1.2346, 2.0], "sentence_tokens": [3, 4]}
+    assert sentence_record([1.234567891, 2.0], [3, 4]) == {
+        "sentence_nll": [1.2346, 2.0],
+        "sentence_tokens": [3, 4],
+    }
     assert sentence_record([1.0, math.inf], [3, 4]) == {} and sentence_record([], []) == {}
-    assert json.dumps(sentence_record([-0.0, 0.0], [1, 1])) == '{"sentence_nll": [0.0, 0.0], "sentence_tokens": [1, 1]}'
+    assert (
+        json.dumps(sentence_record([-0.0, 0.0], [1, 1]))
+        == '{"sentence_nll": [0.0, 0.0], "sentence_tokens": [1, 1]}'
+    )
 
 
 @pytest.mark.parametrize(
@@ -148,7 +154,9 @@ def _pair(shift, m=400, noise=None):
     new, old, tok = _sentences(m, 5, shift, 0.1) if noise is None else _noisy(shift, m, spread=noise)
     entries = _entries()
     results = _with_sentences(make_results(entries), new, tok)
-    base = baseline_from_results(_with_sentences(make_results(entries), old, tok), "demo", {"git_commit": "a" * 40})
+    base = baseline_from_results(
+        _with_sentences(make_results(entries), old, tok), "demo", {"git_commit": "a" * 40}
+    )
     return results, base
 
 

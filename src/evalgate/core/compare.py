@@ -414,7 +414,8 @@ def verdict(comparison: dict[str, Any] | None) -> tuple[str, list[str]]:
             why += (
                 f"; paired test of an increase above the limit over {ppl['n_sentences']} sentences "
                 f"p = {ppl['p_value']:.3g}, below alpha {t['alpha']}, "
-                f"{100 * ppl['interval_level']:.0f}% interval ×{ppl['ratio_low']:.3f}–×{ppl['ratio_high']:.3f}"
+                f"{100 * ppl['interval_level']:.0f}% interval "
+                f"×{ppl['ratio_low']:.3f}–×{ppl['ratio_high']:.3f}"
             )
         reasons.append(f"perplexity rose {ppl['baseline']:.3f} → {ppl['value']:.3f} {why})")
     return ("fail" if reasons else "pass"), reasons

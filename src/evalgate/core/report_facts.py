@@ -80,7 +80,8 @@ def perplexity(results: Results) -> Section:
     where = f" on {count(own.get('n_tokens'))} tokens" if own.get("n_tokens") is not None else ""
     where += f" of {inline(own['file'])}" if own.get("file") else " of the held-out test set"
     head = (
-        f"### Perplexity\n\nMeasured{where}. The gate fails when new / baseline is significantly above the allowed ratio;"
+        f"### Perplexity\n\nMeasured{where}. The gate fails when new / baseline is significantly above"
+        " the allowed ratio;"
         " with a different tokenizer the two are not comparable and are shown, not gated."
     )
     body = table(["perplexity", "baseline", "ratio", "allowed", "status"], [row], "rrrrl")
@@ -98,9 +99,9 @@ def _perplexity_test_line(comp: Mapping[str, Any]) -> str:
     if not all(isinstance(v, int | float) for v in (p, low, high, level)):
         return ""
     return (
-        f"\n\nPaired test over {count(comp.get('n_sentences'))} sentences of H0 \"the ratio is at most"
-        f" the allowed one\": p = {p:.3g}; {100 * level:.0f}% interval of the ratio"
-        f" ×{low:.3f}–×{high:.3f}. It fails only when p is below alpha (docs/gate.md, \"Perplexity\")."
+        f'\n\nPaired test over {count(comp.get("n_sentences"))} sentences of H0 "the ratio is at most'
+        f' the allowed one": p = {p:.3g}; {100 * level:.0f}% interval of the ratio'
+        f' ×{low:.3f}–×{high:.3f}. It fails only when p is below alpha (docs/gate.md, "Perplexity").'
     )
 
 
