@@ -199,3 +199,15 @@ def test_an_older_baseline_without_sentence_nlls_falls_back_to_the_ratio_with_a_
     assert ppl["note"] == "the baseline records no per-sentence NLLs: gated by the ratio alone"
     results["comparison"] = cmp
     assert "the baseline records no per-sentence NLLs" in render_report(results)
+
+
+def test_a_baseline_with_malformed_sentence_nlls_is_refused_by_its_schema():
+    from evalgate.errors import RefusedError
+
+    _, base = _pair(math.log(1.18), m=20)
+    base["perplexity"]["sentence_nll"][3] = -1.0
+    base["perplexity"]["sentence_tokens"][4] = "seven"
+    with pytest.raises(RefusedError) as err:
+        validate_baseline(base, BASE)
+    text = str(err.value)
+    assert "perplexity.sentence_nll.3" in text and "perplexity.sentence_tokens.4" in text
