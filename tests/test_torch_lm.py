@@ -210,6 +210,22 @@ def test_perplexity_equals_reference_and_unbatched(gpt2_dir):
         assert got.nll == pytest.approx(math.log(got.value) * got.n_tokens, rel=1e-9)
 
 
+def test_perplexity_reports_each_sentence_nll_and_tokens(gpt2_dir):
+    # The paired perplexity test (core/perplexity_test.py) needs every sentence's own NLL,
+    # checked here against the reference computed one text at a time.
+    got = load_scorer(gpt2_dir, None, root=gpt2_dir, batch_size=2).perplexity(TEXTS)
+    assert len(got.sentence_nll) == len(got.sentence_tokens) == len(TEXTS)
+    for text, nll, n in zip(TEXTS, got.sentence_nll, got.sentence_tokens, strict=True):
+        want, want_n = reference_perplexity(gpt2_dir, [text]) if text else (None, 0)
+        assert n == want_n
+        if n:
+            assert nll == pytest.approx(math.log(want) * want_n, rel=1e-6)
+        else:
+            assert nll == 0.0
+    assert math.fsum(got.sentence_nll) == pytest.approx(got.nll, rel=1e-12)
+    assert sum(got.sentence_tokens) == got.n_tokens
+
+
 def test_texts_longer_than_the_window_are_scored_in_windows(tmp_path):
     path = hf_gpt2_dir(tmp_path / "short", n_positions=8)
     long_text = " ".join(["She works every day at the office."] * 4)

@@ -15,6 +15,7 @@ from typing import Any
 
 from evalgate.config import CONFIG_FILENAME, GateConfig, default_config_text
 from evalgate.core import results as results_mod
+from evalgate.core.perplexity_test import sentence_record
 from evalgate.core.shards import blocks, select_shard
 from evalgate.edges.console import clean
 from evalgate.edges.files import display_path as files_display_path
@@ -203,6 +204,7 @@ def score(
             _watch(scorer, progress)
             p = scorer.perplexity(test_sentences)
             ppl = {"value": p.value, "n_tokens": p.n_tokens, "nll": p.nll, "file": next(iter(test_input))}
+            ppl.update(sentence_record(p.sentence_nll, p.sentence_tokens))
             if not (isinstance(p.value, int | float) and math.isfinite(p.value)):
                 # JSON has no NaN/inf: the value becomes null, and this says why (the gate fails
                 # on it, core/gate_holds.py).

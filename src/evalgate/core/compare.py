@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evalgate.core import noninferiority
+from evalgate.core import noninferiority, perplexity_test
 from evalgate.core.baseline import BASELINE_KIND, validate_baseline
 from evalgate.core.ordinal import is_ordinal
 from evalgate.core.results import refuse_partial
@@ -172,7 +172,7 @@ def _check_overlap(
     )
 
 
-def _perplexity(results: dict[str, Any], base: _View, max_ratio: float) -> dict[str, Any]:
+def _perplexity(results: dict[str, Any], base: _View, max_ratio: float, alpha: float) -> dict[str, Any]:
     new_ppl, old_ppl = results.get("perplexity"), base.perplexity
     out: dict[str, Any] = {
         "baseline": old_ppl.get("value") if old_ppl else None,
@@ -193,8 +193,30 @@ def _perplexity(results: dict[str, Any], base: _View, max_ratio: float) -> dict[
         )
     else:
         out["ratio"] = out["value"] / out["baseline"]
-        out["status"] = "regressed" if out["ratio"] > max_ratio else "ok"
+        out.update(_perplexity_test(new_ppl, old_ppl, max_ratio, alpha, out["ratio"]))
     return out
+
+
+def _perplexity_test(new: Any, old: Any, max_ratio: float, alpha: float, ratio: float) -> dict[str, Any]:
+    """The paired per-sentence NLL test (core/perplexity_test.py), else the bare ratio rule.
+
+    The ratio is the tolerance (docs/gate.md "Perplexity"): with per-sentence NLLs on both sides
+    the check fails only when the increase is significantly above log(max_ratio); an older
+    baseline without them (or sentences that do not pair) falls back to "ratio > max_ratio",
+    with a note saying why.
+    """
+    problem = perplexity_test.pairing_problem(new, old)
+    if problem is not None:
+        return {
+            "test": "ratio",
+            "note": f"{problem}: gated by the ratio alone",
+            "status": "regressed" if ratio > max_ratio else "ok",
+        }
+    res = perplexity_test.paired_nll_test(
+        new["sentence_nll"], old["sentence_nll"], old["sentence_tokens"], max_ratio, alpha
+    )
+    res["status"] = "regressed" if res.pop("regressed") else "ok"
+    return res
 
 
 def _scored(outcome: dict[str, Any]) -> bool:
@@ -338,7 +360,7 @@ def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules,
         "mde_disagreement": mde_bg if rules.rule == "paired" else None,
         "slices": rows,
         "regressed": [k for k, r in rows.items() if r["status"] == "regressed"],
-        "perplexity": _perplexity(results, base, rules.perplexity_max_ratio),
+        "perplexity": _perplexity(results, base, rules.perplexity_max_ratio, rules.alpha),
         "flipped": {
             "right_to_wrong": [i for i in shared if old[i]["correct"] and not new_by_id[i]["correct"]],
             "wrong_to_right": [i for i in shared if not old[i]["correct"] and new_by_id[i]["correct"]],
@@ -387,8 +409,13 @@ def verdict(comparison: dict[str, Any] | None) -> tuple[str, list[str]]:
             )
     ppl = comparison.get("perplexity") or {}
     if ppl.get("status") == "regressed":
-        reasons.append(
-            f"perplexity rose {ppl['baseline']:.3f} → {ppl['value']:.3f} "
-            f"(×{ppl['ratio']:.3f}, limit ×{ppl['max_ratio']:.2f})"
-        )
+        why = f"(×{ppl['ratio']:.3f}, limit ×{ppl['max_ratio']:.2f}"
+        if ppl.get("p_value") is not None:
+            why += (
+                f"; paired test of an increase above the limit over {ppl['n_sentences']} sentences "
+                f"p = {ppl['p_value']:.3g}, below alpha {t['alpha']}, "
+                f"{100 * ppl['interval_level']:.0f}% interval "
+                f"×{ppl['ratio_low']:.3f}–×{ppl['ratio_high']:.3f}"
+            )
+        reasons.append(f"perplexity rose {ppl['baseline']:.3f} → {ppl['value']:.3f} {why})")
     return ("fail" if reasons else "pass"), reasons

@@ -80,13 +80,29 @@ def perplexity(results: Results) -> Section:
     where = f" on {count(own.get('n_tokens'))} tokens" if own.get("n_tokens") is not None else ""
     where += f" of {inline(own['file'])}" if own.get("file") else " of the held-out test set"
     head = (
-        f"### Perplexity\n\nMeasured{where}. The gate fails when new / baseline exceeds the allowed ratio;"
+        f"### Perplexity\n\nMeasured{where}. The gate fails when new / baseline is significantly above"
+        " the allowed ratio;"
         " with a different tokenizer the two are not comparable and are shown, not gated."
     )
     body = table(["perplexity", "baseline", "ratio", "allowed", "status"], [row], "rrrrl")
+    body += _perplexity_test_line(comp)
     if comp.get("reason"):
         body += f"\n\n{inline(comp['reason'])}."
     return Section(f"{head}\n\n{body}")
+
+
+def _perplexity_test_line(comp: Mapping[str, Any]) -> str:
+    """The paired test's p-value and interval (core/perplexity_test.py), or why the ratio stood in."""
+    if comp.get("test") == "ratio" and comp.get("note"):
+        return f"\n\n{inline(comp['note'])}."
+    p, low, high, level = (comp.get(k) for k in ("p_value", "ratio_low", "ratio_high", "interval_level"))
+    if not all(isinstance(v, int | float) for v in (p, low, high, level)):
+        return ""
+    return (
+        f'\n\nPaired test over {count(comp.get("n_sentences"))} sentences of H0 "the ratio is at most'
+        f' the allowed one": p = {p:.3g}; {100 * level:.0f}% interval of the ratio'
+        f' ×{low:.3f}–×{high:.3f}. It fails only when p is below alpha (docs/gate.md, "Perplexity").'
+    )
 
 
 def calibration(results: Results, budget: Budget, review_entropy: float) -> list[Section]:

@@ -81,6 +81,10 @@ class FakeScorer:
     def perplexity(self, texts: Sequence[str]) -> Perplexity:
         """Every text costs log(perplexity_value) nats per word (+1 for the end of the text)."""
         self.texts.extend(texts)
-        n_tokens = sum(len(t.split()) + 1 for t in texts)
+        counts = tuple(len(t.split()) + 1 for t in texts)
+        n_tokens = sum(counts)
         nll = n_tokens * math.log(self.perplexity_value)
-        return Perplexity(value=self.perplexity_value, n_tokens=n_tokens, nll=nll)
+        per = tuple(n * math.log(self.perplexity_value) for n in counts)
+        return Perplexity(
+            value=self.perplexity_value, n_tokens=n_tokens, nll=nll, sentence_nll=per, sentence_tokens=counts
+        )

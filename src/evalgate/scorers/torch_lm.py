@@ -232,7 +232,13 @@ class TorchScorer:
         nll, n_tokens = -math.fsum(sums), sum(counts)
         if n_tokens == 0:
             raise RefusedError("perplexity: the texts hold no token to predict")
-        return Perplexity(value=math.exp(nll / n_tokens), n_tokens=n_tokens, nll=nll)
+        return Perplexity(
+            value=math.exp(nll / n_tokens),
+            n_tokens=n_tokens,
+            nll=nll,
+            sentence_nll=tuple(-v for v in sums),
+            sentence_tokens=tuple(counts),
+        )
 
     # --- planning -------------------------------------------------------------------------
 
