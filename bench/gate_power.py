@@ -30,10 +30,10 @@ import numpy as np
 from tabulate import tabulate
 
 from evalgate.config import GateRules, default_config_dict
-from evalgate.core import noninferiority
-from evalgate.core.compare import compare
-from evalgate.core.slices import aggregate_slices
-from evalgate.core.stats import (
+from evalgate.gate import noninferiority
+from evalgate.gate.compare import compare
+from evalgate.gate.slices import aggregate_slices
+from evalgate.gate.stats import (
     _power_paired,
     exceeds,
     mcnemar_exact_one_sided,
@@ -208,7 +208,7 @@ def size_at_tolerance(rules: GateRules, sizes=NI_SIZES) -> list[list]:
     """Exact chance one slice is flagged when its true drop equals the tolerance (no simulation).
 
     The old rule (McNemar "no change" + observed drop > tolerance) against the gate's
-    non-inferiority test (core/noninferiority.py); background disagreement h, so p_c = h/2 and
+    non-inferiority test (gate/noninferiority.py); background disagreement h, so p_c = h/2 and
     p_b = h/2 + tolerance.
     """
     rows = []

@@ -43,9 +43,9 @@ def shipped_pairs() -> tuple[list[tuple[str, str, str]], list[str]]:
     import os
 
     from evalgate.config import load_config
-    from evalgate.core.corpus import read_sentences
-    from evalgate.core.scoring import render, split_whitespace
-    from evalgate.validation import validate
+    from evalgate.probeset.corpus import read_sentences
+    from evalgate.probeset_io import validate
+    from evalgate.scoring.multiple_choice import render, split_whitespace
 
     os.chdir(REPO)
     cfg = load_config(None, {})

@@ -3,7 +3,7 @@
     .venv/bin/python bench/validate.py [--probes 10000] [--sentences 100000] [--seed 0]
 
 Builds a synthetic probe set from the real verb table and a synthetic corpus in a temporary
-folder, then times `evalgate.validation.validate` end to end (reading, JSONL, schema, semantics,
+folder, then times `evalgate.probeset_io.validate` end to end (reading, JSONL, schema, semantics,
 leak index and detectors, coverage) and the leak phase alone. A benchmark, not a test: it prints
 numbers and the ratio to the target; it asserts nothing.
 """
@@ -25,11 +25,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from evalgate.config import load_config  # noqa: E402
-from evalgate.core.corpus import read_sentences  # noqa: E402
-from evalgate.core.grammar import grammar_from_dict  # noqa: E402
-from evalgate.core.leaks import LeakIndex, find_leaks  # noqa: E402
+from evalgate.probeset.corpus import read_sentences  # noqa: E402
+from evalgate.probeset.grammar import grammar_from_dict  # noqa: E402
+from evalgate.probeset.leaks import LeakIndex, find_leaks  # noqa: E402
+from evalgate.probeset_io import validate  # noqa: E402
 from evalgate.types import PERSONS, TENSES  # noqa: E402
-from evalgate.validation import validate  # noqa: E402
 
 TARGET_SECONDS = 10.0
 SUBJECTS = {"en": {"1sg": "I", "2sg": "you", "3sg": "she"}, "es": {"1sg": "yo", "2sg": "tú", "3sg": "ella"}}

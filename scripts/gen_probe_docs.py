@@ -8,8 +8,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from evalgate.core.probe_docs import render  # noqa: E402
 from evalgate.edges.files import atomic_write_text  # noqa: E402
+from evalgate.probeset.field_docs import render  # noqa: E402
 
 if __name__ == "__main__":
     atomic_write_text(REPO / "docs" / "probes.md", render())

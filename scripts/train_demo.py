@@ -29,8 +29,8 @@ import torch
 import yaml
 from torch.nn import functional as F
 
-from evalgate.core import corpus
-from evalgate.core.grammar import grammar_from_dict
+from evalgate.probeset import corpus
+from evalgate.probeset.grammar import grammar_from_dict
 from evalgate.scorers.native_gpt import EOS, GPT, PAD, GPTConfig, save_native, train_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]

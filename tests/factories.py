@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from evalgate.config import GateRules, default_config_dict
-from evalgate.core.slices import aggregate
+from evalgate.gate.slices import aggregate
 from evalgate.types import STATUS_AMBIGUOUS, STATUS_SCORED, Probe, canonical_json
 
 _VERB = {"en": ("work", "works"), "es": ("trabajar", "trabaja")}

@@ -14,9 +14,9 @@ from typing import Any
 
 from factories import make_entry, make_results, make_rules
 
-from evalgate.core import results as results_mod
-from evalgate.core.compare import compare, verdict
-from evalgate.core.slices import aggregate
+from evalgate.gate import results as results_mod
+from evalgate.gate.compare import compare, verdict
+from evalgate.gate.slices import aggregate
 from evalgate.types import PERSONS, TENSES
 
 VERBS = {

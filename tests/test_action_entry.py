@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalgate.core.results import assemble_refused
-from evalgate.edges.action import build_run_args, exit_code, gate_outputs, main, output_lines
+from evalgate.gate.results import assemble_refused
+from evalgate.github.action import build_run_args, exit_code, gate_outputs, main, output_lines
 
 
 def parse_github_output(text: str) -> dict[str, str]:

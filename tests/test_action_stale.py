@@ -8,8 +8,8 @@ from pathlib import Path
 
 from test_action_entry import fake_run, parse_github_output
 
-from evalgate.core.results import assemble_refused
-from evalgate.edges.action import main
+from evalgate.gate.results import assemble_refused
+from evalgate.github.action import main
 
 
 def leave_an_old_pass(out: Path) -> None:

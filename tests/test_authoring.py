@@ -17,7 +17,7 @@ import pytest
 from probeset_factory import ADVERSARIAL, CORE, EVAL, TRAIN, cli, dump_jsonl, probe, write_base
 
 from evalgate.config import load_config
-from evalgate.core.authoring import (
+from evalgate.probeset.authoring import (
     COLUMNS,
     default_destinations,
     deprecated_line,

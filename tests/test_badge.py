@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from report_factories import fake_run, no_baseline_run, refused_run
 
-from evalgate.core.badge import badge_json, badge_svg
+from evalgate.report.badge import badge_json, badge_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -9,8 +9,8 @@ import random
 import pytest
 from factories import make_entry, make_results
 
-from evalgate.core.baseline import baseline_from_results, dump_baseline, validate_baseline
 from evalgate.errors import RefusedError
+from evalgate.gate.baseline import baseline_from_results, dump_baseline, validate_baseline
 
 PROV = {"git_commit": "0123456789abcdef0123456789abcdef01234567", "pr_number": 42}
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from evalgate.core.baseline_diff import baseline_changes
-from evalgate.core.render_comment import render_comment
-from evalgate.core.render_md import render_report
 from evalgate.edges.files import dump_json
+from evalgate.gate.baseline_diff import baseline_changes
+from evalgate.report.comment import render_comment
+from evalgate.report.full_report import render_report
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "tests" / "golden" / "REPORT-fail.results.json"

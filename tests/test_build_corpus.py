@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalgate.build.corpus import DETECTORS, ProbeFilter, build_corpus, split_sizes
-from evalgate.build.lexicon import lexicon_from_dict
 from evalgate.cli import main
-from evalgate.core import text as T
-from evalgate.core.grammar import grammar_from_dict
-from evalgate.core.leaks import LeakIndex, find_leaks
+from evalgate.probeset import text as T
+from evalgate.probeset.grammar import grammar_from_dict
+from evalgate.probeset.leaks import LeakIndex, find_leaks
+from evalgate.synth.corpus import DETECTORS, ProbeFilter, build_corpus, split_sizes
+from evalgate.synth.lexicon import lexicon_from_dict
 from evalgate.types import BLANK, LANGUAGES, PERSONS, TENSES, Probe
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,13 +11,13 @@ import jsonschema
 import pytest
 import yaml
 
-from evalgate.build.lexicon import lexicon_from_dict
-from evalgate.build.probes import build_probes
 from evalgate.cli import main
 from evalgate.config import load_config
-from evalgate.core.grammar import grammar_from_dict
-from evalgate.core.text import word_tokens
 from evalgate.errors import RefusedError
+from evalgate.probeset.grammar import grammar_from_dict
+from evalgate.probeset.text import word_tokens
+from evalgate.synth.lexicon import lexicon_from_dict
+from evalgate.synth.probes import build_probes
 from evalgate.types import BLANK, LANGUAGES, PERSONS, TENSES
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,8 +16,8 @@ from fake_github_api import FakeGitHub
 
 from evalgate.cli import main
 from evalgate.commands import comment as comment_cmd
-from evalgate.core import render_comment as rc
-from evalgate.edges.github import BOT_LOGIN
+from evalgate.github.comment import BOT_LOGIN
+from evalgate.report import comment as rc
 
 REPO = "octo/gate"
 SHA = "ab" * 20

@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 from factories import make_entry, make_results, make_rules
 
-from evalgate.core.baseline import baseline_from_results
-from evalgate.core.compare import compare, verdict
 from evalgate.errors import NotComparableError, RefusedError
+from evalgate.gate.baseline import baseline_from_results
+from evalgate.gate.compare import compare, verdict
 from evalgate.types import TENSES
 
 BASE = "baselines/demo.json"
@@ -251,7 +251,7 @@ def test_wilson_rule_gates_with_the_interval_and_is_less_sensitive():
     base = _entries()
     es_right = [e["id"] for e in base if e["language"] == "es" and e["correct"]]
     en_wrong = [e["id"] for e in base if e["language"] == "en" and not e["correct"]]
-    # 7.5 points on es: the non-inferiority test (core/noninferiority.py) needs the drop to clear
+    # 7.5 points on es: the non-inferiority test (gate/noninferiority.py) needs the drop to clear
     # the 2-point tolerance with Holm over 14 slices, where a 6-point drop no longer does.
     new = _flip(_flip(base, set(es_right[::8][:12]), False), set(en_wrong[:12]), True)
     rules = {"mde_max": 0.2}

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from evalgate.cli import main
-from evalgate.core.results import validate_results
+from evalgate.gate.results import validate_results
 
 REPO = Path(__file__).resolve().parents[1]
 REGRESSED = str(REPO / "data" / "checkpoints" / "demo-regressed")
@@ -209,7 +209,7 @@ def test_added_probes_are_not_a_gate_change(repo, capsys):
     """Caught before scoring or not at all: a new probe is no change (so this run goes on)."""
     from evalgate.config import load_config
     from evalgate.pipeline import load_baseline
-    from evalgate.validation import validate
+    from evalgate.probeset_io import validate
     from evalgate.yardstick_gate import refuse_before_scoring
 
     new = repo / "new.jsonl"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evalgate.cli import main
-from evalgate.core.results import validate_results
+from evalgate.gate.results import validate_results
 
 GOLDEN = Path(__file__).parent / "golden" / "REPORT-fail.results.json"
 

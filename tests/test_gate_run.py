@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from evalgate.cli import main
-from evalgate.core.results import validate_results
+from evalgate.gate.results import validate_results
 
 REPO = Path(__file__).resolve().parents[1]
 OUTPUTS = ("results.json", "per_slice.csv", "per_slice.png", "REPORT.md", "badge.svg", "badge.json")
@@ -202,7 +202,7 @@ def test_baseline_update_writes_the_same_bytes_twice(tmp_path):
 
 
 def test_unexpected_error_exits_3_with_a_short_message(tmp_path, monkeypatch, capsys):
-    import evalgate.core.slices as slices
+    import evalgate.gate.slices as slices
 
     def boom(*args, **kwargs):
         raise RuntimeError("simulated bug")

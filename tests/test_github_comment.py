@@ -10,8 +10,9 @@ from fake_github_api import PAGE_SIZE, FakeGitHub
 
 from evalgate.cli import main
 from evalgate.commands.comment import post_report
-from evalgate.core.results import assemble_refused
-from evalgate.edges.github import (
+from evalgate.errors import GitHubError
+from evalgate.gate.results import assemble_refused
+from evalgate.github.comment import (
     BOT_LOGIN,
     MARKER_PREFIX,
     MAX_COMMENT_CHARS,
@@ -19,7 +20,6 @@ from evalgate.edges.github import (
     fit_body,
     post_or_update_comment,
 )
-from evalgate.errors import GitHubError
 
 REPO = "octo/gate"
 PR = 12

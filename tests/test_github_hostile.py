@@ -3,7 +3,7 @@
 GitHub Enterprise path prefix, capped per_page, `Link` headers with rel last and extra parameters,
 redirects, dropped connections, rate limits in both shapes, 404/422, fork tokens, deleted users and
 CRLF bodies; driven through the library, `evalgate comment`, `evalgate run --comment` and
-`python -m evalgate.edges.action`. Invariants: one sticky comment per PR whatever happens, nobody
+`python -m evalgate.github.action`. Invariants: one sticky comment per PR whatever happens, nobody
 else's comment edited, the gate's exit code kept, the report never lost, the token only ever sent
 to the API's host.
 """
@@ -22,9 +22,9 @@ import pytest
 from hostile_github import BOT, PREFIX, Elsewhere, HostileGitHub
 
 from evalgate.cli import main
-from evalgate.core.results import assemble_refused
-from evalgate.edges.github import MARKER_PREFIX, post_or_update_comment
 from evalgate.errors import GitHubError
+from evalgate.gate.results import assemble_refused
+from evalgate.github.comment import MARKER_PREFIX, post_or_update_comment
 
 REPO = "acme/models"
 PR = 31
@@ -340,7 +340,7 @@ def test_comment_command_against_enterprise(api, tmp_path, monkeypatch, capsys):
 
 
 def test_the_action_entry_posts_once_and_keeps_everything(api, tmp_path):
-    """`python -m evalgate.edges.action`, as the container runs it, twice."""
+    """`python -m evalgate.github.action`, as the container runs it, twice."""
     gh = api(page_cap=3)
     crowd(gh, 8)
     refused_project(tmp_path)
@@ -350,7 +350,7 @@ def test_the_action_entry_posts_once_and_keeps_everything(api, tmp_path):
     env.update({"INPUT_FAIL-ON-REGRESSION": "false"})
     for _ in range(2):
         done = subprocess.run(
-            [sys.executable, "-m", "evalgate.edges.action"],
+            [sys.executable, "-m", "evalgate.github.action"],
             cwd=tmp_path,
             env=env,
             capture_output=True,
@@ -371,7 +371,7 @@ def test_a_cut_inside_a_long_fence_closes_it_with_a_long_enough_fence(fence):
     """A fence that quotes shorter fences (the gate diff does) closes only with one as long."""
     from markdown_it import MarkdownIt
 
-    from evalgate.edges.github import fit_body
+    from evalgate.github.comment import fit_body
 
     quoted = "" if fence == "```" else " ``` <details>"
     inner = "\n".join(f"+ line {i}{quoted}" for i in range(9000))
@@ -415,7 +415,11 @@ def test_the_action_entry_on_a_fork_token_puts_the_report_in_the_summary_once(ap
     env.update(github_env(gh, tmp_path, "ghs-fork"), NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
     env.update(INPUT_CONFIG="evalgate.yml", INPUT_COMMENT="true", INPUT_OUT="out")
     done = subprocess.run(
-        [sys.executable, "-m", "evalgate.edges.action"], cwd=tmp_path, env=env, capture_output=True, text=True
+        [sys.executable, "-m", "evalgate.github.action"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 2, done.stderr
     report_text = (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8").rstrip()

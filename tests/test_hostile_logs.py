@@ -13,7 +13,7 @@ import safetensors.torch
 import torch
 from hostile_repo import make_repo, results, run_cli, workflow_command_lines
 
-from evalgate.edges.console import SafeStream, safe_line
+from evalgate.console import SafeStream, safe_line
 
 INJECTED = "x\n::stop-commands::t0ken\n::add-mask::secret\r::error::fake pass"
 OURS = re.compile(r"::(error|warning|notice)( [^:]*)?::")

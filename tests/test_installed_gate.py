@@ -1,6 +1,6 @@
 """The Action runs the installed gate, never an `evalgate/` package a PR commits to its workspace.
 
-`python -m evalgate.edges.action` with the workspace as working folder puts that folder first on
+`python -m evalgate.github.action` with the workspace as working folder puts that folder first on
 sys.path: a decoy package there replaced the gate and reported a pass. The entry is now the
 `evalgate action` console script, and the image sets PYTHONSAFEPATH=1 (docker/smoke.sh checks the
 same in the image, with the decoy mounted at /work).
@@ -35,7 +35,7 @@ os._exit(0)
 def workspace(tmp_path) -> Path:
     """A PR's workspace: the regressed demo checkpoint and a decoy `evalgate` package at the root."""
     ws = tmp_path / "workspace"
-    for rel in ("__init__.py", "__main__.py", "cli.py", "edges/__init__.py", "edges/action.py",
+    for rel in ("__init__.py", "__main__.py", "cli.py", "edges/__init__.py", "github/action.py",
                 "commands/__init__.py", "commands/action.py", "commands/run.py"):  # fmt: skip
         path = ws / "evalgate" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -76,7 +76,7 @@ def test_a_decoy_package_in_the_workspace_cannot_replace_the_gate(workspace):
 def test_the_module_entry_with_pythonsafepath_ignores_the_decoy(workspace):
     # The compatibility entry, as the image runs it (PYTHONSAFEPATH=1). A bad input makes the real
     # entry refuse at once (exit 2); the decoy would exit 0 with verdict=pass.
-    args = [sys.executable, "-m", "evalgate.edges.action"]
+    args = [sys.executable, "-m", "evalgate.github.action"]
     safe = run(args, workspace, PYTHONSAFEPATH="1", INPUT_FAIL_ON_REGRESSION="perhaps")
     assert "DECOY GATE RAN" not in safe.stdout and safe.returncode == 2, safe.stdout + safe.stderr
     assert "fail-on-regression" in safe.stdout

@@ -1,11 +1,11 @@
-"""core/jsonl.py and core/corpus.py: bytes in, records and located findings out, never an exception."""
+"""probeset/jsonl.py and probeset/corpus.py: bytes in, records and located findings out, no exception."""
 
 from __future__ import annotations
 
 import pytest
 
-from evalgate.core.corpus import read_sentences
-from evalgate.core.jsonl import DEFAULT_MAX_LINE_BYTES, parse_jsonl
+from evalgate.probeset.corpus import read_sentences
+from evalgate.probeset.jsonl import DEFAULT_MAX_LINE_BYTES, parse_jsonl
 
 
 def checks(findings):

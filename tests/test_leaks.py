@@ -1,4 +1,4 @@
-"""core/leaks.py: the three detectors on real grammar forms, their evidence, and the index's shape."""
+"""probeset/leaks.py: the three detectors on real grammar forms, their evidence, and the index's shape."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalgate.core import leaks as leaks_mod
-from evalgate.core.grammar import grammar_from_dict
-from evalgate.core.leaks import LeakIndex, find_leaks
+from evalgate.probeset import leaks as leaks_mod
+from evalgate.probeset.grammar import grammar_from_dict
+from evalgate.probeset.leaks import LeakIndex, find_leaks
 from evalgate.types import Probe
 
 REPO = Path(__file__).resolve().parents[1]

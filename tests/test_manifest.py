@@ -11,9 +11,9 @@ import pytest
 from probeset_factory import ADVERSARIAL, CORE, apply_step, cli, write_base
 
 from evalgate.config import load_config
-from evalgate.core.manifest import bump_version, probe_set_digest
+from evalgate.probeset.manifest import bump_version, probe_set_digest
+from evalgate.probeset_io import validate
 from evalgate.types import Probe
-from evalgate.validation import validate
 
 MANIFEST = Path("data/eval/MANIFEST.json")
 

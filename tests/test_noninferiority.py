@@ -1,5 +1,5 @@
 """The gate's per-slice test keeps its promise: a true drop equal to the tolerance is flagged at
-most alpha of the time, checked by enumerating every outcome (core/noninferiority.py)."""
+most alpha of the time, checked by enumerating every outcome (gate/noninferiority.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from evalgate.core import noninferiority as ni
-from evalgate.core.binomial import binom_sf
-from evalgate.core.stats import mcnemar_exact_one_sided
+from evalgate.gate import noninferiority as ni
+from evalgate.gate.binomial import binom_sf
+from evalgate.gate.stats import mcnemar_exact_one_sided
 
 
 def _exact_sf(k: int, n: int, p: Fraction) -> float:

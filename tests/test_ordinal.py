@@ -17,18 +17,18 @@ from factories import make_entry, make_results, make_rules
 from probeset_factory import CONFIG, EVAL, cli, dump_jsonl, write_base
 
 from evalgate.config import load_config
-from evalgate.core import results as results_mod
-from evalgate.core.compare import compare
-from evalgate.core.coverage import coverage_matrix
-from evalgate.core.ordinal import scale_problem, scale_values, summarize
-from evalgate.core.render_md import render_report
-from evalgate.core.report_ordinal import sparkline
-from evalgate.core.scoring import score_probes, split_whitespace
-from evalgate.core.slices import aggregate
 from evalgate.edges.outputs import write_outputs
 from evalgate.edges.plot_ordinal import render_ordinal_png
+from evalgate.gate import results as results_mod
+from evalgate.gate.compare import compare
+from evalgate.gate.slices import aggregate
 from evalgate.pipeline import finalize
+from evalgate.probeset.coverage import coverage_matrix
+from evalgate.report.full_report import render_report
+from evalgate.report.ordinal import sparkline
 from evalgate.scorers.fake import FakeScorer
+from evalgate.scoring.multiple_choice import score_probes, split_whitespace
+from evalgate.scoring.ordinal import scale_problem, scale_values, summarize
 from evalgate.types import Probe
 
 REPO = Path(__file__).resolve().parents[1]

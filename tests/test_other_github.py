@@ -18,15 +18,15 @@ import pytest
 from other_github_api import BOT, REPO, OtherGitHub
 
 from evalgate.cli import main
-from evalgate.core.render_md import MARKER_PREFIX
-from evalgate.edges.github_rest import GitHubClient
+from evalgate.github.rest import GitHubClient
+from evalgate.report.full_report import MARKER_PREFIX
 
 PR = 9
 SHA = "c0ffee" * 6 + "abcd"
 
 
 def is_comment(body: str, verdict: str) -> bool:
-    """The one-screen comment rendered from results.json (core/render_comment.py)."""
+    """The one-screen comment rendered from results.json (report/comment.py)."""
     return (
         body.lstrip().startswith("<sub>Rendered by the base repository's evalgate from results.json")
         and f"evalgate: {verdict}" in body
@@ -369,7 +369,7 @@ def test_links_to_another_port_or_host_are_still_refused(servers, env, report_di
 
 
 def test_the_action_entry_takes_the_github_token_input(servers, env, tmp_path, monkeypatch):
-    """`python -m evalgate.edges.action` with the token only in INPUT_GITHUB-TOKEN, as a runner sets it."""
+    """`python -m evalgate.github.action` with the token only in INPUT_GITHUB-TOKEN, as a runner sets it."""
     api = servers(page_size=2, ignore_per_page=True)
     env(api)
     chatter(api, 5)
@@ -380,7 +380,7 @@ def test_the_action_entry_takes_the_github_token_input(servers, env, tmp_path, m
     child.update(INPUT_CONFIG="evalgate.yml", GITHUB_OUTPUT=str(tmp_path / "output.txt"))
     for _ in range(2):
         done = subprocess.run(
-            [sys.executable, "-m", "evalgate.edges.action"],
+            [sys.executable, "-m", "evalgate.github.action"],
             cwd=tmp_path,
             env=child,
             capture_output=True,

@@ -10,9 +10,9 @@ from report_factories import fake_run, no_baseline_run, refused_run
 
 import evalgate.edges.files as files_mod
 from evalgate.config import ReportConfig
-from evalgate.core.render_md import MARKER_PREFIX, render_report
 from evalgate.edges import outputs
 from evalgate.edges.outputs import ResultsSchemaError, write_outputs
+from evalgate.report.full_report import MARKER_PREFIX, render_report
 
 ALL = ["REPORT.md", "badge.json", "badge.svg", "per_slice.csv", "per_slice.png", "results.json"]
 

@@ -1,4 +1,4 @@
-"""The paired perplexity test (core/perplexity_test.py): reference values, the null, pairing, gating."""
+"""The paired perplexity test (gate/perplexity_test.py): reference values, the null, pairing, gating."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import jsonschema
 import pytest
 from factories import make_entry, make_results, make_rules
 
-from evalgate.core.baseline import baseline_from_results, validate_baseline
-from evalgate.core.compare import compare, verdict
-from evalgate.core.perplexity_test import paired_nll_test, pairing_problem, sentence_record, t_isf, t_sf
-from evalgate.core.render_md import render_report
+from evalgate.gate.baseline import baseline_from_results, validate_baseline
+from evalgate.gate.compare import compare, verdict
+from evalgate.gate.perplexity_test import paired_nll_test, pairing_problem, sentence_record, t_isf, t_sf
+from evalgate.report.full_report import render_report
 
 BASE = "baselines/demo.json"
 

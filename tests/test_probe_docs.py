@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalgate.core import probe_docs, probes
+from evalgate.probeset import field_docs as probe_docs
+from evalgate.probeset import records as probes
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "probes.md"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from report_factories import fake_run, no_baseline_run
 
-from evalgate.core.render_bars import (
+from evalgate.report.bars import (
     LEGEND,
     MAX_LINE,
     MIN_BAR,

@@ -7,8 +7,8 @@ import io
 
 from report_factories import fake_run, no_baseline_run
 
-from evalgate.core.render_csv import render_csv
-from evalgate.core.slice_order import ordered
+from evalgate.gate.slice_order import ordered
+from evalgate.report.per_slice_csv import render_csv
 
 
 def rows(text: str) -> list[dict[str, str]]:

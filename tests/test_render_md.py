@@ -18,10 +18,10 @@ from factories import make_entry, make_results, make_rules
 from markdown_it import MarkdownIt
 from report_factories import fake_run, no_baseline_run, refused_run
 
-from evalgate.core.compare import compare, verdict
-from evalgate.core.markdown import ZWSP, inline
-from evalgate.core.render_md import GITHUB_LIMIT, MARKER_PREFIX, render_report, size
-from evalgate.core.results import round_floats, validate_results
+from evalgate.gate.compare import compare, verdict
+from evalgate.gate.results import round_floats, validate_results
+from evalgate.report.full_report import GITHUB_LIMIT, MARKER_PREFIX, render_report, size
+from evalgate.report.markdown import ZWSP, inline
 from evalgate.types import PERSONS, TENSES
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -16,9 +16,9 @@ import pytest
 from factories import make_entry, make_results, make_rules
 from markdown_it import MarkdownIt
 
-from evalgate.core.compare import compare, verdict
-from evalgate.core.render_md import GITHUB_LIMIT, MARKER_PREFIX, render_report, size
-from evalgate.core.results import assemble_refused, round_floats
+from evalgate.gate.compare import compare, verdict
+from evalgate.gate.results import assemble_refused, round_floats
+from evalgate.report.full_report import GITHUB_LIMIT, MARKER_PREFIX, render_report, size
 
 # Unicode's Bidi_Control characters (ALM, LRM, RLM, LRE..RLO, LRI..PDI).
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from report_factories import fake_run, refused_run
 
-from evalgate.core.render_md import MARKER_PREFIX, render_report
-from evalgate.core.results import validate_results
+from evalgate.gate.results import validate_results
+from evalgate.report.full_report import MARKER_PREFIX, render_report
 
 GOLDEN = Path(__file__).parent / "golden" / "REPORT-gate-changes.md"
 HEADING = "## What this PR changes in its own gate"

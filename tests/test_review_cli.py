@@ -208,7 +208,7 @@ def test_the_pinned_configuration_names_the_probe_and_training_files_of_the_flag
 
 
 def test_the_action_logs_the_command_quoted(tmp_path, capsys):
-    from evalgate.edges.action import main as action_main
+    from evalgate.github.action import main as action_main
 
     env = {"INPUT_OUT": str(tmp_path / "out dir"), "INPUT_CHECKPOINT": "my ckpt"}
     action_main(env, run=lambda args: 2)

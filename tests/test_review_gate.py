@@ -9,9 +9,9 @@ import pytest
 from factories import make_entry, make_results, make_rules
 
 from evalgate.cli import main
-from evalgate.core.baseline import baseline_from_results
-from evalgate.core.compare import compare, verdict
 from evalgate.errors import NotComparableError, RefusedError
+from evalgate.gate.baseline import baseline_from_results
+from evalgate.gate.compare import compare, verdict
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -144,7 +144,7 @@ def test_regating_lists_only_the_baseline_used(tmp_path):
     ],
 )
 def test_merge_refuses_a_malformed_shard_record_not_exit_3(record):
-    from evalgate.core.shards import merge_parts
+    from evalgate.gate.shards import merge_parts
     from evalgate.pipeline import BASE_KEYS
 
     good = {"index": 2, "count": 2, "order": ["a", "b"]}
@@ -188,7 +188,7 @@ def test_compare_pins_and_hashes_the_gate_configuration_it_used(tmp_path):
 
 
 def test_text_bars_of_a_new_slice_count_the_probes_they_show():
-    from evalgate.core.render_bars import bars_from_results
+    from evalgate.report.bars import bars_from_results
 
     old = _entries()
     new = old + [

@@ -16,9 +16,9 @@ import torch
 import transformers
 from lm_fixtures import SENTENCES, hf_gpt2_dir, train_bpe
 
-from evalgate.core.scoring import score_probes
 from evalgate.errors import EXIT_REFUSED, CheckpointError, RefusedError
 from evalgate.scorers.loaders import load_scorer
+from evalgate.scoring.multiple_choice import score_probes
 from evalgate.types import LoglikRequest, Probe
 
 

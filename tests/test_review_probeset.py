@@ -325,7 +325,7 @@ def test_export_to_a_folder_is_refused_not_a_crash(tmp_path):
 
 
 def test_a_file_holding_only_a_byte_order_mark_is_empty():
-    from evalgate.core.jsonl import parse_jsonl
+    from evalgate.probeset.jsonl import parse_jsonl
 
     records, findings = parse_jsonl(b"\xef\xbb\xbf\n", "p.jsonl")
     assert records == []

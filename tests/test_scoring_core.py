@@ -1,4 +1,4 @@
-"""core/scoring.py on `FakeScorer`: rendering, methods, normalisation, argmax, statuses, refusals."""
+"""scoring/multiple_choice.py on `FakeScorer`: rendering, methods, normalisation, argmax, statuses."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from evalgate.core.scoring import entropy, render, score_probes, softmax, split_whitespace
 from evalgate.errors import CheckpointError, RefusedError
 from evalgate.scorers.fake import FakeScorer
+from evalgate.scoring.multiple_choice import entropy, render, score_probes, softmax, split_whitespace
 from evalgate.types import LoglikRequest, Probe
 
 TEMPLATE = "Complete the sentence.\n{prompt}\n"

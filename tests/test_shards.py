@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from evalgate.cli import main
-from evalgate.core.shards import blocks, merge_parts, select_shard
 from evalgate.errors import RefusedError
+from evalgate.gate.shards import blocks, merge_parts, select_shard
 from evalgate.pipeline import BASE_KEYS
 
 REPO = Path(__file__).resolve().parents[1]

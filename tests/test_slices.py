@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 from factories import make_entry, make_results
 
-from evalgate.core.slices import aggregate, slice_keys
-from evalgate.core.stats import wilson_interval
+from evalgate.gate.slices import aggregate, slice_keys
+from evalgate.gate.stats import wilson_interval
 from evalgate.types import Probe
 
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from evalgate.core.stats import (
+from evalgate.gate.stats import (
     binom_sf_half,
     entropy_summary,
     exceeds,

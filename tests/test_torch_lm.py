@@ -13,12 +13,12 @@ import torch
 import transformers
 from lm_fixtures import BigramLM, WordTokenizer, hf_gpt2_dir
 
-from evalgate.core.scoring import score_probes
 from evalgate.errors import RefusedError
 from evalgate.scorers.adapters import PluginTokenizerAdapter
 from evalgate.scorers.base import ScorerInfo
 from evalgate.scorers.loaders import load_scorer
 from evalgate.scorers.torch_lm import TorchScorer, full_logits_fn
+from evalgate.scoring.multiple_choice import score_probes
 from evalgate.types import LoglikRequest, Probe
 
 REQUESTS = [
@@ -211,7 +211,7 @@ def test_perplexity_equals_reference_and_unbatched(gpt2_dir):
 
 
 def test_perplexity_reports_each_sentence_nll_and_tokens(gpt2_dir):
-    # The paired perplexity test (core/perplexity_test.py) needs every sentence's own NLL,
+    # The paired perplexity test (gate/perplexity_test.py) needs every sentence's own NLL,
     # checked here against the reference computed one text at a time.
     got = load_scorer(gpt2_dir, None, root=gpt2_dir, batch_size=2).perplexity(TEXTS)
     assert len(got.sentence_nll) == len(got.sentence_tokens) == len(TEXTS)

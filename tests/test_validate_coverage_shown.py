@@ -25,8 +25,8 @@ def test_the_matrix_is_shown_in_text_and_json_with_shortfalls_marked(tmp_path):
 
 def test_report_md_shows_the_matrix_with_shortfalls_marked(tmp_path):
     from evalgate.config import load_config
-    from evalgate.core.render_md import render_report
-    from evalgate.validation import validate
+    from evalgate.probeset_io import validate
+    from evalgate.report.full_report import render_report
 
     cfg = write_base(tmp_path, {**CONFIG, "coverage": {**CONFIG["coverage"], "per_tense": 3}})
     outcome = validate(load_config(str(cfg)))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from probeset_factory import ADVERSARIAL, CORE, TRAIN, cli, dump_jsonl, write_base
 
-from evalgate.core.normalize import confusables, normalize
+from evalgate.probeset.normalize import confusables, normalize
 
 PROBES = Path("data/eval/probes.jsonl")
 ADV = Path("data/eval/adversarial.jsonl")
@@ -206,7 +206,7 @@ def test_every_anchored_schema_pattern_is_safe_from_a_trailing_line_break():
     import re as _re
     from importlib import resources
 
-    from evalgate.core.manifest import MANIFEST_SCHEMA
+    from evalgate.probeset.manifest import MANIFEST_SCHEMA
 
     def patterns(node):
         if isinstance(node, dict):
@@ -235,7 +235,7 @@ def test_every_format_character_of_this_unicode_version_is_ignorable():
     import sys
     import unicodedata
 
-    from evalgate.core.normalize import is_ignorable
+    from evalgate.probeset.normalize import is_ignorable
 
     missing = [
         f"U+{c:04X}"

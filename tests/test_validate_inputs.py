@@ -1,4 +1,4 @@
-"""validation.py, the edge: files that are missing, empty or huge; flags; leak policy; outputs."""
+"""probeset_io.py, the edge: files that are missing, empty or huge; flags; leak policy; outputs."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from probeset_factory import CORE, apply_step, cli, dump_jsonl, write_base
 
 from evalgate.config import load_config
-from evalgate.validation import validate
+from evalgate.probeset_io import validate
 
 PROBES = Path("data/eval/probes.jsonl")
 

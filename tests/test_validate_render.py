@@ -1,4 +1,4 @@
-"""core/findings_render.py: text lines, JSON shape, GitHub workflow-command escaping."""
+"""report/findings.py: text lines, JSON shape, GitHub workflow-command escaping."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from evalgate.core.findings_render import (
+from evalgate.report.findings import (
     escape_data,
     escape_property,
     finding_line,

@@ -1,4 +1,4 @@
-"""core/yardstick.py: the baseline's record of what it was measured with, and the gate changes
+"""gate/yardstick.py: the baseline's record of what it was measured with, and the gate changes
 a run makes against it (docs/approval.md). Pure: documents in, change records out."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import copy
 import pytest
 
 from evalgate.config import default_config_dict
-from evalgate.core.baseline import baseline_from_results, validate_baseline
-from evalgate.core.gate_holds import count_unscorable_as_wrong, perplexity_failure
-from evalgate.core.yardstick import approved_baseline, describe, gate_changes, yardstick_of
+from evalgate.gate.baseline import baseline_from_results, validate_baseline
+from evalgate.gate.holds import count_unscorable_as_wrong, perplexity_failure
+from evalgate.gate.yardstick import approved_baseline, describe, gate_changes, yardstick_of
 
 H = {c: c * 64 for c in "abcdef01239"}
 

@@ -3,5 +3,5 @@
 __version__ = "0.1.0"
 
 # Bumped whenever a change to scoring could move a log-likelihood: results measured with a
-# different scoring version are not comparable (see core/manifest of comparability).
+# different scoring version are not comparable (see probeset/manifest of comparability).
 SCORING_VERSION = "1"

@@ -247,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--baseline", metavar="FILE|none", help="baseline to gate against")
     _add_approve(merge)
 
-    # The Action's entry as an installed console script: `python -m evalgate.edges.action` with the
+    # The Action's entry as an installed console script: `python -m evalgate.github.action` with the
     # workspace as working folder would import a PR's own `evalgate/` package first (docs/security.md).
     sub.add_parser(
         "action",
@@ -294,7 +294,7 @@ def _default_sigpipe() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         _default_sigpipe()
-    from evalgate.edges.console import guarded_output
+    from evalgate.console import guarded_output
 
     # Every line printed from here on, by us or by a library, cannot start a workflow command.
     with guarded_output():
@@ -352,7 +352,7 @@ def _main(argv: Sequence[str] | None) -> int:
         # BaseException, not Exception: a Rust panic (pyo3's PanicException) or a GeneratorExit
         # would otherwise escape with a traceback and Python's exit code 1, which reads as
         # "regression". Panics on checkpoint input are caught where they happen (exit 2, located).
-        from evalgate.edges.console import clean
+        from evalgate.console import clean
 
         if os.environ.get("EVALGATE_DEBUG"):
             traceback.print_exc()
@@ -378,7 +378,7 @@ def report_error_for_machines(args: argparse.Namespace, exc: EvalgateError) -> N
     reason is an `::error` annotation on the run, not only a line in the log."""
     fmt = (getattr(args, "format", None) or "text") if args.command in _MACHINE_FORMAT_COMMANDS else None
     if fmt == "json" and not getattr(exc, "json_printed", False):
-        from evalgate.core.findings_render import render_json
+        from evalgate.report.findings import render_json
         from evalgate.types import Finding
 
         findings = list(exc.findings) or [
@@ -396,8 +396,8 @@ def report_error_for_machines(args: argparse.Namespace, exc: EvalgateError) -> N
             }
             print(json.dumps(doc, indent=2, ensure_ascii=False))
     if fmt == "github" or (fmt is not None and os.environ.get("GITHUB_ACTIONS") == "true"):
-        from evalgate.core.findings_render import escape_data
-        from evalgate.edges.console import print_commands
+        from evalgate.console import print_commands
+        from evalgate.report.findings import escape_data
 
         verdict = "refused" if exc.exit_code == EXIT_REFUSED else "error"
         stream = sys.stderr if fmt == "json" else sys.stdout  # stdout stays one JSON document

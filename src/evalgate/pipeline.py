@@ -14,16 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from evalgate.config import CONFIG_FILENAME, GateConfig, default_config_text
-from evalgate.core import results as results_mod
-from evalgate.core.perplexity_test import sentence_record
-from evalgate.core.shards import blocks, select_shard
-from evalgate.edges.console import clean
+from evalgate.console import clean
 from evalgate.edges.files import display_path as files_display_path
 from evalgate.edges.files import file_record
 from evalgate.edges.inputs import check_input, type_problem
 from evalgate.edges.json_input import finite_float
 from evalgate.edges.progress import Progress
 from evalgate.errors import EvalgateError, RefusedError
+from evalgate.gate import results as results_mod
+from evalgate.gate.perplexity_test import sentence_record
+from evalgate.gate.shards import blocks, select_shard
 from evalgate.types import STATUS_DEPRECATED, STATUS_EXCLUDED, sha256_text
 
 
@@ -84,7 +84,7 @@ def load_baseline(cfg: GateConfig) -> tuple[dict[str, Any], str, dict[str, Any]]
     """
     if cfg.baseline is None:
         return None
-    from evalgate.core.baseline import validate_baseline
+    from evalgate.gate.baseline import validate_baseline
 
     path = cfg.path(cfg.baseline)
     check_input(path, cfg.roots(), "baseline", cfg.baseline)
@@ -103,7 +103,7 @@ def load_baseline(cfg: GateConfig) -> tuple[dict[str, Any], str, dict[str, Any]]
 
 
 def read_test_sentences(cfg: GateConfig) -> tuple[list[str], dict[str, dict[str, Any]]]:
-    from evalgate.core.corpus import read_sentences
+    from evalgate.probeset.corpus import read_sentences
 
     path = cfg.path(cfg.test)
     shown = display_path(cfg, path)
@@ -138,8 +138,8 @@ def score(
     the partial result carries a "shard" record and `merge` rebuilds the unsharded result from
     the parts through the same `finalize`.
     """
-    from evalgate.core.scoring import score_probes
     from evalgate.scorers.loaders import load_scorer
+    from evalgate.scoring.multiple_choice import score_probes
 
     test_sentences, test_input = read_test_sentences(cfg)
     work = blocks(list(outcome.probes))
@@ -207,7 +207,7 @@ def score(
             ppl.update(sentence_record(p.sentence_nll, p.sentence_tokens))
             if not (isinstance(p.value, int | float) and math.isfinite(p.value)):
                 # JSON has no NaN/inf: the value becomes null, and this says why (the gate fails
-                # on it, core/gate_holds.py).
+                # on it, gate/holds.py).
                 ppl["not_finite"] = str(p.value)
 
     ckpt_display = display_path(cfg, checkpoint) if checkpoint else (cfg.loader or "plugin")
@@ -268,8 +268,8 @@ def finalize(base: Mapping[str, Any], entries: list[dict[str, Any]]) -> dict[str
     merged result is byte-identical to the unsharded one: entries are rounded before anything is
     computed from them, and the aggregation settings come from the pinned configuration.
     """
-    from evalgate.core.ordinal import summarize
-    from evalgate.core.slices import aggregate
+    from evalgate.gate.slices import aggregate
+    from evalgate.scoring.ordinal import summarize
 
     pin = base["config"]
     z, review = pin["gate"]["z"], pin["report"]["review_entropy"]
@@ -315,12 +315,12 @@ def gate(
 ) -> dict[str, Any]:
     """Compare with the baseline (if any) and set verdict + reasons.
 
-    The baseline is the yardstick (core/yardstick.py): a run that changes it (probes removed,
+    The baseline is the yardstick (gate/yardstick.py): a run that changes it (probes removed,
     deprecated or edited, another test set, template, grammar or training files, other rules, a
     lower manifest version) is refused unless `approve_gate_changes`; approved, it is gated on
     what it shares with the baseline and the changes are listed (docs/approval.md).
     """
-    from evalgate.core.compare import compare, verdict
+    from evalgate.gate.compare import compare, verdict
     from evalgate.yardstick_gate import check_gate_changes, hold_perplexity, paired_view
 
     # `evalgate compare` may re-gate a results.json that was gated before: the baseline it was

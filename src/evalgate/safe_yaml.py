@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from evalgate.edges.console import clean
+from evalgate.console import clean
 
 FAST_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -230,6 +230,6 @@ class Perplexity:
     n_tokens: int
     nll: float  # summed negative log-likelihood (nats) over n_tokens
     # Per test sentence, in order: its summed NLL and its predicted tokens, for the paired
-    # perplexity test (core/perplexity_test.py); empty from a scorer that cannot tell them.
+    # perplexity test (gate/perplexity_test.py); empty from a scorer that cannot tell them.
     sentence_nll: tuple[float, ...] = ()
     sentence_tokens: tuple[int, ...] = ()

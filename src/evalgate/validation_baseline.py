@@ -1,7 +1,7 @@
 """The configured baseline as a record of the sealed set: edits, deletions, the version.
 
 Read by `validate` next to the manifest: what the baseline scored is checked even when the
-manifest was deleted, re-sealed from scratch or edited (core/sealed_history.py). A baseline
+manifest was deleted, re-sealed from scratch or edited (probeset/sealed_history.py). A baseline
 that is missing or unreadable is left to `run`, which reports it.
 """
 
@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from evalgate.config import GateConfig
-from evalgate.core.manifest import HINT_CHANGED
-from evalgate.core.sealed_history import deleted_since_baseline, version_set_back
 from evalgate.edges.input_files import read_input
 from evalgate.edges.inputs import input_problem
+from evalgate.probeset.manifest import HINT_CHANGED
+from evalgate.probeset.sealed_history import deleted_since_baseline, version_set_back
 from evalgate.types import Finding, Probe
 
 

@@ -1,5 +1,5 @@
-"""Wiring of the yardstick rules into the gate (pipeline.gate): the edge side of core/yardstick.py
-and core/gate_holds.py.
+"""Wiring of the yardstick rules into the gate (pipeline.gate): the edge side of gate/yardstick.py
+and gate/holds.py.
 
 It knows where things live (the configuration file, the manifest, each probe's file, the built-in
 default configuration) and turns gate changes into the exit-2 refusal that names each one and
@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalgate.config import GateConfig, default_config_dict
-from evalgate.core.gate_holds import count_unscorable_as_wrong, perplexity_failure
-from evalgate.core.results import round_floats
-from evalgate.core.yardstick import WHAT, approved_baseline, baseline_outcomes, gate_changes, shown_value
 from evalgate.edges.files import display_path, file_record
 from evalgate.errors import RefusedError
+from evalgate.gate.holds import count_unscorable_as_wrong, perplexity_failure
+from evalgate.gate.results import round_floats
+from evalgate.gate.yardstick import WHAT, approved_baseline, baseline_outcomes, gate_changes, shown_value
 from evalgate.types import STATUS_DEPRECATED, Finding
 
 APPROVAL_LABEL = "evalgate:approve-gate-change"

@@ -11,6 +11,6 @@ import argparse
 
 
 def main(args: argparse.Namespace) -> int:
-    from evalgate.edges.action import main as entry
+    from evalgate.github.action import main as entry
 
     return entry()

@@ -1,6 +1,6 @@
 """`evalgate approval --repo OWNER/NAME --pr N --sha SHA --label LABEL`: does a maintainer's label
 approve this PR at this commit? Exit 0 approved, 1 not approved (one line per reason), 2 a usage or
-API error. The rule is in edges/github_approval.py and docs/approval.md; the workflow maps the exit
+API error. The rule is in github/approval.py and docs/approval.md; the workflow maps the exit
 code to its own output.
 """
 
@@ -11,9 +11,9 @@ import os
 import re
 import sys
 
-from evalgate.edges.github_approval import check_approval
-from evalgate.edges.github_rest import GitHubClient, ReadOnlyToken, api_url_from_env
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, GitHubError, RefusedError
+from evalgate.github.approval import check_approval
+from evalgate.github.rest import GitHubClient, ReadOnlyToken, api_url_from_env
 
 _REPO_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _SHA_RE = re.compile(r"[0-9a-fA-F]{40}")

@@ -16,11 +16,11 @@ from typing import Any
 
 from evalgate.commands.run import cli_loader, cli_path
 from evalgate.config import GateConfig, load_config
-from evalgate.core.baseline import baseline_from_results, validate_baseline
-from evalgate.core.results import refuse_partial, validate_results
 from evalgate.edges.files import atomic_write_json, refused_if_unwritable
 from evalgate.edges.progress import Progress
 from evalgate.errors import EXIT_PASS, RefusedError
+from evalgate.gate.baseline import baseline_from_results, validate_baseline
+from evalgate.gate.results import refuse_partial, validate_results
 from evalgate.pipeline import display_path, load_json_file, score
 
 
@@ -87,13 +87,13 @@ def main(args: argparse.Namespace) -> int:
             results, args.from_results, "cannot become a baseline: it holds only part of the probes"
         )
     else:
-        from evalgate.validation import validate
+        from evalgate.probeset_io import validate
 
         with progress.phase("validate probe set"):
             # Updating the baseline is what accepts a deletion or a version set back.
             outcome = validate(cfg).with_approvable_as_warnings()
         if not outcome.ok:
-            from evalgate.core.findings_render import render_findings
+            from evalgate.report.findings import render_findings
 
             print(render_findings(list(outcome.findings), "text"))
             raise RefusedError(

@@ -2,7 +2,7 @@
 
 The folder may be an artifact downloaded from a fork's run (the `workflow_run` comment job), so it
 is treated as untrusted data: no markdown from it is ever posted (a REPORT.md in it is not even
-read); the comment is rendered by this installed evalgate (core/render_comment.py) from
+read); the comment is rendered by this installed evalgate (report/comment.py) from
 results.json, which must be a regular file inside DIR (a symlink could point at the runner's
 secrets), under a size cap and pass the results schema. head.json (written by the gate workflow)
 must name the SHA this job was told about. The comment opens with its provenance (head SHA, run
@@ -27,17 +27,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalgate.core.findings_render import escape_data
-from evalgate.core.render_comment import defuse_references
-from evalgate.edges.console import print_commands
-from evalgate.edges.github import (
+from evalgate.console import print_commands
+from evalgate.errors import EXIT_PASS, EvalgateError, GitHubError, RefusedError
+from evalgate.github.comment import (
     CommentResult,
     GitHubClient,
     GitHubHTTPError,
     api_url_from_env,
     post_or_update_comment,
 )
-from evalgate.errors import EXIT_PASS, EvalgateError, GitHubError, RefusedError
+from evalgate.report.comment import defuse_references
+from evalgate.report.findings import escape_data
 
 MAX_RESULTS_BYTES = 64 << 20
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
@@ -77,7 +77,7 @@ def check_artifact(folder: Path, expect_sha: str | None) -> dict[str, Any]:
             f"{folder / 'results.json'}: not found",
             hint="the comment is rendered from results.json only; pass the folder `evalgate run` wrote",
         )
-    from evalgate.core.results import validate_results
+    from evalgate.gate.results import validate_results
 
     try:
         doc = json.loads(text)
@@ -108,7 +108,7 @@ def _check_head(folder: Path, expect_sha: str | None) -> None:
 
 
 def defuse_mentions(text: str) -> str:
-    """Kept for callers of older releases: the one defusing lives in core/render_comment.py."""
+    """Kept for callers of older releases: the one defusing lives in report/comment.py."""
     return defuse_references(text)
 
 
@@ -264,7 +264,7 @@ def _post_report(
     overrides: Mapping[str, Any] | None = None,
     own_report: bool = False,
 ) -> CommentResult | None:
-    from evalgate.core.render_comment import render_comment
+    from evalgate.report.comment import render_comment
 
     prov = provenance(env, sha, overrides or {})
     head_sha = prov["head_sha"]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from evalgate.commands.run import cli_path, output_folder, print_findings, print_summary, write
 from evalgate.config import load_config
-from evalgate.core.results import refuse_partial, validate_results
 from evalgate.edges.files import file_record
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, RefusedError
+from evalgate.gate.results import refuse_partial, validate_results
 from evalgate.pipeline import config_input, gate, load_json_file, refused_results
 
 

@@ -11,13 +11,13 @@ import argparse
 import json
 from pathlib import Path
 
-from evalgate.build import jsonl_text
-from evalgate.build.corpus import ProbeFilter, build_corpus, split_sizes
 from evalgate.commands.probes_build import load_grammar_and_lexicon
 from evalgate.config import GateConfig, load_config
-from evalgate.core import text as T
 from evalgate.edges.files import atomic_write_text, refused_if_unwritable
 from evalgate.errors import RefusedError
+from evalgate.probeset import text as T
+from evalgate.synth import jsonl_text
+from evalgate.synth.corpus import ProbeFilter, build_corpus, split_sizes
 
 _BUILD_PROBES_HINT = "build the probes first: `evalgate probes build --seed 42`"
 

@@ -15,13 +15,13 @@ from typing import Any
 import yaml
 
 from evalgate import safe_yaml
-from evalgate.build import jsonl_text
-from evalgate.build.lexicon import Lexicon, lexicon_from_dict
-from evalgate.build.probes import build_probes
 from evalgate.config import load_config
-from evalgate.core.grammar import Grammar, grammar_from_dict
 from evalgate.edges.files import atomic_write_text
 from evalgate.errors import RefusedError
+from evalgate.probeset.grammar import Grammar, grammar_from_dict
+from evalgate.synth import jsonl_text
+from evalgate.synth.lexicon import Lexicon, lexicon_from_dict
+from evalgate.synth.probes import build_probes
 
 # For our small LMs the template adds nothing around the sentence: the prompt, then a newline.
 PROBE_PROMPT_TEMPLATE = "{prompt}\n"

@@ -28,9 +28,9 @@ from evalgate.commands.probes_import import (
     refuse,
     write_and_seal,
 )
-from evalgate.core.authoring import deprecated_line, next_id, parse_import_jsonl, plan_import, probe_line
-from evalgate.core.probes import expected_category
 from evalgate.errors import EXIT_PASS, RefusedError
+from evalgate.probeset.authoring import deprecated_line, next_id, parse_import_jsonl, plan_import, probe_line
+from evalgate.probeset.records import expected_category
 from evalgate.types import CATEGORIES, Finding
 
 

@@ -16,14 +16,14 @@ from pathlib import Path
 from evalgate.commands.probes_import import refuse
 from evalgate.commands.validate import absolute
 from evalgate.config import load_config
-from evalgate.core.authoring import export_csv, export_jsonl
-from evalgate.core.jsonl import parse_jsonl
-from evalgate.core.probes import probes_from_records
 from evalgate.edges.files import atomic_write_text
 from evalgate.edges.output_paths import refuse_special_output
 from evalgate.errors import EXIT_PASS, RefusedError
+from evalgate.probeset.authoring import export_csv, export_jsonl
+from evalgate.probeset.jsonl import parse_jsonl
+from evalgate.probeset.records import probes_from_records
+from evalgate.probeset_io import display_path, probe_paths
 from evalgate.types import Finding, Probe
-from evalgate.validation import display_path, probe_paths
 
 
 def _lossy(f: Finding) -> bool:

@@ -25,7 +25,10 @@ import yaml
 from evalgate import safe_yaml
 from evalgate.commands.probes_seal import sealed_manifest
 from evalgate.config import GateConfig, load_config
-from evalgate.core.authoring import (
+from evalgate.edges.files import atomic_write_bytes, atomic_write_json, dump_json
+from evalgate.edges.journal import commit, recover_set
+from evalgate.errors import EXIT_PASS, EXIT_REFUSED, EvalgateError, RefusedError
+from evalgate.probeset.authoring import (
     HEADER_CHECKS,
     default_destinations,
     parse_csv,
@@ -33,21 +36,18 @@ from evalgate.core.authoring import (
     plan_import,
     probe_line,
 )
-from evalgate.core.findings_render import render_text
-from evalgate.core.grammar import Grammar, grammar_from_dict
-from evalgate.core.jsonl import Record, parse_jsonl
-from evalgate.core.manifest import SEALABLE_CHECKS
-from evalgate.core.probes import probes_from_records
-from evalgate.edges.files import atomic_write_bytes, atomic_write_json, dump_json
-from evalgate.edges.journal import commit, recover_set
-from evalgate.errors import EXIT_PASS, EXIT_REFUSED, EvalgateError, RefusedError
-from evalgate.types import Finding, Probe
-from evalgate.validation import (
+from evalgate.probeset.grammar import Grammar, grammar_from_dict
+from evalgate.probeset.jsonl import Record, parse_jsonl
+from evalgate.probeset.manifest import SEALABLE_CHECKS
+from evalgate.probeset.records import probes_from_records
+from evalgate.probeset_io import (
     ValidationOutcome,
     display_path,
     probe_paths,
     validate,
 )
+from evalgate.report.findings import render_text
+from evalgate.types import Finding, Probe
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl"}
 

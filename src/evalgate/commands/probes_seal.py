@@ -15,12 +15,11 @@ from typing import Any
 
 from evalgate.commands.validate import absolute
 from evalgate.config import GateConfig, load_config
-from evalgate.core.findings_render import render_text
-from evalgate.core.manifest import SEALABLE_CHECKS, ProbeFile, seal
 from evalgate.edges.files import atomic_write_json, refused_if_unwritable
 from evalgate.edges.journal import recover_set
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED
-from evalgate.validation import (
+from evalgate.probeset.manifest import SEALABLE_CHECKS, ProbeFile, seal
+from evalgate.probeset_io import (
     APPROVABLE_CHECKS,
     ValidationOutcome,
     display_path,
@@ -29,6 +28,7 @@ from evalgate.validation import (
     probe_paths,
     validate,
 )
+from evalgate.report.findings import render_text
 
 
 def sealed_manifest(

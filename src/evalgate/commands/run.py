@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evalgate.config import GateConfig, load_config
-from evalgate.edges.console import print_commands
+from evalgate.console import print_commands
 from evalgate.edges.progress import Progress
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, EvalgateError, RefusedError
 from evalgate.pipeline import gate, load_baseline, refused_results, score
@@ -110,7 +110,7 @@ def in_github_actions() -> bool:
 
 
 def print_findings(findings: list[Any], fmt: str) -> None:
-    from evalgate.core.findings_render import render_findings
+    from evalgate.report.findings import render_findings
 
     if not findings:
         return
@@ -162,12 +162,12 @@ def print_summary(results: dict[str, Any], out_dir: Path, fmt: str) -> None:
         _print_approved_changes(results)
     warnings = _warnings(results)
     if fmt == "text" and warnings:  # e.g. a partial probe set: the deleted-probe check was skipped
-        from evalgate.core.findings_render import finding_line
+        from evalgate.report.findings import finding_line
 
         for w in warnings:
             print(f"evalgate: warning: {finding_line(w)}", file=sys.stderr)
     if fmt == "github" or in_github_actions():
-        from evalgate.core.findings_render import render_github
+        from evalgate.report.findings import render_github
 
         level = {"pass": "notice", "fail": "error"}.get(verdict, "error")
         stream = sys.stderr if fmt == "json" else sys.stdout  # stdout stays one JSON document
@@ -180,7 +180,7 @@ def print_summary(results: dict[str, Any], out_dir: Path, fmt: str) -> None:
 def comment_numbers(results: dict[str, Any]) -> dict[str, Any]:
     """The PR comment's numbers for `--format json`: every gated slice (`slices`), and which of
     them the comment's table shows (`comment_slices`: regressed, else closest to the line)."""
-    from evalgate.core.render_comment import focus_slices, slice_rows
+    from evalgate.report.comment import focus_slices, slice_rows
 
     kind, rows = focus_slices(results)
     return {
@@ -191,7 +191,7 @@ def comment_numbers(results: dict[str, Any]) -> dict[str, Any]:
 
 def _print_approved_changes(results: dict[str, Any], shown: int = 20) -> None:
     """An approved run still says, in its log, that it changed its own gate (docs/approval.md)."""
-    from evalgate.core.yardstick import describe
+    from evalgate.gate.yardstick import describe
 
     changes = results.get("gate_changes_vs_baseline") or []
     if not changes or results.get("verdict") == "refused":
@@ -261,7 +261,7 @@ def main(args: argparse.Namespace) -> int:
     read: dict[str, Any] = {}  # inputs read so far, beyond the probe set: a refusal lists them too
     try:
         from evalgate.edges.journal import recover_set
-        from evalgate.validation import validate
+        from evalgate.probeset_io import validate
 
         recover_set(cfg)  # a probe change a killed run left half-done: finished or dropped first
         with progress.phase("validate probe set"):

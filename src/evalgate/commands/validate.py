@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 from evalgate.config import GateConfig, load_config
-from evalgate.core.coverage_table import coverage_rows, coverage_text
-from evalgate.core.findings_render import escape_data, render_github, render_json, render_text
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED
-from evalgate.validation import ValidationOutcome, validate
+from evalgate.probeset_io import ValidationOutcome, validate
+from evalgate.report.coverage_table import coverage_rows, coverage_text
+from evalgate.report.findings import escape_data, render_github, render_json, render_text
 
 
 def absolute(paths: list[str] | None) -> list[str] | None:
@@ -38,7 +38,7 @@ def summary(cfg: GateConfig, outcome: ValidationOutcome) -> dict:
         "deprecated": len(probes) - len(live),
         "files": list(outcome.probe_set["files"]),
         "coverage_ok": coverage_ok,
-        # every cell with its count and bounds (core/coverage_table.py); empty when not checked
+        # every cell with its count and bounds (report/coverage_table.py); empty when not checked
         "coverage": coverage_rows(outcome.coverage) if coverage_ok is not None else [],
         "leaks": len(outcome.leaks),
         "excluded": sorted(outcome.excluded),
@@ -83,7 +83,7 @@ def one_line(s: dict) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    from evalgate.edges.console import print_commands
+    from evalgate.console import print_commands
 
     cfg = load_config(args.config)
     from evalgate.edges.journal import recover_set

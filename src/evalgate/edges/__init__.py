@@ -1,1 +1,4 @@
-"""Thin I/O edges: files, the GitHub API, the Action entry point. The core never imports these."""
+"""Thin I/O edges: atomic files, bounded input reads, progress, plots, the score cache.
+
+The pure packages never import these (docs/ARCHITECTURE.md).
+"""

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evalgate.edges.console import clean
+from evalgate.console import clean
 from evalgate.errors import RefusedError
 
 _CHUNK = 1 << 20

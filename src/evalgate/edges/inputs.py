@@ -22,7 +22,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from evalgate.edges.console import clean
+from evalgate.console import clean
 from evalgate.errors import RefusedError
 
 # Inputs read whole into memory (probe files, corpus, test set, baseline, config): far above any

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalgate.edges.console import clean
+from evalgate.console import clean
 from evalgate.edges.files import atomic_write_bytes, atomic_write_text
 from evalgate.errors import RefusedError
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evalgate.edges.console import clean
+from evalgate.console import clean
 
 MAX_INT = 1 << 63  # no shape, offset or size of ours is larger
 

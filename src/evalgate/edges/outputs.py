@@ -33,13 +33,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalgate.core.badge import badge_json, badge_svg
-from evalgate.core.render_csv import render_csv
-from evalgate.core.render_md import render_report
-from evalgate.core.results import validate_results
-from evalgate.edges.console import clean
+from evalgate.console import clean
 from evalgate.edges.files import atomic_write_bytes, atomic_write_text, dump_json
 from evalgate.errors import EvalgateError, RefusedError
+from evalgate.gate.results import validate_results
+from evalgate.report.badge import badge_json, badge_svg
+from evalgate.report.full_report import render_report
+from evalgate.report.per_slice_csv import render_csv
 
 RESULTS, REPORT, CSV, PNG = "results.json", "REPORT.md", "per_slice.csv", "per_slice.png"
 ORDINAL_PNG = "ordinal.png"  # only when the run has ordinal probes (results.json "ordinal")

@@ -10,7 +10,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalgate.edges.console import clean
+from evalgate.console import clean
 from evalgate.errors import CheckpointError
 
 # A fixed bilingual text whose encoding fingerprints a tokenizer that has no file to hash.

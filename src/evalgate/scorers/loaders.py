@@ -16,8 +16,8 @@ from typing import Any
 
 import torch
 
+from evalgate.console import clean
 from evalgate.edges import json_input
-from evalgate.edges.console import clean
 from evalgate.edges.inputs import allowed_roots
 from evalgate.errors import CheckpointError
 from evalgate.scorers.adapters import TokenizersAdapter

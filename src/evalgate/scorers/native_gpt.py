@@ -29,7 +29,7 @@ from tokenizers import decoders, models, pre_tokenizers, trainers
 from torch import nn
 from torch.nn import functional as F
 
-from evalgate.edges.console import clean
+from evalgate.console import clean
 from evalgate.edges.files import atomic_write_bytes, atomic_write_text
 from evalgate.edges.json_input import finite_float
 from evalgate.errors import CheckpointError

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from evalgate.console import clean
 from evalgate.edges import json_input
-from evalgate.edges.console import clean
 from evalgate.edges.files import file_record
 from evalgate.edges.inputs import outside_problem
 from evalgate.edges.json_input import MAX_INT

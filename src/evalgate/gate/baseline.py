@@ -1,0 +1,128 @@
+"""Baseline documents (`baselines/<name>.json`): built from a results dict, checked by JSON Schema.
+
+A baseline keeps exactly what a later run is gated against: per-probe outcomes with their
+content hashes (the probe lock), per-slice results, perplexity, the probe files' SHA-256s, the
+checkpoint's SHA-256, the configuration pin, the comparability manifest, provenance and the
+yardstick (gate/yardstick.py: what it was measured with). It holds
+no wall-clock time and is serialised with sorted keys, so rewriting it from the same inputs
+changes no byte (the lead's `evalgate baseline update` writes `dump_baseline(doc)` atomically).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import jsonschema
+
+from evalgate.errors import RefusedError
+from evalgate.gate.yardstick import yardstick_of
+
+BASELINE_KIND = "evalgate-baseline"
+_HINT = "regenerate it with `evalgate baseline update` (or restore the committed file)"
+
+
+@lru_cache(maxsize=1)
+def baseline_schema() -> dict[str, Any]:
+    """The packaged JSON Schema (read once: package data, not user input)."""
+    text = resources.files("evalgate").joinpath("schemas", "baseline.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def _under(path: str, folder: str | None) -> bool:
+    if not folder:
+        return False
+    folder = folder.rstrip("/")
+    return path == folder or path.startswith(folder + "/")
+
+
+def baseline_from_results(results: dict[str, Any], name: str, provenance: dict[str, Any]) -> dict[str, Any]:
+    """The baseline document for one checkpoint line, from a results.json dict.
+
+    `provenance` is what the caller knows about where the run came from, e.g.
+    {"git_commit": "3f2a...", "pr_number": 12} (None when unknown); it must not hold a time.
+    Deprecated probes keep their outcome and hash: a retired id can never come back changed.
+    """
+    inputs: dict[str, Any] = results.get("inputs", {})
+    config = results.get("config", {})
+    checkpoint = results.get("checkpoint") or {}
+    manifest = results["manifest"]
+    probe_paths = set(config.get("probes", []))
+    ckpt_path = checkpoint.get("path")
+    ckpt_files = {
+        path: rec["sha256"]
+        for path, rec in inputs.items()
+        if rec.get("role") == "checkpoint" or _under(path, ckpt_path)
+    }
+    probe_files = {
+        path: rec["sha256"]
+        for path, rec in inputs.items()
+        if path in probe_paths or rec.get("role") in ("probes", "adversarial")
+    }
+    outcomes = {
+        e["id"]: {
+            "status": e["status"],
+            "correct": e.get("correct"),
+            "pred": e.get("pred"),
+            "content_hash": e.get("content_hash"),
+        }
+        for e in sorted(results["probes"], key=lambda e: e["id"])
+    }
+    return {
+        "schema_version": 1,
+        "kind": BASELINE_KIND,
+        "name": name,
+        "evalgate_version": results.get("evalgate_version", ""),
+        "manifest": copy.deepcopy(manifest),
+        "config": copy.deepcopy(config),
+        "checkpoint": {
+            "sha256": checkpoint.get("sha256"),
+            "path": ckpt_path,
+            "format": checkpoint.get("format"),
+            "files": dict(sorted(ckpt_files.items())),
+        },
+        "probe_set": {
+            "digest": manifest.get("probe_set_digest"),
+            "version": manifest.get("probe_set_version"),
+            "files": dict(sorted(probe_files.items())),
+        },
+        "outcomes": outcomes,
+        "slices": copy.deepcopy(results.get("slices", {})),
+        "perplexity": copy.deepcopy(results.get("perplexity")),
+        "provenance": dict(sorted(provenance.items())),
+        # What it was measured with: a later run that differs changes its own gate (docs/approval.md).
+        "yardstick": yardstick_of(results),
+    }
+
+
+def dump_baseline(doc: dict[str, Any]) -> str:
+    """The one text form of a baseline: sorted keys, two-space indent, UTF-8, final newline.
+
+    Sorted keys make the bytes independent of the order the dict was built in, and keep the
+    diffs of a baseline-update PR small and readable.
+    """
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def validate_baseline(doc: Any, source: str) -> None:
+    """Raise RefusedError listing every schema problem of a baseline document (all at once)."""
+    validator = jsonschema.Draft202012Validator(baseline_schema())
+    problems = []
+    for err in sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path]):
+        where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+        if err.validator == "additionalProperties":
+            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+            problems.append(f"{where}: unknown key(s) {', '.join(extra)}")
+        else:
+            # jsonschema quotes the offending value; a whole wrong-typed table would drown the rest
+            message = err.message if len(err.message) <= 300 else err.message[:297] + "..."
+            problems.append(f"{where}: {message}")
+    if problems:
+        listing = "\n  ".join(problems)
+        raise RefusedError(
+            f"{source} is not a valid evalgate baseline ({len(problems)} problem(s)):\n  {listing}",
+            hint=_HINT,
+        )

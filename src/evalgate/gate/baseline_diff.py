@@ -1,0 +1,118 @@
+"""A baseline update, read from the gate-changes diff: per slice, the old baseline -> the new one.
+
+A labelled baseline-update PR rewrites `baselines/NAME.json` (thousands of lines); the report and
+the comment show what was accepted instead: each slice's accuracy before and after. A baseline is
+written with sorted keys and two-space indentation (edges/files.py `dump_json`), so in a unified
+diff a slice's `"accuracy"` line sits right under its `"family:value": {` line (its first key),
+always inside the hunk's context; the parser relies on that and on nothing else. A section it
+cannot read yields no rows, never wrong ones. Pure: text in, data out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from evalgate.gate.slice_order import FAMILIES, ordered
+from evalgate.report.markdown import Md, code, pct, points, table
+
+_FILE_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)$")
+_SLICE_RE = re.compile(r'^ {4}"([^"]+)": \{$')
+_ACCURACY_RE = re.compile(r'^ {6}"accuracy": (-?[0-9.eE+-]+|null),?$')
+_SECTION_RE = re.compile(r'^ {2}"([^"]+)": [\[{]')
+MAX_ROWS = 40
+
+
+@dataclass
+class Change:
+    path: str
+    slices: dict[str, tuple[float | None, float | None]]  # slice -> (old, new); None: absent/null
+
+
+def split_files(diff: str) -> list[tuple[str, str]]:
+    """[(path, that file's part of the diff)], in order; text before the first header is kept as ""."""
+    parts: list[tuple[str, list[str]]] = [("", [])]
+    for line in diff.splitlines():
+        m = _FILE_RE.match(line)
+        if m:
+            parts.append((m.group(2), []))
+        parts[-1][1].append(line)
+    return [(path, "\n".join(lines)) for path, lines in parts if lines]
+
+
+def is_baseline_file(path: str) -> bool:
+    return path.endswith(".json") and "baselines" in path.split("/")[:-1]
+
+
+def _is_slice(key: str) -> bool:
+    return key == "overall" or (key.partition(":")[0] in FAMILIES and ":" in key)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return None if text == "null" else float(text)
+    except ValueError:
+        return None
+
+
+def read_change(path: str, text: str) -> Change:
+    """The per-slice accuracies on each side of one baseline file's diff (changed slices only).
+
+    The perplexity is not read: its `"value"` may sit far below its section's header (after the
+    per-sentence NLLs), outside any hunk's context, so it could not be told apart reliably.
+    """
+    old: dict[str, float | None] = {}
+    new: dict[str, float | None] = {}
+    current = {"-": None, "+": None}  # the slice each side is inside
+    section = {"-": "", "+": ""}
+    for line in text.splitlines():
+        if line.startswith("@@"):
+            current = {"-": None, "+": None}  # a new hunk: context unknown until a key line
+            section = {"-": "", "+": ""}
+            continue
+        if not line or line[0] not in " -+" or line.startswith(("---", "+++")):
+            continue
+        sign, body = line[0], line[1:]
+        sides = ("-", "+") if sign == " " else (sign,)
+        sec = _SECTION_RE.match(body)
+        slice_key = _SLICE_RE.match(body)
+        acc = _ACCURACY_RE.match(body)
+        for side in sides:
+            if sec:
+                section[side], current[side] = sec.group(1), None
+            elif slice_key and section[side] in ("slices", ""):
+                current[side] = slice_key.group(1) if _is_slice(slice_key.group(1)) else None
+            elif acc and current[side] is not None:
+                (old if side == "-" else new)[current[side]] = _number(acc.group(1))  # type: ignore[index]
+            elif body.startswith("    }"):
+                current[side] = None
+    slices = {k: (old.get(k), new.get(k)) for k in set(old) | set(new) if old.get(k) != new.get(k)}
+    return Change(path, slices)
+
+
+def baseline_changes(diff: str | None) -> tuple[list[Change], str]:
+    """(the baseline files' changes, the rest of the diff with those files' sections left out)."""
+    changes, rest = [], []
+    for path, text in split_files(diff or ""):
+        if path and is_baseline_file(path):
+            changes.append(read_change(path, text))
+        else:
+            rest.append(text)
+    return changes, "\n".join(rest)
+
+
+def change_table(change: Change, max_rows: int = MAX_ROWS) -> Md:
+    """Markdown: "`baselines/x.json`: accepted change (old baseline -> new)" and a table."""
+    keys = ordered(change.slices)
+    rows = []
+    for key in keys[:max_rows]:
+        old, new = change.slices[key]
+        delta = None if old is None or new is None else new - old
+        rows.append([key, pct(old), pct(new), points(delta)])
+    head = f"{code(change.path)}: accepted change per slice (old baseline → new)"
+    if not rows:
+        return Md(f"{head}: no slice accuracy changed.")
+    parts = [head, table(["slice", "old baseline", "new", "Δ pts"], rows, "lrrr")]
+    if len(keys) > max_rows:
+        parts.append(f"… and {len(keys) - max_rows:,} more slices.")
+    return Md("\n\n".join(parts))

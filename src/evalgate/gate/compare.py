@@ -1,0 +1,421 @@
+"""The paired comparison with a baseline, the two gate rules and the verdict.
+
+`compare(results, baseline, rules, baseline_path)` returns results.json's "comparison" object;
+`verdict(comparison)` turns it into "pass"/"fail" with one human reason per regression.
+
+Pairing is by probe id: only probes scored (status "scored") in both runs are compared, so a
+slice's baseline and new accuracies are measured on exactly the same items. New probes are
+reported, not gated; deprecated ones are left out; a probe whose content changed under the same id
+is refused (deprecate it and add a replacement). A run measured differently (method,
+normalisation, template, dtype, scoring version) is refused as not comparable. A new tokenizer
+is what the gate exists for, so it never blocks accuracy; it only makes perplexity incomparable.
+
+The baseline may be a baseline document (gate/baseline.py) or another results.json: both are
+read into one `_View` first.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from evalgate.errors import NotComparableError, RefusedError
+from evalgate.gate import noninferiority, perplexity_test
+from evalgate.gate.baseline import BASELINE_KIND, validate_baseline
+from evalgate.gate.results import refuse_partial
+from evalgate.gate.slices import slice_keys, slice_sort_key
+from evalgate.gate.stats import (
+    exceeds,
+    holm,
+    mcnemar_exact_one_sided,
+    mde_wilson,
+    wilson_interval,
+)
+from evalgate.scoring.ordinal import is_ordinal
+from evalgate.types import STATUS_DEPRECATED, STATUS_SCORED, Finding
+
+if TYPE_CHECKING:  # the core reads the rules, it never loads a configuration
+    from evalgate.config import GateRules
+
+# Manifest keys that must match for two runs to be comparable at all (SPEC "Comparability").
+# The probe-set digest is deliberately absent: new probes are allowed, and immutability is
+# enforced per id through content hashes.
+COMPARABLE_KEYS = ("method", "normalization", "template_sha256", "dtype", "scoring_version")
+# Keys that only make perplexity incomparable (a different tokenizer or test set).
+PERPLEXITY_KEYS = ("tokenizer_sha256", "test_sha256")
+
+
+@dataclass(frozen=True)
+class _View:
+    """A baseline document or a results.json, reduced to what the comparison needs."""
+
+    manifest: dict[str, Any]
+    outcomes: dict[str, dict[str, Any]]  # id -> {status, correct, content_hash}
+    slices: frozenset[str]  # slices with at least one scored probe
+    perplexity: dict[str, Any] | None
+    name: str | None
+
+
+def _as_view(doc: Any, source: str) -> _View:
+    refuse_partial(doc, source, "holds only part of the probes, so it cannot be gated or gate anything")
+    if isinstance(doc, dict) and doc.get("kind") == BASELINE_KIND:
+        validate_baseline(doc, source)
+        outcomes = doc["outcomes"]
+    elif (
+        isinstance(doc, dict)
+        and isinstance(doc.get("probes"), list)
+        and isinstance(doc.get("manifest"), dict)
+    ):
+        bad = [
+            i
+            for i, e in enumerate(doc["probes"])
+            if not (isinstance(e, dict) and "id" in e and "status" in e)
+        ]
+        if bad:
+            raise RefusedError(
+                f"{source}: probes[{bad[0]}] (and {len(bad) - 1} more) lack an 'id' or a 'status'",
+                hint="pass a results.json written by `evalgate run`, or a baseline file",
+            )
+        outcomes = {e["id"]: e for e in doc["probes"]}
+    else:
+        raise RefusedError(
+            f"{source}: neither an evalgate baseline nor a results.json",
+            hint="pass baselines/<name>.json or the results.json of an earlier `evalgate run`",
+        )
+    slices = frozenset(k for k, s in (doc.get("slices") or {}).items() if isinstance(s, dict) and s.get("n"))
+    return _View(doc["manifest"], outcomes, slices, doc.get("perplexity"), doc.get("name"))
+
+
+def _check_comparable(new: dict[str, Any], base: dict[str, Any], baseline_path: str) -> None:
+    diffs = [
+        f"{key}: baseline {base.get(key)!r}, this run {new.get(key)!r}"
+        for key in COMPARABLE_KEYS
+        if new.get(key) != base.get(key)
+    ]
+    if diffs:
+        raise NotComparableError(
+            f"baseline {baseline_path} was measured differently from this run, so it cannot gate it:\n  "
+            + "\n  ".join(diffs),
+            hint="run with the baseline's settings, or regenerate the baseline for the new settings "
+            "(`evalgate baseline update` in a PR labelled evalgate:update-baseline)",
+        )
+
+
+def _check_locks(entries: list[dict[str, Any]], base: _View, baseline_path: str) -> None:
+    findings = []
+    for e in entries:
+        old = base.outcomes.get(e["id"], {}).get("content_hash")
+        if old and e.get("content_hash") and old != e["content_hash"]:
+            findings.append(
+                Finding(
+                    check="probe-changed",
+                    message=f"probe {e['id']} changed under the same id: "
+                    "deprecate it and add a replacement with a new id",
+                    probe_id=e["id"],
+                    evidence={"baseline": baseline_path, "baseline_hash": old, "hash": e["content_hash"]},
+                )
+            )
+    if findings:
+        raise RefusedError(
+            "\n".join(f.message for f in findings),
+            hint='set "deprecated": true on the old probe (`evalgate probes deprecate ID`) and add the '
+            "changed content under a new id; ids are compared with the baseline forever",
+            findings=findings,
+        )
+
+
+def _check_overlap(
+    entries: list[dict[str, Any]],
+    shared: list[str],
+    manifest: dict[str, Any],
+    base: _View,
+    baseline_path: str,
+) -> None:
+    """Refuse a baseline that shares no scored probe with a run that has some to gate.
+
+    New probes are allowed (so the probe-set digest alone never refuses), but a baseline of
+    another probe set, or one whose outcomes are empty, would let every slice through as "new":
+    a gate that checked nothing must not report a pass. Likewise a run that could score none of
+    the probes the baseline scored (every one model_oov with a new tokenizer, say).
+    """
+    if shared:
+        return
+    n_live = sum(1 for e in entries if _paired(e))
+    lost = [
+        e
+        for e in entries
+        if not is_ordinal(e) and e["status"] != STATUS_DEPRECATED and _scored(base.outcomes.get(e["id"], {}))
+    ]
+    if n_live == 0 and lost:
+        statuses: dict[str, int] = {}
+        for e in lost:
+            statuses[str(e["status"])] = statuses.get(str(e["status"]), 0) + 1
+        listing = ", ".join(f"{k}: {v}" for k, v in sorted(statuses.items()))
+        raise RefusedError(
+            f"none of the {len(lost)} probes baseline {baseline_path} scored could be scored in this run "
+            f"({listing}), so nothing could be gated",
+            hint="a candidate that tokenizes to the unknown token makes its probe model_oov: check the "
+            "checkpoint's tokenizer, or run with `--baseline none` to see the run without a gate",
+        )
+    if n_live == 0:
+        return
+    n_base = sum(1 for o in base.outcomes.values() if _scored(o))
+    old, new = base.manifest.get("probe_set_digest"), manifest.get("probe_set_digest")
+    differs = f"\n  probe_set_digest: baseline {old!r}, this run {new!r}" if old != new else ""
+    raise NotComparableError(
+        f"baseline {baseline_path} shares no scored probe with this run ({n_live} scored here, "
+        f"{n_base} in the baseline), so nothing could be gated (is it the baseline of another probe set?)"
+        + differs,
+        hint="gate against the baseline of this probe set, regenerate it (`evalgate baseline update` "
+        "in a PR labelled evalgate:update-baseline), or run with `--baseline none`",
+    )
+
+
+def _perplexity(results: dict[str, Any], base: _View, max_ratio: float, alpha: float) -> dict[str, Any]:
+    new_ppl, old_ppl = results.get("perplexity"), base.perplexity
+    out: dict[str, Any] = {
+        "baseline": old_ppl.get("value") if old_ppl else None,
+        "value": new_ppl.get("value") if new_ppl else None,
+        "ratio": None,
+        "max_ratio": max_ratio,
+        "comparable": True,
+        "reason": None,
+    }
+    changed = [k for k in PERPLEXITY_KEYS if results["manifest"].get(k) != base.manifest.get(k)]
+    if not (isinstance(out["baseline"], int | float) and out["baseline"] > 0) or out["value"] is None:
+        out.update(status="missing", comparable=False, reason="perplexity missing from one of the runs")
+    elif changed:
+        out.update(
+            status="not_comparable",
+            comparable=False,
+            reason=f"{' and '.join(changed)} differ: perplexities over different tokens are not comparable",
+        )
+    else:
+        out["ratio"] = out["value"] / out["baseline"]
+        out.update(_perplexity_test(new_ppl, old_ppl, max_ratio, alpha, out["ratio"]))
+    return out
+
+
+def _perplexity_test(new: Any, old: Any, max_ratio: float, alpha: float, ratio: float) -> dict[str, Any]:
+    """The paired per-sentence NLL test (gate/perplexity_test.py), else the bare ratio rule.
+
+    The ratio is the tolerance (docs/gate.md "Perplexity"): with per-sentence NLLs on both sides
+    the check fails only when the increase is significantly above log(max_ratio); an older
+    baseline without them (or sentences that do not pair) falls back to "ratio > max_ratio",
+    with a note saying why.
+    """
+    problem = perplexity_test.pairing_problem(new, old)
+    if problem is not None:
+        return {
+            "test": "ratio",
+            "note": f"{problem}: gated by the ratio alone",
+            "status": "regressed" if ratio > max_ratio else "ok",
+        }
+    res = perplexity_test.paired_nll_test(
+        new["sentence_nll"], old["sentence_nll"], old["sentence_tokens"], max_ratio, alpha
+    )
+    res["status"] = "regressed" if res.pop("regressed") else "ok"
+    return res
+
+
+def _scored(outcome: dict[str, Any]) -> bool:
+    # A scored entry always carries a boolean; one without is not evidence either way.
+    return outcome.get("status") == STATUS_SCORED and isinstance(outcome.get("correct"), bool)
+
+
+def _paired(entry: dict[str, Any]) -> bool:
+    # Ordinal probes are reported apart (scoring/ordinal.py): never paired, gated or listed as flipped.
+    return _scored(entry) and not is_ordinal(entry)
+
+
+def _slice_row(ids: list[str], new: dict, old: dict, rules: GateRules) -> dict[str, Any]:
+    n = len(ids)
+    b = sum(1 for i in ids if old[i]["correct"] and not new[i]["correct"])
+    c = sum(1 for i in ids if not old[i]["correct"] and new[i]["correct"])
+    row: dict[str, Any] = {"n_shared": n, "b": b, "c": c}
+    if n == 0:
+        row.update(baseline_accuracy=None, accuracy=None, delta=None, wilson_low=None, wilson_high=None)
+        row.update(p_value=None, p_mcnemar=None, disagreement=None, mde=None)
+        return row
+    base_acc = sum(1 for i in ids if old[i]["correct"]) / n
+    k_new = sum(1 for i in ids if new[i]["correct"])
+    lo, hi = wilson_interval(k_new, n, rules.z)
+    row.update(
+        baseline_accuracy=base_acc, accuracy=k_new / n, delta=(c - b) / n, wilson_low=lo, wilson_high=hi
+    )
+    # The gate's p-value tests the promise "drops up to the tolerance are never a regression"
+    # (gate/noninferiority.py); McNemar's "no change" p-value stays beside it for reference.
+    row["p_value"] = noninferiority.pvalue(b, c, n, rules.tolerance)
+    row["p_mcnemar"] = mcnemar_exact_one_sided(b, c)
+    row["disagreement"] = (b + c) / n
+    if rules.rule == "wilson":
+        row["mde"] = mde_wilson(n, base_acc, rules.z, rules.tolerance)
+    return row
+
+
+def _mde_disagreement(n_discordant: int, n_paired: int, assumed: float) -> float:
+    """The disagreement the paired MDEs assume: the whole paired set's observed one.
+
+    Rounded up to the next half point (a larger disagreement only makes the MDE larger) so that
+    runs with nearly equal disagreement share the cached computation; the configured
+    `assumed_disagreement` only stands in when nothing is paired.
+    """
+    if n_paired == 0:
+        return assumed
+    return math.ceil(n_discordant / n_paired * 200 - 1e-9) / 200
+
+
+def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules, baseline_path: str) -> dict:
+    """results.json's "comparison": per gated slice, perplexity, flipped/new/gone probes.
+
+    Raises NotComparableError when the manifests differ, RefusedError when a probe changed
+    under the same id or the baseline is not a valid baseline/results document.
+    """
+    base = _as_view(baseline, baseline_path)
+    _as_view(results, "results")
+    entries = results["probes"]
+    _check_comparable(results["manifest"], base.manifest, baseline_path)
+    _check_locks(entries, base, baseline_path)
+
+    new_by_id = {e["id"]: e for e in entries}
+    shared = [e["id"] for e in entries if _paired(e) and _scored(base.outcomes.get(e["id"], {}))]
+    _check_overlap(entries, shared, results["manifest"], base, baseline_path)
+    shared_set = set(shared)
+    members: dict[str, list[str]] = {}  # slice -> shared ids, in the new run's order
+    n_new: dict[str, int] = {}  # slice -> scored probes the baseline does not know
+    for e in entries:
+        if e["id"] in shared_set:
+            for key in slice_keys(e):
+                members.setdefault(key, []).append(e["id"])
+        elif e["status"] == STATUS_SCORED and e["id"] not in base.outcomes:
+            for key in slice_keys(e):
+                n_new[key] = n_new.get(key, 0) + 1
+    new_slices = frozenset(k for k, s in results.get("slices", {}).items() if s.get("n"))
+    families = set(rules.slices)
+    candidates = sorted(
+        (k for k in new_slices | base.slices if k.partition(":")[0] in families), key=slice_sort_key
+    )
+
+    rows: dict[str, dict[str, Any]] = {}
+    for key in candidates:
+        ids = members.get(key, [])
+        row = _slice_row(ids, new_by_id, base.outcomes, rules)
+        row["n_new"] = n_new.get(key, 0)
+        if not ids:
+            row["status"] = "new" if key in new_slices else "too_small"
+        elif len(ids) < rules.min_n:
+            row["status"] = "too_small"
+        else:
+            row["status"] = "gated"  # decided below, once every slice's p-value is known
+        rows[key] = row
+
+    gated = [k for k, r in rows.items() if r["status"] == "gated"]
+    # The paired MDE is the test's own (gate/noninferiority.py) at the observed disagreement and
+    # at alpha / (gated slices), the level the first Holm step needs: the level a slice really
+    # faces when every gated slice competes (docs/gate.md, "Low power").
+    mde_level = rules.alpha / max(1, len(gated))
+    n_discordant = sum(1 for i in shared if new_by_id[i]["correct"] != base.outcomes[i]["correct"])
+    mde_bg = _mde_disagreement(n_discordant, len(shared), rules.assumed_disagreement)
+    for row in rows.values():
+        if rules.rule != "wilson" and row["n_shared"]:
+            found = noninferiority.mde(row["n_shared"], rules.tolerance, mde_level, mde_bg)
+            row["mde"] = None if found is None or found > row["baseline_accuracy"] else found
+        # A slice that cannot reliably catch an `mde_max` drop is still gated: the exact test keeps
+        # its false alarms at alpha, and left ungated, 60 probes going from all right to all wrong
+        # would pass. It is marked `underpowered`, so a pass there reads as weak evidence.
+        row["underpowered"] = bool(row["n_shared"]) and (
+            row["mde"] is None or exceeds(row["mde"], rules.mde_max)
+        )
+    adjusted = holm({k: rows[k]["p_value"] for k in gated}) if rules.rule == "paired" else {}
+    for key, row in rows.items():
+        row["gated"] = row["status"] == "gated"
+        row["p_adjusted"] = adjusted.get(key)
+        if not row["gated"]:
+            continue
+        drop = -row["delta"]
+        if rules.rule == "wilson":
+            regressed = row["baseline_accuracy"] > row["wilson_high"] + rules.tolerance
+        else:
+            regressed = row["p_adjusted"] < rules.alpha and exceeds(drop, rules.tolerance)
+        row["status"] = "regressed" if regressed else "ok"
+
+    old = base.outcomes
+    return {
+        "baseline": baseline_path,
+        "baseline_name": base.name,
+        "rule": rules.rule,
+        "thresholds": {
+            "alpha": rules.alpha,
+            "tolerance": rules.tolerance,
+            "min_n": rules.min_n,
+            "mde_max": rules.mde_max,
+            "z": rules.z,
+            "perplexity_max_ratio": rules.perplexity_max_ratio,
+            "assumed_disagreement": rules.assumed_disagreement,
+        },
+        "n_paired": len(shared),
+        "test": "noninferiority-exact-unconditional" if rules.rule == "paired" else "wilson",
+        "mde_level": mde_level if rules.rule == "paired" else None,
+        "mde_disagreement": mde_bg if rules.rule == "paired" else None,
+        "slices": rows,
+        "regressed": [k for k, r in rows.items() if r["status"] == "regressed"],
+        "perplexity": _perplexity(results, base, rules.perplexity_max_ratio, rules.alpha),
+        "flipped": {
+            "right_to_wrong": [i for i in shared if old[i]["correct"] and not new_by_id[i]["correct"]],
+            "wrong_to_right": [i for i in shared if not old[i]["correct"] and new_by_id[i]["correct"]],
+        },
+        "new_probes": [e["id"] for e in entries if e["status"] != STATUS_DEPRECATED and e["id"] not in old],
+        "gone_probes": sorted(i for i in old if i not in new_by_id),
+        "deprecated": [e["id"] for e in entries if e["status"] == STATUS_DEPRECATED and e["id"] in old],
+        "unpaired": [
+            {"id": e["id"], "baseline_status": old[e["id"]]["status"], "status": e["status"]}
+            for e in entries
+            if e["id"] in old
+            and e["status"] != STATUS_DEPRECATED
+            and not is_ordinal(e)
+            and not (_scored(e) and _scored(old[e["id"]]))
+        ],
+    }
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def verdict(comparison: dict[str, Any] | None) -> tuple[str, list[str]]:
+    """("pass" | "fail", one human reason per regressed slice or perplexity regression)."""
+    if not comparison:
+        return "pass", []
+    t = comparison["thresholds"]
+    reasons = []
+    for key, r in comparison["slices"].items():
+        if r["status"] != "regressed":
+            continue
+        head = (
+            f"{key}: accuracy {_pct(r['baseline_accuracy'])} → {_pct(r['accuracy'])} "
+            f"({100 * r['delta']:+.1f} points) on {r['n_shared']} shared probes"
+        )
+        if comparison["rule"] == "wilson":
+            reasons.append(
+                f"{head}; the baseline lies above the new Wilson upper bound {_pct(r['wilson_high'])} "
+                f"+ tolerance {_pct(t['tolerance'])}"
+            )
+        else:
+            reasons.append(
+                f"{head}; {r['b']} right → wrong vs {r['c']} wrong → right, exact test of a drop above "
+                f"the tolerance {_pct(t['tolerance'])} p = {r['p_value']:.3g}, Holm-adjusted "
+                f"{r['p_adjusted']:.3g}, below alpha {t['alpha']}"
+            )
+    ppl = comparison.get("perplexity") or {}
+    if ppl.get("status") == "regressed":
+        why = f"(×{ppl['ratio']:.3f}, limit ×{ppl['max_ratio']:.2f}"
+        if ppl.get("p_value") is not None:
+            why += (
+                f"; paired test of an increase above the limit over {ppl['n_sentences']} sentences "
+                f"p = {ppl['p_value']:.3g}, below alpha {t['alpha']}, "
+                f"{100 * ppl['interval_level']:.0f}% interval "
+                f"×{ppl['ratio_low']:.3f}–×{ppl['ratio_high']:.3f}"
+            )
+        reasons.append(f"perplexity rose {ppl['baseline']:.3f} → {ppl['value']:.3f} {why})")
+    return ("fail" if reasons else "pass"), reasons

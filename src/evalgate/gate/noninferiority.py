@@ -1,0 +1,200 @@
+"""The gate's per-slice test: exact unconditional non-inferiority on paired right/wrong outcomes.
+
+The promise in docs/gate.md is "drops up to the tolerance are never a regression", so the null
+hypothesis is H0: p_b - p_c <= tolerance, where p_b is the chance a probe goes right -> wrong and
+p_c wrong -> right (the true accuracy drop is p_b - p_c). McNemar's null "no change" made a
+slice with a true drop of exactly the tolerance fail up to half of the time (docs/gate.md).
+
+Statistic: Tango's score statistic for a difference of paired proportions (Tango 1998,
+"Equivalence test and confidence interval for the difference in proportions for the
+paired-sample design", Statistics in Medicine 17:891-908, eq. 3):
+
+    Z = (b - c - n d) / sqrt(n (2 p~_c + d (1 - d)))
+
+with p~_c the maximum-likelihood p_c under p_b - p_c = d (the root of a quadratic, Tango's
+eq. 4). Its distribution depends on the nuisance parameter s = p_b + p_c (the disagreement), so
+the p-value is unconditional in the manner of Suissa & Shuster (1991, "The 2 x 2 matched-pairs
+trial: exact unconditional design and analysis", Biometrics 47:361-372): the largest probability
+of a statistic at least as extreme as the observed one over every null configuration. Raising
+p_b with p_c fixed only makes b larger, so that supremum lies on the boundary p_b - p_c = d,
+a one-parameter family in s, searched on a grid and refined around its maximum. Each point is a
+sum over c of Bin(n, p_c)(c) * P(Bin(n - c, p_b / (1 - p_c)) >= b_min(c)), with the tails from
+gate/binomial.py: O(sqrt(n)) work per c, so a p-value at 100k probes takes well under a second.
+tests/test_noninferiority.py enumerates every outcome to check the size at drop = tolerance.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from evalgate.gate.binomial import _lgamma, binom_sf
+
+_GRID = 40  # coarse points in s; two refinements of 12 points follow around the best one
+_REFINE = 12
+_WINDOW_SD = 9.0  # c outside mean +- 9 sd (+ 12) carries < 1e-18 of the mass
+
+
+def score_z(b, c, n: int, delta: float) -> np.ndarray:
+    """Tango's Z for H0: p_b - p_c <= delta (large = evidence of a drop beyond delta)."""
+    b = np.asarray(b, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64)
+    a2 = 2.0 * n
+    bq = -b - c + (2.0 * n - b + c) * delta
+    cq = -c * delta * (1.0 - delta)
+    p_c = (-bq + np.sqrt(np.maximum(bq * bq - 4.0 * a2 * cq, 0.0))) / (2.0 * a2)
+    var = n * (2.0 * p_c + delta * (1.0 - delta))
+    num = b - c - n * delta
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(var > 0, num / np.sqrt(np.where(var > 0, var, 1.0)), np.where(num > 0, np.inf, 0.0))
+    return z
+
+
+@lru_cache(maxsize=256)
+def _bmin_table(z_crit: float, n: int, delta: float) -> np.ndarray:
+    """For c = 0..n, the smallest b (0..n-c) with Z(b, c) >= z_crit; n - c + 1 when none.
+
+    Z grows with b for fixed c (tests check it), so the region {Z >= z} is {b >= b_min(c)}.
+    """
+    c = np.arange(n + 1)
+    lo = np.zeros(n + 1, dtype=np.int64)
+    hi = n - c + 1
+    while True:
+        active = lo < hi
+        if not active.any():
+            return lo
+        mid = (lo + hi) // 2
+        ok = score_z(np.minimum(mid, n - c), c, n, delta) >= z_crit
+        hi = np.where(active & ok, mid, hi)
+        lo = np.where(active & ~ok, mid + 1, lo)
+
+
+def _log_pmf(k: np.ndarray, n: int, p: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lp = np.where(p > 0, np.log(np.where(p > 0, p, 1.0)), -np.inf)
+        lq = np.where(p < 1, np.log1p(-np.where(p < 1, p, 0.0)), -np.inf)
+        term_k = np.where(k > 0, k * lp, 0.0)
+        term_nk = np.where(n - k > 0, (n - k) * lq, 0.0)
+    return _lgamma(n + 1.0) - _lgamma(k + 1.0) - _lgamma(n - k + 1.0) + term_k + term_nk
+
+
+def region_prob(bmin: np.ndarray, n: int, p_b, p_c) -> np.ndarray:
+    """P((b, c) in {b >= bmin(c)}) under the trinomial (p_b, p_c), for arrays of (p_b, p_c)."""
+    p_b = np.atleast_1d(np.asarray(p_b, dtype=np.float64))
+    p_c = np.atleast_1d(np.asarray(p_c, dtype=np.float64))
+    mean, sd = n * p_c, np.sqrt(n * p_c * (1.0 - p_c))
+    lo = np.clip(np.floor(mean - _WINDOW_SD * sd - 12), 0, n).astype(np.int64)
+    hi = np.clip(np.ceil(mean + _WINDOW_SD * sd + 12), 0, n).astype(np.int64)
+    width = int((hi - lo).max()) + 1
+    c = lo[:, None] + np.arange(width)[None, :]
+    inside = c <= hi[:, None]
+    c = np.minimum(c, n)
+    weight = np.where(inside, np.exp(_log_pmf(c, n, p_c[:, None])), 0.0)
+    q = np.where(p_c < 1, p_b / np.where(p_c < 1, 1.0 - p_c, 1.0), 0.0)
+    q = np.clip(q, 0.0, 1.0)[:, None]
+    tail = binom_sf(bmin[c], n - c, np.broadcast_to(q, c.shape))
+    return (weight * tail).sum(axis=1)
+
+
+def _sup_on_boundary(bmin: np.ndarray, n: int, delta: float) -> float:
+    """max over s in [delta, 1] of the region's probability at p_b = (s+d)/2, p_c = (s-d)/2."""
+
+    def at(s: np.ndarray) -> np.ndarray:
+        return region_prob(bmin, n, (s + delta) / 2.0, (s - delta) / 2.0)
+
+    # The disagreement that matters for small slices is small: grid denser near s = delta.
+    s = delta + (1.0 - delta) * np.linspace(0.0, 1.0, _GRID) ** 2
+    vals = at(s)
+    best = float(vals.max())
+    for _ in range(2):
+        i = int(vals.argmax())
+        left, right = s[max(i - 1, 0)], s[min(i + 1, len(s) - 1)]
+        s = np.linspace(left, right, _REFINE)
+        vals = at(s)
+        best = max(best, float(vals.max()))
+    return min(1.0, best)
+
+
+@lru_cache(maxsize=65536)
+def tail_sup(z_crit: float, n: int, delta: float) -> float:
+    """sup over the null of P(Z >= z_crit): the p-value of an observed Z = z_crit."""
+    if n <= 0:
+        return 1.0
+    return _sup_on_boundary(_bmin_table(z_crit, n, delta), n, delta)
+
+
+def pvalue(b: int, c: int, n: int, delta: float) -> float:
+    """Exact unconditional p-value of H0: true drop <= delta, given b right->wrong, c wrong->right.
+
+    1.0 when the observed drop (b - c)/n is not above delta: such a slice shows no evidence of a
+    drop beyond the tolerance, and the test (which rejects only for large Z) never fires there.
+    """
+    if not (b >= 0 and c >= 0 and b + c <= n):
+        raise ValueError(f"noninferiority needs 0 <= b, c and b + c <= n, got b={b}, c={c}, n={n}")
+    z = float(score_z(b, c, n, delta))
+    if not z > 0:
+        return 1.0
+    # Inclusive of ties in floating point: a hair lower z keeps every outcome with the same
+    # statistic inside the region, which can only make the p-value larger (never liberal).
+    return tail_sup(z - 1e-12 * max(1.0, abs(z)), n, delta)
+
+
+@lru_cache(maxsize=4096)
+def critical_z(n: int, delta: float, level: float) -> float | None:
+    """Smallest z whose p-value is <= level (the test rejects iff Z >= it); None if no outcome does."""
+    z_top = float(score_z(n, 0, n, delta))
+    if not z_top > 0 or tail_sup(z_top - 1e-12 * z_top, n, delta) > level:
+        return None
+    lo, hi = 0.0, z_top
+    while hi - lo > 1e-7 * max(1.0, hi):
+        mid = (lo + hi) / 2
+        if tail_sup(mid, n, delta) <= level:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def power(n: int, delta: float, level: float, drop: float, background: float) -> float:
+    """Exact power at a true drop when equally good checkpoints disagree on `background`.
+
+    Model as in gate/stats.py's MDE: p_c = background/2, p_b = background/2 + drop.
+    """
+    z = critical_z(n, delta, level)
+    if z is None:
+        return 0.0
+    p_c = background / 2.0
+    p_b = min(1.0 - p_c, p_c + drop)
+    return float(region_prob(_bmin_table(z, n, delta), n, p_b, p_c)[0])
+
+
+@lru_cache(maxsize=4096)
+def mde(n: int, delta: float, level: float, background: float, target: float = 0.8) -> float | None:
+    """Smallest true drop detected with probability `target` at `level` (None: not even the largest)."""
+    if n <= 0:
+        return None
+    top = 1.0 - background / 2.0
+    if power(n, delta, level, top, background) < target:
+        return None
+    lo, hi = 0.0, top
+    while hi - lo > 1e-4:
+        mid = (lo + hi) / 2
+        if power(n, delta, level, mid, background) >= target:
+            hi = mid
+        else:
+            lo = mid
+    return round(hi, 4)
+
+
+def normal_quantile(p: float) -> float:
+    """Phi^{-1}(p) by bisection on math.erfc (used for interval ends, no scipy in the core)."""
+    lo, hi = -40.0, 40.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if 0.5 * math.erfc(-mid / math.sqrt(2)) < p:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2

@@ -1,0 +1,296 @@
+"""The report's factual sections: perplexity, calibration, the SHA-256 table, method, limitations."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from evalgate.gate.slice_order import family, gate_settings, gated_families, ordered
+from evalgate.report.budget import Budget, Section
+from evalgate.report.markdown import MISSING, Md, code, count, details, inline, num, pct, size_points, table
+from evalgate.report.probes import ids_of, probe_list
+
+Results = Mapping[str, Any]
+ROLE_ORDER = (
+    "checkpoint",
+    "probes",
+    "adversarial",
+    "template",
+    "manifest",
+    "grammar",
+    "train",
+    "test",
+    "baseline",
+    "config",
+    "results",
+)
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+NORMALISATION = {
+    "tokens": "divided by the number of candidate tokens (length normalisation, seed 004: a form that"
+    " happens to need more tokens is not penalised for it)",
+    "chars": "divided by the candidate's length in characters (lm-evaluation-harness `acc_norm`;"
+    " independent of the tokenizer)",
+    "bytes": "divided by the candidate's length in UTF-8 bytes",
+    "none": "not normalised (shorter candidates are favoured)",
+}
+METHOD = {
+    "candidate": "sum of log p(candidate tokens | context)",
+    "candidate-raw": "sum of log p(candidate tokens | context), no length normalisation",
+    "sentence": "log-probability of the whole sentence with the candidate filled in"
+    " (minimal pairs, as in BLiMP)",
+}
+
+
+def _sha(value: Any) -> Md:
+    return code(value) if isinstance(value, str) and _HEX64.match(value) else inline(value or MISSING)
+
+
+def counts(results: Results) -> Counter:
+    """Probes per status: results.json `counts` when present, else counted from the probes."""
+    given = results.get("counts")
+    if isinstance(given, Mapping):
+        return Counter({k: int(v) for k, v in given.items() if isinstance(v, int)})
+    return Counter(str(e.get("status")) for e in results.get("probes") or [])
+
+
+def perplexity(results: Results) -> Section:
+    comp: Mapping[str, Any] = (results.get("comparison") or {}).get("perplexity") or {}
+    own: Mapping[str, Any] = results.get("perplexity") or {}
+    if not comp and not own:
+        return Section("### Perplexity\n\n_Not measured in this run._")
+    baseline = comp.get("baseline")
+    if isinstance(baseline, Mapping):
+        baseline = baseline.get("value")
+    status = comp.get("status")
+    shown = {
+        "ok": "✅ ok",
+        "regressed": "❌ regressed",
+        "failed": "❌ failed",
+        "not_comparable": "⚪ not comparable",
+    }.get(status or "", inline(status or MISSING))
+    row = [
+        num(comp.get("value", own.get("value"))),
+        num(baseline),
+        num(comp.get("ratio")),
+        num(comp.get("max_ratio", gate_settings(results).get("perplexity_max_ratio")), 2),
+        shown,
+    ]
+    where = f" on {count(own.get('n_tokens'))} tokens" if own.get("n_tokens") is not None else ""
+    where += f" of {inline(own['file'])}" if own.get("file") else " of the held-out test set"
+    head = (
+        f"### Perplexity\n\nMeasured{where}. The gate fails when new / baseline is significantly above"
+        " the allowed ratio;"
+        " with a different tokenizer the two are not comparable and are shown, not gated."
+    )
+    body = table(["perplexity", "baseline", "ratio", "allowed", "status"], [row], "rrrrl")
+    body += _perplexity_test_line(comp)
+    if comp.get("reason"):
+        body += f"\n\n{inline(comp['reason'])}."
+    return Section(f"{head}\n\n{body}")
+
+
+def _perplexity_test_line(comp: Mapping[str, Any]) -> str:
+    """The paired test's p-value and interval (gate/perplexity_test.py), or why the ratio stood in."""
+    if comp.get("test") == "ratio" and comp.get("note"):
+        return f"\n\n{inline(comp['note'])}."
+    p, low, high, level = (comp.get(k) for k in ("p_value", "ratio_low", "ratio_high", "interval_level"))
+    if not all(isinstance(v, int | float) for v in (p, low, high, level)):
+        return ""
+    return (
+        f'\n\nPaired test over {count(comp.get("n_sentences"))} sentences of H0 "the ratio is at most'
+        f' the allowed one": p = {p:.3g}; {100 * level:.0f}% interval of the ratio'
+        f' ×{low:.3f}–×{high:.3f}. It fails only when p is below alpha (docs/gate.md, "Perplexity").'
+    )
+
+
+def calibration(results: Results, budget: Budget, review_entropy: float) -> list[Section]:
+    cal: Mapping[str, Any] = results.get("calibration") or {}
+    if not cal and not results.get("probes"):
+        return []
+    lines = ["### Calibration"]
+    ece = cal.get("ece")
+    n = cal.get("n")
+    lines.append(
+        f"Expected calibration error **{num(ece)}**" + (f" over {count(n)} scored probes" if n else "") + ":"
+        " how far the confidence (softmax of the scores over the candidates) is from the accuracy,"
+        " averaged over equal-width confidence bins (0 = calibrated)."
+    )
+    bins = [b for b in cal.get("bins") or [] if isinstance(b, Mapping)]
+    if bins:
+        rows = [
+            [
+                Md(f"{b.get('lo', 0):.1f}–{b.get('hi', 0):.1f}"),
+                count(b.get("n")),
+                num(b.get("mean_confidence")),
+                pct(b.get("accuracy")),
+                num(b.get("gap")),
+            ]
+            for b in bins
+        ]
+        reliability = table(["confidence", "n", "mean confidence", "accuracy", "gap"], rows, "lrrrr")
+        lines.append(details("Reliability table", reliability))
+    summaries: Mapping[str, Any] = cal.get("entropy") or {}
+    parts = [
+        f"{name} {num((summaries.get(name) or {}).get('mean'))}"
+        for name in ("correct", "wrong", "ambiguous")
+        if (summaries.get(name) or {}).get("n")
+    ]
+    if parts:
+        lines.append(
+            "Mean normalised entropy (H / log K, 0 = certain, 1 = undecided): " + ", ".join(parts) + "."
+            " Ambiguous probes should sit high and errors low only when the model is confidently wrong."
+        )
+    out = [Section("\n\n".join(lines))]
+    confident = ids_of(cal.get("confident_errors"))
+    limit = cal.get("confident_entropy")
+    rule = f" (H / log K below {limit:g})" if isinstance(limit, int | float) else ""
+    probes = results.get("probes") or []
+    review = sorted(
+        (e for e in probes if e.get("status") == "scored" and (e.get("entropy_norm") or 0) > review_entropy),
+        key=lambda e: (-e["entropy_norm"], e["id"]),
+    )
+    ambiguous = [e["id"] for e in probes if e.get("status") == "ambiguous"]
+    for key, ids, title, head in (
+        (
+            "confident_errors",
+            confident,
+            "confident errors",
+            f"#### Confident errors\n\nWrong answers given with low entropy{rule}: the model is sure"
+            " and wrong, a gap in what it learned rather than an ambiguous probe.",
+        ),
+        (
+            "review",
+            [e["id"] for e in review],
+            "probes that need human review",
+            f"#### Needs human review\n\nScored probes above {review_entropy:g} normalised entropy: the model"
+            " cannot choose between the candidates; the probe itself may be ambiguous.",
+        ),
+        (
+            "ambiguous",
+            ambiguous,
+            "ambiguous probes",
+            "#### Ambiguous probes\n\nLabelled ambiguous: left out of every accuracy; high entropy is the"
+            " expected behaviour here.",
+        ),
+    ):
+        section = probe_list(results, budget, key, ids, title, head)
+        if section is not None:
+            out.append(section)
+    return out
+
+
+def inputs(results: Results) -> Section:
+    records: Mapping[str, Any] = results.get("inputs") or {}
+
+    def order(path: str) -> tuple[int, str]:
+        role = str((records[path] or {}).get("role", ""))
+        return (ROLE_ORDER.index(role) if role in ROLE_ORDER else len(ROLE_ORDER), path)
+
+    rows = [
+        [path, r.get("role"), count(r.get("bytes")), _sha(r.get("sha256"))]
+        for path in sorted(records, key=order)
+        for r in [records[path] or {}]
+    ]
+    lines = ["### Inputs (SHA-256)"]
+    ckpt = results.get("checkpoint") or {}
+    if ckpt:
+        params = f", {ckpt['n_parameters']:,} parameters" if isinstance(ckpt.get("n_parameters"), int) else ""
+        lines.append(
+            f"Checkpoint {inline(ckpt.get('path', '?'))} ({inline(ckpt.get('format', '?'))}{params}),"
+            f" digest {_sha(ckpt.get('sha256'))}."
+        )
+    lines.append(
+        table(["file", "role", "bytes", "SHA-256"], rows, "llrl") if rows else "_No input was read._"
+    )
+    return Section("\n\n".join(lines), essential=True)
+
+
+def method(results: Results) -> Section:
+    m: Mapping[str, Any] = results.get("manifest") or {}
+    probe_set: Mapping[str, Any] = results.get("probe_set") or {}
+    name, norm = m.get("method", "?"), m.get("normalization", "?")
+    scoring = METHOD.get(name, inline(name))
+    if name != "candidate-raw":
+        scoring += ", " + NORMALISATION.get(norm, f"normalised by {inline(norm)}")
+    version = m.get("probe_set_version") or probe_set.get("version")
+    digest = m.get("probe_set_digest") or probe_set.get("digest")
+    lines = [
+        "### Method",
+        "",
+        f"- **Scoring** {code(name)}, normalisation {code(norm)}: each candidate's score is the {scoring}."
+        " The prediction is the highest score; confidence is the softmax of the scores over the candidate"
+        " set (not the vocabulary); entropy is that distribution's, in nats and divided by log K."
+        " Results scored with another method or normalisation are not comparable.",
+        f"- **Probe set** version {code(version or 'unsealed')}, digest {_sha(digest)};"
+        f" template {_sha(m.get('template_sha256'))}; dtype {code(m.get('dtype', '?'))};"
+        f" scoring version {code(m.get('scoring_version', '?'))};"
+        f" tokenizer {_sha(m.get('tokenizer_sha256'))}.",
+        f"- **evalgate** {code(results.get('evalgate_version', '?'))}"
+        f" (results schema {code(results.get('schema_version', '?'))}).",
+    ]
+    return Section("\n".join(lines))
+
+
+def limitations(results: Results) -> Section:
+    probes = [e for e in results.get("probes") or [] if e.get("status") != "deprecated"]
+    sources = Counter(str(e.get("source") or "unspecified") for e in probes)
+    status = counts(results)
+    lines = ["### Limitations", ""]
+    if probes:
+        lines.append(
+            f"- {sources['generated']:,} of {len(probes):,} probes are generated, {sources['hand']:,}"
+            f" hand-written{_unspecified(sources['unspecified'])}. Generated probes inherit the corpus"
+            " generator's conventions (seed 000), so they may flatter a model trained on that corpus."
+        )
+    small = _too_small(results)
+    lines.append(
+        f"- Too small to gate (shown, not gated): {', '.join(small)}."
+        if small
+        else "- No slice was too small to gate."
+    )
+    if weak := _low_power(results):
+        lines.append(
+            f"- Low power (gated, but a drop of {size_points(gate_settings(results).get('mde_max'))} points"
+            f" would likely be missed; only larger drops are caught): {', '.join(weak)}."
+        )
+    lines.append(
+        f"- {status['model_oov']:,} probe(s) could not be scored because a candidate maps to the tokenizer's"
+        " unknown token (model_oov); they are left out of accuracy, not counted as errors."
+    )
+    excluded = status["excluded"] or len(ids_of((results.get("leaks") or {}).get("excluded")))
+    if excluded or results.get("leaks"):
+        lines.append(
+            f"- {excluded:,} leaking probe(s) excluded from the gated series (policy `leaks: exclude`)."
+        )
+    lines.append(
+        "- Per-verb cells hold a handful of probes: read them as counts, not rates. Wilson intervals"
+        " of slices under ~30 probes are wide; a pass there is weak evidence."
+    )
+    return Section("\n".join(lines))
+
+
+def _unspecified(n: int) -> str:
+    return f", {n:,} without a source" if n else ""
+
+
+def _low_power(results: Results) -> list[str]:
+    rows = (results.get("comparison") or {}).get("slices") or {}
+    return [
+        f"{inline(k)} (n={rows[k].get('n_shared', '?')}, MDE {size_points(rows[k].get('mde'))} pts)"
+        for k in ordered(rows)
+        if (rows[k] or {}).get("underpowered") and rows[k].get("status") in ("ok", "regressed")
+    ]
+
+
+def _too_small(results: Results) -> list[str]:
+    comparison = (results.get("comparison") or {}).get("slices")
+    if comparison:
+        keys = [k for k in ordered(comparison) if (comparison[k] or {}).get("status") == "too_small"]
+        return [f"{inline(k)} (n={comparison[k].get('n_shared', '?')})" for k in keys]
+    min_n = int(gate_settings(results).get("min_n", 0) or 0)
+    slices: Mapping[str, Any] = results.get("slices") or {}
+    families = gated_families(results)
+    keys = [k for k in ordered(slices) if family(k) in families and int(slices[k].get("n", 0)) < min_n]
+    return [f"{inline(k)} (n={slices[k].get('n')})" for k in keys]

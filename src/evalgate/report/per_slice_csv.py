@@ -1,0 +1,64 @@
+"""per_slice.csv: one row per slice, the same numbers as results.json, for spreadsheets and scripts.
+
+Columns: slice, family, n, correct, accuracy, wilson_low, wilson_high; with a baseline also the
+comparison's n_shared, baseline_accuracy, delta, p_value, p_adjusted, mde and status (empty for
+slices the gate did not compare); under `leaks: exclude` also the full series (`*_full`).
+Floats are written with a fixed 6 decimals (p-values with 6 significant digits) and rows in one
+fixed order, so the same results give the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from evalgate.gate.slice_order import family, ordered
+
+SLICE_COLUMNS = ("n", "correct", "accuracy", "wilson_low", "wilson_high")
+COMPARISON_COLUMNS = ("n_shared", "baseline_accuracy", "delta", "p_value", "p_adjusted", "mde", "status")
+INT_COLUMNS = ("n", "correct", "n_shared", "n_full", "correct_full")
+FLOAT_FORMAT = "%.6f"
+P_COLUMNS = ("p_value", "p_adjusted")
+
+
+def per_slice_frame(results: Mapping[str, Any]) -> pd.DataFrame:
+    slices: Mapping[str, Any] = results.get("slices") or {}
+    full: Mapping[str, Any] | None = results.get("slices_full")
+    comparison: Mapping[str, Any] | None = (results.get("comparison") or {}).get("slices")
+    keys = set(slices) | set(comparison or {}) | set(full or {})
+    rows = []
+    for key in ordered(keys):
+        s = slices.get(key) or {}
+        row: dict[str, Any] = {"slice": key, "family": family(key)}
+        row.update({c: s.get(c) for c in SLICE_COLUMNS})
+        if comparison is not None:
+            c = comparison.get(key) or {}
+            row.update({col: c.get(col) for col in COMPARISON_COLUMNS})
+        if full is not None:
+            f = full.get(key) or {}
+            row.update({f"{col}_full": f.get(col) for col in SLICE_COLUMNS})
+        rows.append(row)
+    columns = ["slice", "family", *SLICE_COLUMNS]
+    if comparison is not None:
+        columns += COMPARISON_COLUMNS
+    if full is not None:
+        columns += [f"{c}_full" for c in SLICE_COLUMNS]
+    frame = pd.DataFrame(rows, columns=columns)
+    for col in columns:
+        if col in INT_COLUMNS:
+            # nullable integers: a missing count stays empty instead of turning the column into floats
+            frame[col] = frame[col].astype("Int64")
+        elif col in P_COLUMNS:
+            # significant digits, not decimals: p = 1.6e-13 must not read as 0.000000
+            frame[col] = [None if pd.isna(v) else f"{float(v):.6g}" for v in frame[col]]
+        elif col not in ("slice", "family", "status"):
+            # round first and add 0.0 so that -0.0000001 prints as 0.000000, never -0.000000
+            frame[col] = frame[col].astype("float64").round(6) + 0.0
+    return frame
+
+
+def render_csv(results: Mapping[str, Any]) -> str:
+    """The CSV text (UTF-8, `\\n` line ends, header row always present)."""
+    return per_slice_frame(results).to_csv(index=False, float_format=FLOAT_FORMAT, lineterminator="\n")

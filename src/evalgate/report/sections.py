@@ -1,0 +1,256 @@
+"""The sections of a scored run's report, each a pure function of the results dict.
+
+Every string taken from the results (probe text, ids, reason codes, file names) goes through
+`markdown.inline` or a `markdown.table` cell; every long list goes through the `Budget`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from evalgate.gate.slice_order import family, gate_settings, gated_families, ordered
+from evalgate.gate.stats import wilson_interval
+from evalgate.report.budget import Budget, Section
+from evalgate.report.markdown import (
+    Md,
+    count,
+    details,
+    inline,
+    interval,
+    pct,
+    points,
+    pvalue,
+    size_points,
+    table,
+)
+from evalgate.report.probes import ids_of
+
+STATUS_TEXT = {
+    "ok": "✅ ok",
+    "regressed": "❌ regressed",
+    "too_small": "⚪ too small to gate",
+    "new": "🆕 new",
+    "not_comparable": "⚪ not comparable",
+}
+
+Results = Mapping[str, Any]
+
+
+def _status_text(row: Mapping[str, Any]) -> str:
+    text = STATUS_TEXT.get(row.get("status"), inline(row.get("status")))
+    if row.get("underpowered") and row.get("status") in ("ok", "regressed"):
+        text += " · low power"
+    return text
+
+
+# -- the gate ----------------------------------------------------------------------------------------
+
+
+def gated_table(results: Results) -> Section:
+    comparison = results.get("comparison") or {}
+    gate = gate_settings(results)
+    rows_in: Mapping[str, Any] = comparison.get("slices") or {}
+    rule = comparison.get("rule") or gate.get("rule") or "?"
+    if rule == "wilson":
+        how = (
+            "a slice regresses when the baseline lies above the new Wilson upper bound plus the"
+            " tolerance; p (exact one-sided McNemar) is shown for information"
+        )
+    else:
+        how = (
+            "a slice regresses when the exact one-sided McNemar test, Holm-adjusted across the gated"
+            " slices, is below alpha and the drop exceeds the tolerance"
+        )
+    head = (
+        f"### Gated slices\n\nAgainst {inline(comparison.get('baseline', '?'))}, rule **{inline(rule)}**"
+        f" (alpha {gate.get('alpha', '?')}, tolerance {size_points(gate.get('tolerance'))} pts,"
+        f" min_n {gate.get('min_n', '?')}): {how}. n counts the probes both runs scored; Δ is in"
+        " percentage points; MDE is the smallest drop the rule would catch at this n with 80% power"
+        f' ("low power": above {size_points(gate.get("mde_max"))} pts, gated all the same, a pass there is'
+        " weak evidence)."
+    )
+    tally = [f"{comparison['n_paired']:,} probes paired"] if comparison.get("n_paired") is not None else []
+    for key, what in (
+        ("new_probes", "new (reported below, not gated)"),
+        ("gone_probes", "gone from the probe set"),
+        ("deprecated", "deprecated since the baseline"),
+    ):
+        if comparison.get(key):
+            tally.append(f"{len(comparison[key]):,} {what}")
+    # e.g. a new tokenizer that maps a candidate to its unknown token: the probe leaves the gate
+    lost = [
+        u
+        for u in comparison.get("unpaired") or []
+        if (u.get("baseline_status") == "scored") != (u.get("status") == "scored")
+    ]
+    if lost:
+        tally.append(f"{len(lost):,} scored in only one of the two runs (not gated; see the limitations)")
+    if tally:
+        head += "\n\n" + ", ".join(tally) + "."
+    rows = []
+    for key in ordered(rows_in):
+        c = rows_in[key]
+        rows.append(
+            [
+                key,
+                count(c.get("n_shared")),
+                pct(c.get("baseline_accuracy")),
+                pct(c.get("accuracy")),
+                interval(c.get("wilson_low"), c.get("wilson_high")),
+                points(c.get("delta")),
+                pvalue(c.get("p_value")),
+                pvalue(c.get("p_adjusted")),
+                size_points(c.get("mde")),
+                Md(_status_text(c)),
+            ]
+        )
+    headers = ["slice", "n", "baseline", "new", "Wilson 95%", "Δ", "p", "p (Holm)", "MDE", "status"]
+    body = table(headers, rows, "lrrrrrrrrl") if rows else "_No slice was compared._"
+    return Section(f"{head}\n\n{body}", essential=True)
+
+
+def slices_table(results: Results) -> Section:
+    """Without a baseline: the gated families' accuracy, for the record."""
+    slices: Mapping[str, Any] = results.get("slices") or {}
+    families = gated_families(results)
+    rows = [
+        [
+            k,
+            count(s.get("n")),
+            count(s.get("correct")),
+            pct(s.get("accuracy")),
+            interval(s.get("wilson_low"), s.get("wilson_high")),
+        ]
+        for k in ordered(slices)
+        if family(k) in families
+        for s in [slices[k]]
+    ]
+    head = (
+        "### Slices\n\nNo baseline (`--baseline none`): nothing was gated. This is the record a first"
+        " baseline of this checkpoint line would start from."
+    )
+    body = table(["slice", "n", "correct", "accuracy", "Wilson 95%"], rows, "lrrrr") if rows else ""
+    return Section(f"{head}\n\n{body}".rstrip(), essential=True)
+
+
+def leak_series(results: Results, budget: Budget) -> Section | None:
+    """Policy `leaks: exclude`: the strict (gated) and the full series side by side, seed 001's note."""
+    leaks = results.get("leaks")
+    full = results.get("slices_full")
+    if not leaks or full is None:
+        return None
+    strict: Mapping[str, Any] = results.get("slices") or {}
+    families = gated_families(results)
+    rows = []
+    for key in ordered(set(strict) | set(full)):
+        if family(key) not in families:
+            continue
+        s, f = strict.get(key) or {}, full.get(key) or {}
+        diff = None
+        if s.get("accuracy") is not None and f.get("accuracy") is not None:
+            diff = f["accuracy"] - s["accuracy"]
+        rows.append(
+            [
+                key,
+                count(s.get("n")),
+                pct(s.get("accuracy")),
+                interval(s.get("wilson_low"), s.get("wilson_high")),
+                count(f.get("n")),
+                pct(f.get("accuracy")),
+                interval(f.get("wilson_low"), f.get("wilson_high")),
+                points(diff),
+            ]
+        )
+    excluded = ids_of(leaks.get("excluded"))
+    lines = [
+        "### Strict and full series (leaks: exclude)",
+        "",
+        f"{len(excluded):,} probe(s) overlap the training material and are left out of the strict series,"
+        " which is the one the gate reads. The full series keeps them, for comparison with earlier runs.",
+        "",
+        table(
+            [
+                "slice",
+                "strict n",
+                "strict",
+                "strict Wilson",
+                "full n",
+                "full",
+                "full Wilson",
+                "full − strict",
+            ],
+            rows,
+            "lrrrrrrr",
+        ),
+        "",
+        honesty_note(leaks),
+    ]
+    shown = budget.take(
+        "excluded", excluded, title="excluded probe ids", where="results.json `leaks.excluded`"
+    )
+    if shown:
+        ids = ", ".join(inline(i) for i in shown)
+        note = budget.note("excluded")
+        lines += ["", details(f"{len(excluded):,} excluded probe(s)", ids + (f"\n\n{note}" if note else ""))]
+    return Section("\n".join(lines), "excluded")
+
+
+def honesty_note(leaks: Mapping[str, Any]) -> Md:
+    """Seed 001: which share of each label and category the exclusion removed, and whether it is even."""
+    parts = []
+    for key, name in (("by_label", "label"), ("by_category", "category")):
+        groups: Mapping[str, Any] = leaks.get(key) or {}
+        shares = []
+        for label in sorted(groups):
+            g = groups[label]
+            total, hit = int(g.get("total", 0)), int(g.get("excluded", 0))
+            frac = g.get("fraction", hit / total if total else 0.0)
+            shares.append((frac, label, f"{inline(label)} {hit}/{total} ({100 * frac:.1f}%)"))
+        if not shares:
+            continue
+        text = f"by {name}: " + ", ".join(s for _, _, s in shares)
+        if len(shares) > 1:
+            lo, hi = min(shares), max(shares)
+            spread = 100 * (hi[0] - lo[0])
+            if spread <= 2.0:
+                text += f" — within {spread:.1f} points of each other: the strict series favours no {name}"
+            else:
+                text += (
+                    f" — {inline(hi[1])} loses {spread:.1f} points more than {inline(lo[1])}:"
+                    " read the strict series with that in mind"
+                )
+        parts.append(text)
+    return Md("**Honesty note.** Excluded " + "; ".join(parts) + "." if parts else "")
+
+
+def adversarial(results: Results) -> Section | None:
+    """Accuracy by reason_code over the adversarial probes (seed 000: which trap the model falls into)."""
+    tally: dict[str, Counter] = {}
+    for e in results.get("probes") or []:
+        if e.get("category") == "adversarial" and e.get("status") != "deprecated":
+            t = tally.setdefault(str(e.get("reason_code") or "(none)"), Counter())
+            t[e.get("status")] += 1
+            t["correct"] += e.get("status") == "scored" and e.get("correct") is True
+    if not tally:
+        return None
+    z = float(gate_settings(results).get("z", 1.96))
+    rows = []
+    for code in sorted(tally):
+        t = tally[code]
+        n, k = t["scored"], t["correct"]
+        lo, hi = wilson_interval(k, n, z) if n else (None, None)
+        rows.append(
+            [
+                code,
+                count(n),
+                count(k),
+                pct(k / n if n else None),
+                interval(lo, hi),
+                count(t["ambiguous"]),
+                count(t["model_oov"] + t["excluded"]),
+            ]
+        )
+    headers = ["reason_code", "n", "correct", "accuracy", "Wilson 95%", "ambiguous", "not scored"]
+    return Section("### Adversarial probes by reason_code\n\n" + table(headers, rows, "lrrrrrr"))
