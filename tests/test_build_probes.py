@@ -199,7 +199,7 @@ def test_core_distractors_are_forms_of_the_same_verb_and_never_a_second_right_an
         assert p["expected"] == verb.form(p["tense"], p["person"])
         if p["label"] != "correct":
             continue
-        # Seed 000's convention: a present marker excludes the habitual past, a future marker the
+        # docs/data.md, "Core probes": a present marker excludes the habitual past, a future marker the
         # scheduled present; offering them would make two candidates right.
         if p["tense"] == "present_simple":
             assert verb.form("past_simple", p["person"]) not in p["candidates"], p["id"]

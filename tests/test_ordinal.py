@@ -1,4 +1,4 @@
-"""Ordinal probes (seed 002): surprisal curves, argmin, E[x], entropy, MAE, validation, report, PNG.
+"""Ordinal probes (docs/ordinal.md): surprisal curves, argmin, E[x], entropy, MAE, validation, report, PNG.
 
 The fixture model is a FakeScorer whose log-probabilities over the scale points are the logs of a
 known distribution, so the renormalised distribution is that distribution and every number the

@@ -243,7 +243,7 @@ def test_a_leak_is_reported_in_the_same_run_as_a_schema_error_of_that_probe(tmp_
 
 
 def test_a_probe_changed_since_the_baseline_is_refused_even_without_a_manifest(tmp_path):
-    # SPEC "Validation": immutability against the baseline (or probe lock). Deleting MANIFEST.json
+    # docs/validate.md: immutability against the baseline (or probe lock). Deleting MANIFEST.json
     # must not let a changed probe through validate (and run, before any model is loaded).
     cfg = write_base(tmp_path)
     lines = (tmp_path / PROBES).read_text(encoding="utf-8").splitlines()

@@ -1,4 +1,4 @@
-"""Per-slice aggregation on known predictions (seed 004's test_slice_aggregation and more)."""
+"""Per-slice aggregation on known predictions (docs/gate.md, "Slices of one run")."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ Z975 = 1.959963984540054  # scipy.stats.norm.ppf(0.975), what statsmodels uses
 
 
 def test_wilson_at_boundary():
-    # seed 004: (0.0, something small) at 0/n and (something near 1, 1.0) at n/n, where the
+    # docs/gate.md: (0.0, something small) at 0/n and (something near 1, 1.0) at n/n, where the
     # normal approximation would collapse to a point.
     lo, hi = wilson_interval(0, 10)
     assert lo == 0.0 and 0.0 < hi < 0.3

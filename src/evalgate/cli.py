@@ -1,6 +1,6 @@
 """Command line: parse, hand off to a command module, turn errors into exit codes.
 
-The command line of SPEC "Command line" is a contract (scripts and the Action call it): flags are
+The command line is a contract (scripts and the Action call it; docs/cli.md): flags are
 added, never renamed. `run` is the default command: `evalgate --checkpoint X` is
 `evalgate run --checkpoint X`.
 

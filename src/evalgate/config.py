@@ -1,7 +1,7 @@
 """The gate configuration (`evalgate.yml`): one frozen `GateConfig`, typed defaults, unknown keys refused.
 
-Defaults live in `defaults/evalgate.yml` inside the package (the embedded default the SPEC asks
-for); a repository's own `evalgate.yml` overrides any subset of it, and command-line flags
+Defaults live in `defaults/evalgate.yml` inside the package (the embedded default, docs/design.md
+"Command line"); a repository's own `evalgate.yml` overrides any subset of it, and command-line flags
 override both. Every path in the file is relative to the *root*: the folder holding the config
 file, or, for the embedded default, the folder the command runs in (falling back to the bundled
 demo when that folder has no probe set: `docker run --rm evalgate` with no arguments).

@@ -1,7 +1,7 @@
 """The error family and the exit-code contract.
 
 Core code raises an `EvalgateError` subclass; only `cli.py` turns it into a message and an
-exit code. Exit codes are a tested contract (SPEC "Statistics, baseline and the gate"):
+exit code. Exit codes are a tested contract (docs/cli.md):
 """
 
 from __future__ import annotations

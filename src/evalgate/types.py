@@ -60,7 +60,7 @@ def sha256_text(text: str) -> str:
 
 @dataclass(frozen=True)
 class Probe:
-    """One labelled multiple-choice item (SPEC "Probes"). `file`/`line` say where it was read."""
+    """One labelled multiple-choice item (docs/probes.md). `file`/`line` say where it was read."""
 
     id: str
     language: str
@@ -77,7 +77,7 @@ class Probe:
     explanation: str | None = None
     source: str | None = None
     deprecated: bool = False
-    # "form" (a verb-form choice) or "ordinal" (candidates are an ordered scale, seed 002).
+    # "form" (a verb-form choice) or "ordinal" (candidates are an ordered scale, docs/ordinal.md).
     kind: str = "form"
     file: str = ""
     line: int = 0
@@ -155,7 +155,7 @@ class Probe:
 
 @dataclass(frozen=True)
 class Finding:
-    """One validation failure, located as precisely as we can (SPEC "Validation").
+    """One validation failure, located as precisely as we can (docs/validate.md, "The checks").
 
     `check` is a stable symbolic name (e.g. "schema", "duplicate-id", "leak-ngram") that tests
     and tools may rely on; `message` is for humans; `evidence` carries detector-specific facts

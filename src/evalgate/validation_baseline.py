@@ -80,7 +80,7 @@ def _baseline_lock(
 ) -> list[Finding]:
     """Probes whose content differs from what the configured baseline recorded under their id.
 
-    SPEC "Validation": immutability holds against the baseline as well as the manifest's lock, so
+    docs/validate.md (`lock-changed`): immutability holds against the baseline as well as the lock, so
     a changed probe is refused even when the manifest was deleted or never written. A baseline
     that is missing or unreadable is left to `run`, which reports it; the manifest's own
     lock-changed finding is not repeated.

@@ -8,7 +8,7 @@ flagged its slice (`flagged`): the comparison's status is "regressed", or the sl
 
 Drawn on a bare `Figure` with the Agg canvas (no pyplot: no global state, no display needed) under
 matplotlib's default style, so a user's matplotlibrc cannot change the picture. The PNG carries no
-"Software" or date metadata: the same results give the same bytes (seed 004 asks for a re-run to be
+"Software" or date metadata: the same results give the same bytes (docs/report.md: a re-run is
 identical, and this file goes into the artifact next to results.json).
 """
 

@@ -1,4 +1,4 @@
-"""ordinal.png: one small multiple per ordinal probe group, a surprisal curve per item (seed 002).
+"""ordinal.png: one small multiple per ordinal probe group, a surprisal curve per item (docs/ordinal.md).
 
 Each line is an item's surprisal over the scale after renormalising (-ln p, nats): its lowest
 point is the argmin, a sharp valley is a confident model, a line near the dotted ln K level is a

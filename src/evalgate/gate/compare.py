@@ -38,7 +38,7 @@ from evalgate.types import STATUS_DEPRECATED, STATUS_SCORED, Finding
 if TYPE_CHECKING:  # the core reads the rules, it never loads a configuration
     from evalgate.config import GateRules
 
-# Manifest keys that must match for two runs to be comparable at all (SPEC "Comparability").
+# Manifest keys that must match for two runs to be comparable at all (docs/gate.md, "The comparison").
 # The probe-set digest is deliberately absent: new probes are allowed, and immutability is
 # enforced per id through content hashes.
 COMPARABLE_KEYS = ("method", "normalization", "template_sha256", "dtype", "scoring_version")

@@ -1,6 +1,6 @@
 """Assembling the results dict (results.json) from the pieces a run produced.
 
-results.json is a contract (SPEC "results.json"): keys are added, never renamed. Everything in it
+results.json is a contract (docs/design.md, "Reports"): keys are added, never renamed. Everything in it
 is a pure function of the inputs - no timestamps, no timings, no absolute paths - and every float
 is rounded to ROUND_DIGITS decimals so the same inputs give the same bytes.
 """
@@ -72,7 +72,7 @@ def comparability_manifest(
 def leak_summary(
     entries: Iterable[Mapping[str, Any]], excluded: Iterable[str], policy: str
 ) -> dict[str, Any]:
-    """Seed 001's honesty note: which probes the strict series leaves out, by label and category.
+    """The honesty note (docs/report.md): which probes the strict series leaves out, by label and category.
 
     An exclusion that removes a larger share of one label than another would bias the strict
     accuracy; the report shows these fractions next to both series.

@@ -3,7 +3,7 @@
 Input: the results.json per-probe entries (docs/ARCHITECTURE.md, "per-probe entry"). Output: the
 results.json "slices", "per_verb", "calibration", "counts" and "ambiguous" objects.
 
-What counts where (SPEC "Statistics"; seed 004, seed 002):
+What counts where (docs/gate.md, "Slices of one run"):
 - A slice's `n` is always the number of probes its accuracy is computed from: entries with
   status "scored". `accuracy`, `wilson_low`, `wilson_high` are null when n == 0, so no tool ever
   reads 0 of 0 (or 0 of 7 unscored) as 0%.
@@ -13,7 +13,7 @@ What counts where (SPEC "Statistics"; seed 004, seed 002):
   (`mean_entropy`, `mean_entropy_norm`).
 - model_oov and leak-excluded probes are counted apart (`n_model_oov`, `n_excluded`).
 - Deprecated probes are retired: in `counts` only, in no slice and no per-verb cell.
-- Ordinal probes (`kind: ordinal`, seed 002) are scale judgements, not verb-form choices: in
+- Ordinal probes (`kind: ordinal`, docs/ordinal.md) are scale judgements, not verb-form choices: in
   `counts` only here; scoring/ordinal.py gives their own numbers (results.json "ordinal").
 """
 
@@ -141,7 +141,7 @@ def aggregate_slices(entries: list[dict[str, Any]], z: float) -> dict[str, dict[
 
 
 def aggregate_per_verb(entries: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
-    """{"en:go": {"n", "correct"}}: raw counts of scored probes, no intervals (cells of 2-4, seed 004)."""
+    """{"en:go": {"n", "correct"}}: raw counts of scored probes, no intervals (cells of 2-4, docs/gate.md)."""
     cells: dict[str, dict[str, int]] = {}
     for e in _form(entries):
         cell = cells.setdefault(f"{e.get('language')}:{e.get('verb')}", {"n": 0, "correct": 0})
@@ -158,7 +158,7 @@ def calibration(
     confident_entropy: float = DEFAULT_CONFIDENT_ENTROPY,
     n_bins: int = 10,
 ) -> dict[str, Any]:
-    """ECE + reliability table over scored probes; confident errors vs high-entropy items (seed 002).
+    """ECE + reliability table over scored probes; confident errors vs high-entropy items (docs/gate.md).
 
     `confident_errors`: wrong answers with entropy_norm < confident_entropy, most confident first
     (the model is sure and wrong: a knowledge gap, not ambiguity). `high_entropy`: scored probes

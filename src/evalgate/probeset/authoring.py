@@ -1,6 +1,6 @@
 """Probe-set authoring, pure: CSV/JSONL rows <-> probes, spreadsheet-safe cells, the import plan.
 
-Seed 003 (a dataset tool's import/export) sets the rules: the CSV has a header row and only known
+The rules (docs/authoring.md; their origin in docs/design.md): the CSV has a header row and only known
 columns (a typo in a column name must not lose its data silently), an import is all or nothing
 and names every invalid row, a prompt that repeats another one ignoring case and whitespace is a
 "twin", and an export imports back unchanged, which in a spreadsheet needs formula escaping.

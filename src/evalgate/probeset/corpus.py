@@ -1,6 +1,6 @@
 """Bytes of a training or test file -> (line number, sentence) pairs plus located findings.
 
-Two formats (SPEC "Probes"): `.jsonl` (also `.ndjson`, `.json`), one object per line with the
+Two formats (docs/validate.md, "Leaks"): `.jsonl` (also `.ndjson`, `.json`), one object per line with the
 sentence in "text" and any other fields allowed; `.txt`, one sentence per line. Blank lines are
 skipped in both: they hold no sentence, and corpora often end with a few.
 """

@@ -1,4 +1,4 @@
-"""The coverage matrix (seed 000 "Matriz de cobertura") and one finding per short cell.
+"""The coverage matrix (docs/validate.md, "Coverage") and one finding per short cell.
 
 Counted on the probes that will be scored: live (not deprecated), and not excluded by the leak
 policy, since the gate reads only those. Core cells count core probes; the adversarial cells

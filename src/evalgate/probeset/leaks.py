@@ -10,8 +10,8 @@ The detectors read `fill(prompt, expected)`, the sentence the model would see co
   exact     the probe's word tokens (punctuation and case aside) equal a training sentence's, or
             one sentence or comma-separated clause of a longer training line (a short probe has
             fewer tokens than the n-gram window: this is what protects it);
-  template  the same after content nouns become <NOUN>, verb forms and time markers kept (seed 000);
-  ngram     the probe shares at least one window of `window` normalised tokens (seed 001).
+  template  the same after content nouns become <NOUN>, verb forms and time markers kept;
+  ngram     the probe shares at least one window of `window` normalised tokens (docs/validate.md).
 """
 
 from __future__ import annotations

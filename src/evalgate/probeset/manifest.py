@@ -1,4 +1,4 @@
-"""The sealed manifest (seed 001): file hashes, the probe-set version and digest, the probe lock.
+"""The sealed manifest (docs/validate.md): file hashes, the probe-set version and digest, the probe lock.
 
 ```
 {"schema_version": 1, "version": "0.1.0", "digest": "<sha256>", "n_probes": 80,

@@ -1,4 +1,4 @@
-"""Parsed JSONL records -> `Probe`s plus schema and semantic findings (SPEC "Probes", "Validation").
+"""Parsed JSONL records -> `Probe`s plus schema and semantic findings (docs/probes.md, docs/validate.md).
 
 Every record is checked completely: the schema errors of all its fields, then every semantic rule
 whose fields passed the schema, so one run lists every problem. Deprecated probes are never scored

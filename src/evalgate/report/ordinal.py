@@ -1,4 +1,4 @@
-"""The report's "Ordinal probes" section (seed 002): per group, per item, and the human-review list.
+"""The report's "Ordinal probes" section (docs/ordinal.md): per group, per item, and the human-review list.
 
 Reads results.json "ordinal" (scoring/ordinal.py); a results file written before that section existed
 is summarised from its probes on the fly, so an older result still renders. Two budget listings,

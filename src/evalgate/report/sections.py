@@ -136,7 +136,7 @@ def slices_table(results: Results) -> Section:
 
 
 def leak_series(results: Results, budget: Budget) -> Section | None:
-    """Policy `leaks: exclude`: the strict (gated) and the full series side by side, seed 001's note."""
+    """Policy `leaks: exclude`: the strict (gated) and the full series side by side (docs/report.md)."""
     leaks = results.get("leaks")
     full = results.get("slices_full")
     if not leaks or full is None:
@@ -198,7 +198,7 @@ def leak_series(results: Results, budget: Budget) -> Section | None:
 
 
 def honesty_note(leaks: Mapping[str, Any]) -> Md:
-    """Seed 001: which share of each label and category the exclusion removed, and whether it is even."""
+    """docs/report.md: which share of each label and category the exclusion removed, and if it is even."""
     parts = []
     for key, name in (("by_label", "label"), ("by_category", "category")):
         groups: Mapping[str, Any] = leaks.get(key) or {}
@@ -226,7 +226,7 @@ def honesty_note(leaks: Mapping[str, Any]) -> Md:
 
 
 def adversarial(results: Results) -> Section | None:
-    """Accuracy by reason_code over the adversarial probes (seed 000: which trap the model falls into)."""
+    """Accuracy by reason_code of the adversarial probes: which trap the model falls into (docs/report.md)."""
     tally: dict[str, Counter] = {}
     for e in results.get("probes") or []:
         if e.get("category") == "adversarial" and e.get("status") != "deprecated":

@@ -1,4 +1,4 @@
-"""Multiple-choice scoring (SPEC "Scoring", seeds 004 and 002): requests out, per-probe entries in.
+"""Multiple-choice scoring (docs/scoring.md): requests out, per-probe entries in.
 
 Pure: the model sits behind any object with `loglikelihood(requests) -> list[Loglik]` (the
 `Scorer` protocol of scorers/base.py; `FakeScorer` in tests), so this module never sees torch.
@@ -11,7 +11,7 @@ candidate by one of three methods:
 - `sentence`: log p(context + candidate + suffix) from the start of text (BLiMP's minimal
   pairs), divided by the normaliser of the whole sentence.
 
-Normalisers: `tokens` (the continuation's token count; seed 004), `chars` (characters, as
+Normalisers: `tokens` (the continuation's token count; the default), `chars` (characters, as
 lm-eval's acc_norm: independent of the tokenizer), `bytes` (UTF-8 bytes), `none`. Runs with
 different methods or normalisations are not comparable (the manifest records both).
 

@@ -1,4 +1,4 @@
-"""Ordinal probes (seed 002): a surprisal curve over an ordered scale instead of a verb-form choice.
+"""Ordinal probes (docs/ordinal.md): a surprisal curve over an ordered scale instead of a verb-form choice.
 
 An ordinal probe (`"kind": "ordinal"`) lists the points of a scale as its candidates, low to high
 ("1".."5", or ordered labels), and `expected` is the point a careful human would give. The model
@@ -12,7 +12,7 @@ scores every point like any candidate (scoring/multiple_choice.py); this module 
     error       |E[x] - x_expected| and |x_argmin - x_expected|, in scale units
 
 A flat curve (normalised entropy above `report.review_entropy`) means the model cannot place the
-item: seed 002 lists such items for human review rather than trusting the number. Items labelled
+item: it is listed for human review rather than trusting the number (docs/design.md). Items labelled
 `ambiguous` have no single right point: they are shown, never counted in the MAE nor flagged.
 
 Groups: an item's `reason_code` when it has one, else `language:verb`. Pure: entries in, the

@@ -1,4 +1,4 @@
-"""The adversarial probes: seed 000's six categories, each probe tagged with its reason_code.
+"""The adversarial probes: six categories (docs/data.md), each probe tagged with its reason_code.
 
     PAST-IRREG      over-regularised past         Yesterday he ___ ...      went / goed / goes
     PRES-3SG-S      missing 3sg -s                Every day she ___ ...     works / work

@@ -5,9 +5,9 @@ Generation is stratified: each round visits all 600 cells (2 languages x 20 verb
 3 persons) in a shuffled order and draws one sentence per cell, so languages, tenses, persons and
 verbs stay balanced whatever the size. Every sentence is unique after `text.normalize_exact`
 (which also makes test disjoint from train and val), and a sentence that any of the three leak
-detectors of SPEC "Validation" would match to a probe is dropped before it is kept (seed 001's
-assembler: held-out material never enters training). The detectors use exactly the functions of
-`core.text`, on the same side of the comparison as `evalgate validate` does.
+detectors of docs/validate.md would match to a probe is dropped before it is kept (docs/data.md,
+"Decontamination": held-out material never enters training). The detectors use exactly the functions of
+`probeset.text`, on the same side of the comparison as `evalgate validate` does.
 """
 
 from __future__ import annotations

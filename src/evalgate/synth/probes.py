@@ -3,16 +3,16 @@
 Pure: grammar, lexicon and seed in, `Probe`s out; one `random.Random(seed)` drives every choice,
 so the same seed gives the same probes on any machine.
 
-Core design: the whole grid of seed 000's coverage matrix, every (verb, tense, person) cell of
-each language exactly once (20 verbs x 5 tenses x 3 persons = 300 per language). Seed 000 samples
-the grid because its probes are hand-written; generated probes can afford all of it, and the gate
+Core design (docs/data.md, "Core probes"): the whole grid, every (verb, tense, person) cell of
+each language exactly once (20 verbs x 5 tenses x 3 persons = 300 per language). Written by hand,
+a set samples the grid (docs/design.md, "Probe set"); generated probes can afford all of it, and the gate
 needs the size: a slice must hold ~100 probes to detect a 10-point drop at realistic
 checkpoint-to-checkpoint disagreement (docs/gate.md), and each tense slice then has 120.
 
 Everything that decides the answer sits left of the blank (the scorer reads log p(candidate |
 text before the blank)). Distractors are other forms of the same verb: one person-agreement form,
 one other-tense form and, for irregular past forms, sometimes the over-regularised form. Two
-readings seed 000's convention sets aside are never offered, so that exactly one candidate is
+readings the time marker rules out are never offered, so that exactly one candidate is
 right: the habitual past after a present-time marker ("Every day she worked") and the scheduled
 present after a future one ("Tomorrow she goes").
 """
@@ -28,7 +28,7 @@ from evalgate.synth.lexicon import Lexicon
 from evalgate.synth.sentences import Sentence, pick_shape, realise
 from evalgate.types import LANGUAGES, PERSONS, TENSES, Probe
 
-# Core probes labelled ambiguous (seed 000: "You work" reads as 2sg or plural; without a time
+# Core probes labelled ambiguous (docs/data.md: "You work" reads as 2sg or plural; without a time
 # marker it also reads as past): kept few, they leave the accuracy denominators.
 AMBIGUOUS_PER_LANGUAGE = {"en": 2, "es": 1}
 TENSE_ABBR = {

@@ -2,8 +2,8 @@
 
 A sentence is (before, form, after): the corpus writes `before form after.`, a probe writes
 `before ___ after.` Sharing the realiser keeps the probes in the corpus's own conventions, which
-is what a small model trained on the corpus can be asked about (seed 000 says to acknowledge this
-bias; docs/data.md does).
+is what a small model trained on the corpus can be asked about (a bias to acknowledge, docs/design.md;
+docs/data.md does).
 
 Shapes, by where the cue that decides the form sits:
 
