@@ -287,25 +287,55 @@ def test_report_does_not_modify_results():
 
 
 EMPTY_SLICE = {"n": 0, "correct": 0, "accuracy": None, "wilson_low": None, "wilson_high": None}
+MANIFEST = {
+    "method": "candidate",
+    "normalization": "tokens",
+    "template_sha256": "0" * 64,
+    "dtype": "float32",
+    "scoring_version": "1",
+    "probe_set_digest": "0" * 64,
+}
+
+
+def _minimal(verdict: str, **parts) -> dict:
+    """The least a schema-valid results.json holds: every optional part is missing."""
+    doc = {
+        "schema_version": 1,
+        "evalgate_version": "0",
+        "verdict": verdict,
+        "inputs": {},
+        "config": {},
+        "probes": [],
+        "slices": {},
+        "per_verb": {},
+        "perplexity": None,
+        "calibration": {},
+    }
+    if verdict == "refused":
+        doc.update(reasons=[], findings=[])
+    else:
+        doc.update(manifest=MANIFEST, checkpoint=None)
+    doc.update(parts)
+    return doc
 
 
 @pytest.mark.parametrize(
     "results",
     [
-        {"verdict": "pass"},
-        {"verdict": "refused"},
-        {
-            "verdict": "fail",
-            "comparison": {
+        _minimal("pass"),
+        _minimal("refused"),
+        _minimal(
+            "fail",
+            comparison={
                 "slices": {"overall": {"status": "regressed"}},
                 "perplexity": {"status": "regressed", "ratio": None},
             },
-            "slices": {"overall": EMPTY_SLICE},
-        },
-        {
-            "verdict": "pass",
-            "comparison": {"flipped": {"right_to_wrong": ["gone-probe"]}, "new_probes": ["x"]},
-            "probes": [
+            slices={"overall": EMPTY_SLICE},
+        ),
+        _minimal(
+            "pass",
+            comparison={"flipped": {"right_to_wrong": ["gone-probe"]}, "new_probes": ["x"]},
+            probes=[
                 {
                     "id": "o",
                     "status": "scored",
@@ -315,12 +345,18 @@ EMPTY_SLICE = {"n": 0, "correct": 0, "accuracy": None, "wilson_low": None, "wils
                     "candidates": [{"text": "a", "score": -1.0}, {"text": "b", "score": -2.0}],
                 }
             ],
-            "calibration": {"bins": [{}], "entropy": {"correct": {"n": 1, "mean": None}}},
-        },
+            calibration={
+                "bins": [{"lo": 0.0, "hi": 0.1, "n": 0}],
+                "entropy": {"correct": {"n": 1, "mean": None}},
+            },
+        ),
     ],
 )
 def test_partial_results_still_render(results):
-    """Missing optional parts (older results, a comparison without perplexity...) never crash the report."""
+    """Missing optional parts (a comparison without perplexity, a bin without numbers...) never crash
+    the report. Every rendered document passed the schema first (edges/outputs.py), so the keys the
+    schema requires are there (gate/document.py)."""
+    validate_results(results, "results")
     text = render_report(results)
     assert text.startswith("## ") and text.rstrip().endswith("-->") and text.count(MARKER_PREFIX) == 1
 

@@ -307,10 +307,20 @@ def test_a_malformed_loader_flag_is_named_as_the_flag(tmp_path, capsys):
 def test_run_warnings_reach_the_console_and_annotations(capsys):
     from evalgate.commands.run import print_summary
 
-    results = {
+    results = {  # the keys the schema requires, and the warning
+        "schema_version": 1,
+        "evalgate_version": "0",
         "verdict": "pass",
         "reasons": [],
-        "slices": {"overall": {"accuracy": 0.9}},
+        "inputs": {},
+        "config": {},
+        "probes": [],
+        "slices": {
+            "overall": {"n": 10, "correct": 9, "accuracy": 0.9, "wilson_low": None, "wilson_high": None}
+        },
+        "per_verb": {},
+        "perplexity": None,
+        "calibration": {},
         "warnings": [
             {"check": "manifest-partial", "message": "part of the set", "file": "data/eval/MANIFEST.json"}
         ],

@@ -25,12 +25,14 @@ def test_the_matrix_is_shown_in_text_and_json_with_shortfalls_marked(tmp_path):
 
 def test_report_md_shows_the_matrix_with_shortfalls_marked(tmp_path):
     from evalgate.config import load_config
+    from evalgate.gate.results import assemble_refused
     from evalgate.probeset_io import validate
     from evalgate.report.full_report import render_report
 
     cfg = write_base(tmp_path, {**CONFIG, "coverage": {**CONFIG["coverage"], "per_tense": 3}})
     outcome = validate(load_config(str(cfg)))
-    results = {"verdict": "refused", "probe_set": outcome.probe_set, "findings": [], "warnings": []}
+    # a refusal as `evalgate run` writes it: the report reads the keys the schema requires
+    results = assemble_refused(reasons=[], findings=[], inputs={}, config_pin={}, probe_set=outcome.probe_set)
     text = render_report(results)
     section = text[text.index("### Coverage matrix") :]
     assert "cell(s) outside their bounds" in section

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from evalgate.errors import NotComparableError, RefusedError
 from evalgate.gate import noninferiority, perplexity_test
 from evalgate.gate.baseline import BASELINE_KIND, validate_baseline
+from evalgate.gate.document import Comparison
 from evalgate.gate.results import refuse_partial
 from evalgate.gate.slices import slice_keys, slice_sort_key
 from evalgate.gate.stats import (
@@ -266,7 +267,9 @@ def _mde_disagreement(n_discordant: int, n_paired: int, assumed: float) -> float
     return math.ceil(n_discordant / n_paired * 200 - 1e-9) / 200
 
 
-def compare(results: dict[str, Any], baseline: dict[str, Any], rules: GateRules, baseline_path: str) -> dict:
+def compare(
+    results: dict[str, Any], baseline: dict[str, Any], rules: GateRules, baseline_path: str
+) -> Comparison:
     """results.json's "comparison": per gated slice, perplexity, flipped/new/gone probes.
 
     Raises NotComparableError when the manifests differ, RefusedError when a probe changed

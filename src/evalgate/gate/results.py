@@ -19,6 +19,7 @@ import jsonschema
 
 from evalgate import SCORING_VERSION, __version__
 from evalgate.errors import RefusedError
+from evalgate.gate.document import LeakSummary, Manifest, ResultsDocument
 
 SCHEMA_VERSION = 1
 # Significant digits kept for every float: float32 carries about 7, and a fixed count (not fixed
@@ -50,7 +51,7 @@ def comparability_manifest(
     probe_set_version: str | None,
     tokenizer_sha256: str | None,
     test_sha256: str | None = None,
-) -> dict[str, Any]:
+) -> Manifest:
     """How a result was measured. Two results are comparable only if the measuring keys agree.
 
     `candidate-raw` ignores the normalisation, so it is recorded as "none" there: two raw runs
@@ -69,9 +70,7 @@ def comparability_manifest(
     }
 
 
-def leak_summary(
-    entries: Iterable[Mapping[str, Any]], excluded: Iterable[str], policy: str
-) -> dict[str, Any]:
+def leak_summary(entries: Iterable[Mapping[str, Any]], excluded: Iterable[str], policy: str) -> LeakSummary:
     """The honesty note (docs/report.md): which probes the strict series leaves out, by label and category.
 
     An exclusion that removes a larger share of one label than another would bias the strict
@@ -108,7 +107,7 @@ def assemble(
     aggregate_full: Mapping[str, Any] | None = None,
     gate_changes: str | None = None,
     extra: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> ResultsDocument:
     """The results dict of a scored run (verdict pass or fail)."""
     results: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -147,7 +146,7 @@ def assemble_refused(
     probe_set: Mapping[str, Any] | None = None,
     warnings: list[dict[str, Any]] | None = None,
     gate_changes: str | None = None,
-) -> dict[str, Any]:
+) -> ResultsDocument:
     """The results dict of a refused run: why, and which inputs were read. Nothing was scored."""
     results: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,

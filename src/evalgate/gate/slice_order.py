@@ -6,9 +6,9 @@ from infinitive to future, 1sg before 3sg); anything unknown sorts alphabeticall
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from evalgate.gate.document import GateSettings, ResultsDocument
 from evalgate.types import CATEGORIES, LABELS, LANGUAGES, PERSONS, REGULARITIES, TENSES
 
 FAMILIES = ("overall", "language", "regularity", "tense", "person", "category", "reason_code", "label")
@@ -43,15 +43,15 @@ def value(key: str) -> str:
     return key.partition(":")[2] or key
 
 
-def gate_settings(results: Mapping[str, Any]) -> dict[str, Any]:
+def gate_settings(results: ResultsDocument) -> GateSettings:
     """alpha, tolerance, min_n, z, ...: the comparison's own thresholds over the pinned config."""
-    gate = dict((results.get("config") or {}).get("gate") or {})
+    gate = GateSettings(**(results["config"].get("gate") or {}))
     gate.update((results.get("comparison") or {}).get("thresholds") or {})
     return gate
 
 
-def gated_families(results: Mapping[str, Any]) -> tuple[str, ...]:
+def gated_families(results: ResultsDocument) -> tuple[str, ...]:
     """The slice families the configuration gates (results.json keeps the pinned config)."""
-    gate = (results.get("config") or {}).get("gate") or {}
+    gate: GateSettings = results["config"].get("gate") or {}
     families = gate.get("slices")
     return tuple(families) if families else DEFAULT_GATED

@@ -8,9 +8,10 @@ same badge drawn locally (shields' "flat" style) for places that cannot reach sh
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
+
+from evalgate.gate.document import ResultsDocument
 
 LABEL = "evalgate"
 COLORS = {"pass": "green", "fail": "red", "refused": "lightgrey"}
@@ -30,22 +31,22 @@ _WIDTHS = {
 _PAD = 10  # horizontal padding per half, px
 
 
-def overall_accuracy(results: Mapping[str, Any]) -> float | None:
-    overall = (results.get("slices") or {}).get("overall") or {}
-    acc = overall.get("accuracy")
+def overall_accuracy(results: ResultsDocument) -> float | None:
+    overall = results["slices"].get("overall")  # absent when nothing was scored
+    acc = overall["accuracy"] if overall else None
     return float(acc) if isinstance(acc, int | float) else None
 
 
-def badge_message(results: Mapping[str, Any]) -> str:
-    verdict = str(results.get("verdict", "refused"))
+def badge_message(results: ResultsDocument) -> str:
+    verdict = str(results["verdict"])
     acc = overall_accuracy(results)
     if verdict == "refused" or acc is None:
         return verdict
     return f"{verdict} · {100 * acc:.1f}%"
 
 
-def badge_json(results: Mapping[str, Any]) -> dict[str, Any]:
-    verdict = str(results.get("verdict", "refused"))
+def badge_json(results: ResultsDocument) -> dict[str, Any]:
+    verdict = str(results["verdict"])
     return {
         "schemaVersion": 1,
         "label": LABEL,
@@ -58,7 +59,7 @@ def _text_width(text: str) -> int:
     return round(sum(_WIDTHS.get(ch.lower(), 7.5) for ch in text))
 
 
-def badge_svg(results: Mapping[str, Any]) -> str:
+def badge_svg(results: ResultsDocument) -> str:
     """A 20-px-high flat badge; every number is an integer, so the same results give the same bytes."""
     badge = badge_json(results)
     label, message = badge["label"], badge["message"]

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evalgate.gate.document import ResultsDocument, SliceComparison
 from evalgate.gate.slice_order import gated_families, slice_sort_key
 from evalgate.report.markdown import Md, fence
 
@@ -103,16 +104,16 @@ def bar_lines(bars: Sequence[Bar], width: int = 40) -> list[str]:
     return [f"{head}{bar_string(bar, bar_width)}{tail}" for head, bar, tail in rows]
 
 
-def bars_from_results(results: Mapping[str, Any]) -> list[Bar]:
+def bars_from_results(results: ResultsDocument) -> list[Bar]:
     """Bars for the gated slice families; with a baseline, the numbers the gate compared (shared probes)."""
-    slices: Mapping[str, Any] = results.get("slices") or {}
-    comparison: Mapping[str, Any] = (results.get("comparison") or {}).get("slices") or {}
+    slices = results["slices"]
+    comparison: Mapping[str, SliceComparison] = (results.get("comparison") or {}).get("slices") or {}
     families = gated_families(results)
     keys = {k for k in list(slices) + list(comparison) if k.split(":", 1)[0] in families}
     bars = []
     for key in sorted(keys, key=slice_sort_key):
-        s = slices.get(key) or {}
-        c = comparison.get(key) or {}
+        s: Mapping[str, Any] = slices.get(key) or {}  # a slice may be in one of the two only
+        c: Mapping[str, Any] = comparison.get(key) or {}
         use = c if c.get("accuracy") is not None else s
         bars.append(
             Bar(
@@ -129,7 +130,7 @@ def bars_from_results(results: Mapping[str, Any]) -> list[Bar]:
     return bars
 
 
-def render_bars(results: Mapping[str, Any], width: int = 40) -> Md:
+def render_bars(results: ResultsDocument, width: int = 40) -> Md:
     """The chart as a fenced code block followed by its one-line legend ("" when there is no slice)."""
     bars = bars_from_results(results)
     lines = bar_lines(bars, width)

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalgate.gate.baseline_diff import baseline_changes, change_table
+from evalgate.gate.document import ResultsDocument, SliceComparison
 from evalgate.gate.slice_order import family, gated_families, ordered
 from evalgate.gate.yardstick import describe
 from evalgate.report.markdown import (
@@ -48,17 +49,15 @@ _VERDICT_HEAD = {
 _URL_RE = re.compile(r"https://[A-Za-z0-9.-]+(?::\d+)?/[A-Za-z0-9._~/%+-]*")
 _SHA_RE = re.compile(r"[0-9a-f]{7,64}")
 
-Results = Mapping[str, Any]
 
-
-def focus_slices(results: Results) -> tuple[str, list[dict[str, Any]]]:
+def focus_slices(results: ResultsDocument) -> tuple[str, list[dict[str, Any]]]:
     """("regressed" | "closest" | "none", rows): the comment's slice table as plain numbers.
 
     The closest to the line are the gated slices that did not regress, lowest p (Holm-adjusted
     where there is one) first, then the largest drop: the ones a reviewer should look at next.
     `--format json` prints the same rows (commands/run.py, commands/compare.py).
     """
-    slices: Mapping[str, Any] = (results.get("comparison") or {}).get("slices") or {}
+    slices: Mapping[str, SliceComparison] = (results.get("comparison") or {}).get("slices") or {}
     rows = [_row(k, slices[k]) for k in ordered(slices) if isinstance(slices[k], Mapping)]
     regressed = [r for r in rows if r["status"] == "regressed"]
     if regressed:
@@ -74,22 +73,22 @@ def focus_slices(results: Results) -> tuple[str, list[dict[str, Any]]]:
     return "closest", sorted(gated, key=closeness)[:MAX_CLOSEST]
 
 
-def slice_rows(results: Results) -> list[dict[str, Any]]:
+def slice_rows(results: ResultsDocument) -> list[dict[str, Any]]:
     """Every gated slice as the comment's table numbers (`--format json`'s `slices`).
 
     With a baseline, the compared slices; without one, the gated families' slices, with
     baseline, delta, p and MDE None.
     """
-    compared: Mapping[str, Any] = (results.get("comparison") or {}).get("slices") or {}
+    compared: Mapping[str, SliceComparison] = (results.get("comparison") or {}).get("slices") or {}
     if compared:
         return [_row(k, compared[k]) for k in ordered(compared) if isinstance(compared[k], Mapping)]
-    slices: Mapping[str, Any] = results.get("slices") or {}
+    slices = results["slices"]
     families = gated_families(results)
     rows = []
     for key in ordered(slices):
         s = slices[key]
         if family(key) in families and isinstance(s, Mapping):
-            rows.append(_row(key, {**s, "n_shared": s.get("n"), "status": "not_gated"}))
+            rows.append(_row(key, {**s, "n_shared": s["n"], "status": "not_gated"}))
     return rows
 
 
@@ -110,18 +109,18 @@ def _row(key: str, c: Mapping[str, Any]) -> dict[str, Any]:
         "p_value": number("p_value"),
         "p_adjusted": number("p_adjusted"),
         "mde": number("mde"),
-        "status": str(c.get("status")),
+        "status": str(c["status"]),
     }
 
 
-def render_comment(results: Results, provenance: Mapping[str, Any] | None = None) -> str:
+def render_comment(results: ResultsDocument, provenance: Mapping[str, Any] | None = None) -> str:
     """The sticky comment for `results`; `provenance` (head_sha, run_url, conclusion, head_repo,
     head_branch) comes from the trusted workflow_run event, never from the artifact."""
     prov = provenance or {}
     parts = [_provenance(prov), _verdict(results), _slices(results), _gate_changes(results)]
     parts += [_new_probes(results), _links(prov), _accept(results)]
     body = "\n\n".join(p for p in parts if p)
-    verdict = re.sub(r"[^a-z]", "", str(results.get("verdict", "")))
+    verdict = re.sub(r"[^a-z]", "", str(results["verdict"]))
     return defuse_references(body) + f"\n\n{MARKER_PREFIX} verdict={verdict} -->\n"
 
 
@@ -150,11 +149,12 @@ def _provenance(prov: Mapping[str, Any]) -> str:
     )
 
 
-def _verdict(results: Results) -> str:
-    v = str(results.get("verdict"))
+def _verdict(results: ResultsDocument) -> str:
+    v = str(results["verdict"])
     head = _VERDICT_HEAD.get(v, f"evalgate: {inline(v)}")
-    overall = ((results.get("comparison") or {}).get("slices") or {}).get("overall") or {}
-    acc = overall.get("accuracy", ((results.get("slices") or {}).get("overall") or {}).get("accuracy"))
+    overall: Mapping[str, Any] = ((results.get("comparison") or {}).get("slices") or {}).get("overall") or {}
+    own = results["slices"].get("overall")
+    acc = overall.get("accuracy", own["accuracy"] if own else None)
     line = f"## {head}"
     if isinstance(acc, int | float):
         line += f" — overall {pct(acc)}"
@@ -170,7 +170,7 @@ def _verdict(results: Results) -> str:
     return line + ("\n\n" + "\n".join(why) if why else "")
 
 
-def _slices(results: Results) -> str:
+def _slices(results: ResultsDocument) -> str:
     kind, rows = focus_slices(results)
     if kind == "none":
         return ""
@@ -204,7 +204,7 @@ def _describe(change: Any) -> str:
     return str(inline(change, 200))
 
 
-def _gate_changes(results: Results) -> str:
+def _gate_changes(results: ResultsDocument) -> str:
     changes = results.get("gate_changes_vs_baseline")
     lines = []
     if isinstance(changes, Sequence) and not isinstance(changes, str) and changes:
@@ -225,11 +225,11 @@ def _gate_changes(results: Results) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-def _new_probes(results: Results) -> str:
+def _new_probes(results: ResultsDocument) -> str:
     ids = [str(i) for i in (results.get("comparison") or {}).get("new_probes") or []]
     if not ids:
         return ""
-    by_id = {str(p.get("id")): p for p in results.get("probes") or [] if isinstance(p, Mapping)}
+    by_id: dict[str, Mapping[str, Any]] = {p["id"]: p for p in results["probes"]}
     right = sum(1 for i in ids if by_id.get(i, {}).get("correct") is True)
     marks = {True: "✅", False: "❌"}
     shown = [f"{code(i)} {marks.get(by_id.get(i, {}).get('correct'), '·')}" for i in sorted(ids)[:MAX_LIST]]
@@ -250,8 +250,8 @@ def _links(prov: Mapping[str, Any]) -> str:
     )
 
 
-def _accept(results: Results) -> str:
-    if results.get("verdict") not in ("fail", "refused"):
+def _accept(results: ResultsDocument) -> str:
+    if results["verdict"] not in ("fail", "refused"):
         return ""
     return (
         "<details><summary>The regression or gate change is intended?</summary>\n\n"

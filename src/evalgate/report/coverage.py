@@ -7,14 +7,15 @@ validation); a results.json without it (older, or coverage not checked) shows no
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from tabulate import tabulate
 
+from evalgate.gate.document import ResultsDocument
 from evalgate.report.budget import Section
 
 
-def coverage(results: Mapping[str, Any]) -> Section | None:
+def coverage(results: ResultsDocument) -> Section | None:
+    # `probe_set` is an object the schema leaves open: every key of it is read with .get.
     probe_set = results.get("probe_set")
     rows = probe_set.get("coverage") if isinstance(probe_set, Mapping) else None
     if not isinstance(rows, list) or not rows:

@@ -7,12 +7,12 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from evalgate.gate.document import Calibration, Perplexity, PerplexityComparison, ResultsDocument
 from evalgate.gate.slice_order import family, gate_settings, gated_families, ordered
 from evalgate.report.budget import Budget, Section
 from evalgate.report.markdown import MISSING, Md, code, count, details, inline, num, pct, size_points, table
 from evalgate.report.probes import ids_of, probe_list
 
-Results = Mapping[str, Any]
 ROLE_ORDER = (
     "checkpoint",
     "probes",
@@ -47,21 +47,21 @@ def _sha(value: Any) -> Md:
     return code(value) if isinstance(value, str) and _HEX64.match(value) else inline(value or MISSING)
 
 
-def counts(results: Results) -> Counter:
+def counts(results: ResultsDocument) -> Counter:
     """Probes per status: results.json `counts` when present, else counted from the probes."""
     given = results.get("counts")
     if isinstance(given, Mapping):
         return Counter({k: int(v) for k, v in given.items() if isinstance(v, int)})
-    return Counter(str(e.get("status")) for e in results.get("probes") or [])
+    return Counter(str(e["status"]) for e in results["probes"])
 
 
-def perplexity(results: Results) -> Section:
-    comp: Mapping[str, Any] = (results.get("comparison") or {}).get("perplexity") or {}
-    own: Mapping[str, Any] = results.get("perplexity") or {}
+def perplexity(results: ResultsDocument) -> Section:
+    comp: PerplexityComparison = (results.get("comparison") or {}).get("perplexity") or {}
+    own: Perplexity = results["perplexity"] or {}
     if not comp and not own:
         return Section("### Perplexity\n\n_Not measured in this run._")
     baseline = comp.get("baseline")
-    if isinstance(baseline, Mapping):
+    if isinstance(baseline, Mapping):  # an older comparison kept the baseline's whole record
         baseline = baseline.get("value")
     status = comp.get("status")
     shown = {
@@ -91,7 +91,7 @@ def perplexity(results: Results) -> Section:
     return Section(f"{head}\n\n{body}")
 
 
-def _perplexity_test_line(comp: Mapping[str, Any]) -> str:
+def _perplexity_test_line(comp: PerplexityComparison) -> str:
     """The paired test's p-value and interval (gate/perplexity_test.py), or why the ratio stood in."""
     if comp.get("test") == "ratio" and comp.get("note"):
         return f"\n\n{inline(comp['note'])}."
@@ -105,9 +105,9 @@ def _perplexity_test_line(comp: Mapping[str, Any]) -> str:
     )
 
 
-def calibration(results: Results, budget: Budget, review_entropy: float) -> list[Section]:
-    cal: Mapping[str, Any] = results.get("calibration") or {}
-    if not cal and not results.get("probes"):
+def calibration(results: ResultsDocument, budget: Budget, review_entropy: float) -> list[Section]:
+    cal: Calibration = results["calibration"]
+    if not cal and not results["probes"]:
         return []
     lines = ["### Calibration"]
     ece = cal.get("ece")
@@ -121,8 +121,8 @@ def calibration(results: Results, budget: Budget, review_entropy: float) -> list
     if bins:
         rows = [
             [
-                Md(f"{b.get('lo', 0):.1f}–{b.get('hi', 0):.1f}"),
-                count(b.get("n")),
+                Md(f"{b['lo']:.1f}–{b['hi']:.1f}"),
+                count(b["n"]),
                 num(b.get("mean_confidence")),
                 pct(b.get("accuracy")),
                 num(b.get("gap")),
@@ -146,12 +146,12 @@ def calibration(results: Results, budget: Budget, review_entropy: float) -> list
     confident = ids_of(cal.get("confident_errors"))
     limit = cal.get("confident_entropy")
     rule = f" (H / log K below {limit:g})" if isinstance(limit, int | float) else ""
-    probes = results.get("probes") or []
+    probes = results["probes"]
     review = sorted(
-        (e for e in probes if e.get("status") == "scored" and (e.get("entropy_norm") or 0) > review_entropy),
-        key=lambda e: (-e["entropy_norm"], e["id"]),
+        (e for e in probes if e["status"] == "scored" and (e.get("entropy_norm") or 0) > review_entropy),
+        key=lambda e: (-(e.get("entropy_norm") or 0), e["id"]),
     )
-    ambiguous = [e["id"] for e in probes if e.get("status") == "ambiguous"]
+    ambiguous = [e["id"] for e in probes if e["status"] == "ambiguous"]
     for key, ids, title, head in (
         (
             "confident_errors",
@@ -181,17 +181,17 @@ def calibration(results: Results, budget: Budget, review_entropy: float) -> list
     return out
 
 
-def inputs(results: Results) -> Section:
-    records: Mapping[str, Any] = results.get("inputs") or {}
+def inputs(results: ResultsDocument) -> Section:
+    records = results["inputs"]
 
     def order(path: str) -> tuple[int, str]:
-        role = str((records[path] or {}).get("role", ""))
+        role = str(records[path].get("role", ""))
         return (ROLE_ORDER.index(role) if role in ROLE_ORDER else len(ROLE_ORDER), path)
 
     rows = [
-        [path, r.get("role"), count(r.get("bytes")), _sha(r.get("sha256"))]
+        [path, r.get("role"), count(r["bytes"]), _sha(r["sha256"])]
         for path in sorted(records, key=order)
-        for r in [records[path] or {}]
+        for r in [records[path]]
     ]
     lines = ["### Inputs (SHA-256)"]
     ckpt = results.get("checkpoint") or {}
@@ -207,8 +207,8 @@ def inputs(results: Results) -> Section:
     return Section("\n\n".join(lines), essential=True)
 
 
-def method(results: Results) -> Section:
-    m: Mapping[str, Any] = results.get("manifest") or {}
+def method(results: ResultsDocument) -> Section:
+    m: Mapping[str, Any] = results.get("manifest") or {}  # a refusal has none
     probe_set: Mapping[str, Any] = results.get("probe_set") or {}
     name, norm = m.get("method", "?"), m.get("normalization", "?")
     scoring = METHOD.get(name, inline(name))
@@ -227,14 +227,14 @@ def method(results: Results) -> Section:
         f" template {_sha(m.get('template_sha256'))}; dtype {code(m.get('dtype', '?'))};"
         f" scoring version {code(m.get('scoring_version', '?'))};"
         f" tokenizer {_sha(m.get('tokenizer_sha256'))}.",
-        f"- **evalgate** {code(results.get('evalgate_version', '?'))}"
-        f" (results schema {code(results.get('schema_version', '?'))}).",
+        f"- **evalgate** {code(results['evalgate_version'])}"
+        f" (results schema {code(results['schema_version'])}).",
     ]
     return Section("\n".join(lines))
 
 
-def limitations(results: Results) -> Section:
-    probes = [e for e in results.get("probes") or [] if e.get("status") != "deprecated"]
+def limitations(results: ResultsDocument) -> Section:
+    probes = [e for e in results["probes"] if e["status"] != "deprecated"]
     sources = Counter(str(e.get("source") or "unspecified") for e in probes)
     status = counts(results)
     lines = ["### Limitations", ""]
@@ -275,22 +275,22 @@ def _unspecified(n: int) -> str:
     return f", {n:,} without a source" if n else ""
 
 
-def _low_power(results: Results) -> list[str]:
+def _low_power(results: ResultsDocument) -> list[str]:
     rows = (results.get("comparison") or {}).get("slices") or {}
     return [
         f"{inline(k)} (n={rows[k].get('n_shared', '?')}, MDE {size_points(rows[k].get('mde'))} pts)"
         for k in ordered(rows)
-        if (rows[k] or {}).get("underpowered") and rows[k].get("status") in ("ok", "regressed")
+        if rows[k].get("underpowered") and rows[k]["status"] in ("ok", "regressed")
     ]
 
 
-def _too_small(results: Results) -> list[str]:
+def _too_small(results: ResultsDocument) -> list[str]:
     comparison = (results.get("comparison") or {}).get("slices")
     if comparison:
-        keys = [k for k in ordered(comparison) if (comparison[k] or {}).get("status") == "too_small"]
+        keys = [k for k in ordered(comparison) if comparison[k]["status"] == "too_small"]
         return [f"{inline(k)} (n={comparison[k].get('n_shared', '?')})" for k in keys]
     min_n = int(gate_settings(results).get("min_n", 0) or 0)
-    slices: Mapping[str, Any] = results.get("slices") or {}
+    slices = results["slices"]
     families = gated_families(results)
-    keys = [k for k in ordered(slices) if family(k) in families and int(slices[k].get("n", 0)) < min_n]
-    return [f"{inline(k)} (n={slices[k].get('n')})" for k in keys]
+    keys = [k for k in ordered(slices) if family(k) in families and int(slices[k]["n"]) < min_n]
+    return [f"{inline(k)} (n={slices[k]['n']})" for k in keys]

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalgate.gate.baseline_diff import baseline_changes, change_table
+from evalgate.gate.document import Comparison, FindingDict, ResultsDocument, SliceComparison
 from evalgate.gate.slice_order import ordered
 from evalgate.report import coverage as report_coverage
 from evalgate.report import facts, yardstick
@@ -33,11 +34,9 @@ from evalgate.report.markdown import code, fence, inline, pct, points, table
 GITHUB_LIMIT = 65536
 _MAX_ROUNDS = 200
 
-Results = Mapping[str, Any]
-
 
 def render_report(
-    results: Results, *, max_chars: int = 65000, max_flipped: int = 50, review_entropy: float = 0.8
+    results: ResultsDocument, *, max_chars: int = 65000, max_flipped: int = 50, review_entropy: float = 0.8
 ) -> str:
     """The whole REPORT.md, at most `max_chars` (UTF-16 code units), ending with the sticky marker."""
     limits: dict[str, int] = {}
@@ -61,22 +60,24 @@ def size(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def marker(results: Results) -> str:
-    verdict = re.sub(r"[^a-z]", "", str(results.get("verdict", "")))
+def marker(results: ResultsDocument) -> str:
+    verdict = re.sub(r"[^a-z]", "", str(results["verdict"]))
     return f"{MARKER_PREFIX} verdict={verdict} -->"
 
 
-def _sections(results: Results, budget: Budget, max_flipped: int, review_entropy: float) -> list[Section]:
+def _sections(
+    results: ResultsDocument, budget: Budget, max_flipped: int, review_entropy: float
+) -> list[Section]:
     # A changed yardstick opens the report, before any verdict measured with it (docs/approval.md).
     out: list[Section | None] = [
         yardstick.own_gate(results, budget),
         verdict(results),
         gate_changes(results, budget),
     ]
-    if results.get("verdict") == "refused":
+    if results["verdict"] == "refused":
         out += [findings(results, budget), warnings(results, budget), report_coverage.coverage(results)]
         out.append(facts.inputs(results))
-        out.append(Section(f"evalgate {code(results.get('evalgate_version', '?'))}.", essential=True))
+        out.append(Section(f"evalgate {code(results['evalgate_version'])}.", essential=True))
         return [s for s in out if s is not None]
     compared = bool(results.get("comparison"))
     out.append(gate.gated_table(results) if compared else gate.slices_table(results))
@@ -102,7 +103,7 @@ def _sections(results: Results, budget: Budget, max_flipped: int, review_entropy
     return [s for s in out if s is not None]
 
 
-def _join(sections: list[Section], budget: Budget, results: Results) -> str:
+def _join(sections: list[Section], budget: Budget, results: ResultsDocument) -> str:
     parts = [s.text for s in sections]
     cut = budget.cut()
     if cut:
@@ -115,7 +116,7 @@ def _join(sections: list[Section], budget: Budget, results: Results) -> str:
     return "\n\n".join(p for p in parts if p) + "\n\n" + marker(results) + "\n"
 
 
-def _truncate(sections: list[Section], results: Results, max_chars: int) -> str:
+def _truncate(sections: list[Section], results: ResultsDocument, max_chars: int) -> str:
     """Last resort when every list is empty and it is still too long: essential sections first."""
     tail = (
         f"_This report was truncated to {max_chars:,} characters; REPORT.md and results.json in {ARTIFACT}"
@@ -138,12 +139,12 @@ def _truncate(sections: list[Section], results: Results, max_chars: int) -> str:
     return body + "\n\n" + tail + end
 
 
-def verdict(results: Results) -> Section:
+def verdict(results: ResultsDocument) -> Section:
     """One line: ✅ pass / ❌ fail naming the regressed slices / ⛔ refused; then the reasons."""
-    v = results.get("verdict")
-    comparison = results.get("comparison") or {}
-    rows: Mapping[str, Any] = comparison.get("slices") or {}
-    overall = (results.get("slices") or {}).get("overall") or {}
+    v = results["verdict"]
+    comparison: Comparison = results.get("comparison") or {}
+    rows: Mapping[str, SliceComparison] = comparison.get("slices") or {}
+    overall: Mapping[str, Any] = results["slices"].get("overall") or {}  # no overall: nothing scored
     if v == "refused":
         n = len(results.get("findings") or [])
         problems = f"{n:,} problem(s) in the input; " if n else ""
@@ -154,7 +155,7 @@ def verdict(results: Results) -> Section:
         names = [
             f"{inline(k)} ({points(rows[k].get('delta'))} pts)"
             for k in ordered(rows)
-            if rows[k].get("status") == "regressed"
+            if rows[k]["status"] == "regressed"
         ]
         ppl = comparison.get("perplexity") or {}
         if ppl.get("status") == "regressed":
@@ -179,7 +180,7 @@ def verdict(results: Results) -> Section:
     return Section(text, essential=True)
 
 
-def gate_changes(results: Results, budget: Budget) -> Section | None:
+def gate_changes(results: ResultsDocument, budget: Budget) -> Section | None:
     diff = results.get("gate_changes")
     if not diff:
         return None
@@ -204,6 +205,7 @@ def gate_changes(results: Results, budget: Budget) -> Section | None:
 
 
 def _finding_row(f: Mapping[str, Any]) -> list[Any]:
+    """A finding or a warning; the schema leaves a warning open, so every key is read with .get."""
     where = str(f.get("file") or "") + (f":{f['line']}" if f.get("file") and f.get("line") else "")
     evidence = f.get("evidence") or {}
     ev = (
@@ -223,18 +225,18 @@ def _finding_key(f: Mapping[str, Any]) -> tuple[Any, ...]:
     )
 
 
-def findings(results: Results, budget: Budget) -> Section:
+def findings(results: ResultsDocument, budget: Budget) -> Section:
     """Every finding, grouped by check, each naming file:line, probe id and field, with the hints."""
     all_findings = sorted(
         (f for f in results.get("findings") or [] if isinstance(f, Mapping)), key=_finding_key
-    )
+    )  # a scored run has none
     shown = budget.take("findings", all_findings, title="findings", where="results.json `findings`")
     totals: dict[str, int] = {}
     for f in all_findings:
-        totals[str(f.get("check"))] = totals.get(str(f.get("check")), 0) + 1
-    groups: dict[str, list[Mapping[str, Any]]] = {}
+        totals[str(f["check"])] = totals.get(str(f["check"]), 0) + 1
+    groups: dict[str, list[FindingDict]] = {}
     for f in shown:
-        groups.setdefault(str(f.get("check")), []).append(f)
+        groups.setdefault(str(f["check"]), []).append(f)
     parts = [f"### Why it was refused ({len(all_findings):,} problem(s))"]
     for check, items in groups.items():
         parts.append(f"#### {inline(check)} ({totals[check]:,})")
@@ -250,7 +252,7 @@ def findings(results: Results, budget: Budget) -> Section:
     return Section("\n\n".join(parts), "findings")
 
 
-def warnings(results: Results, budget: Budget) -> Section | None:
+def warnings(results: ResultsDocument, budget: Budget) -> Section | None:
     items = sorted((w for w in results.get("warnings") or [] if isinstance(w, Mapping)), key=_finding_key)
     if not items:
         return None

@@ -11,22 +11,21 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalgate.gate.document import Ordinal, OrdinalItem, OrdinalSummary, ResultsDocument
 from evalgate.report.budget import Budget, Section
 from evalgate.report.markdown import Md, count, num, table
 from evalgate.report.probes import details_if_long, probes_by_id
 from evalgate.scoring.ordinal import summarize
 
 SPARK = "▁▂▃▄▅▆▇█"
-Results = Mapping[str, Any]
 
 
-def ordinal_section(results: Results, review_entropy: float = 0.8) -> Mapping[str, Any] | None:
+def ordinal_section(results: ResultsDocument, review_entropy: float = 0.8) -> Ordinal | None:
     """results.json "ordinal", or the same computed from the probes of an older result."""
     given = results.get("ordinal")
     if isinstance(given, Mapping) and isinstance(given.get("items"), list):
         return given
-    probes = [e for e in results.get("probes") or [] if isinstance(e, Mapping)]
-    return summarize(probes, review_entropy)
+    return summarize(results["probes"], review_entropy)
 
 
 def sparkline(points: Sequence[Mapping[str, Any]]) -> str:
@@ -46,20 +45,20 @@ def sparkline(points: Sequence[Mapping[str, Any]]) -> str:
     return "".join(bars)
 
 
-def _flag(item: Mapping[str, Any]) -> Md:
-    if item.get("review"):
+def _flag(item: OrdinalItem) -> Md:
+    if item["review"]:
         return Md("👀 review")
     return Md("ambiguous") if item.get("status") == "ambiguous" else Md("")
 
 
-def sections(results: Results, budget: Budget, review_entropy: float = 0.8) -> list[Section]:
+def sections(results: ResultsDocument, budget: Budget, review_entropy: float = 0.8) -> list[Section]:
     """The ordinal section and its review list; [] when the run has no ordinal probe."""
     section = ordinal_section(results, review_entropy)
     if not section:
         return []
-    threshold = section.get("review_entropy", review_entropy)
-    items = [i for i in section.get("items") or [] if isinstance(i, Mapping)]
-    overall = section.get("overall") or {}
+    threshold = section["review_entropy"]
+    items = section["items"]
+    overall = section["overall"]
     out = [_items(section, items, overall, threshold, budget)]
     review = _review(results, section, items, threshold, budget)
     if review is not None:
@@ -68,34 +67,32 @@ def sections(results: Results, budget: Budget, review_entropy: float = 0.8) -> l
 
 
 def _items(
-    section: Mapping[str, Any],
-    items: list[Mapping[str, Any]],
-    overall: Mapping[str, Any],
+    section: Ordinal,
+    items: list[OrdinalItem],
+    overall: OrdinalSummary,
     threshold: float,
     budget: Budget,
 ) -> Section:
     head = (
         f"### Ordinal probes\n\n{len(items):,} item(s) judged on an ordinal scale (seed 002), reported"
         " apart from the verb-form accuracy and never gated. Over the"
-        f" {count(overall.get('n'))} scored item(s): mean absolute error of the expected value"
-        f" {num(overall.get('mae'), 2)}, of the argmin {num(overall.get('mae_argmin'), 2)}, mean normalised"
-        f" entropy {num(overall.get('mean_entropy_norm'))}. The curve is each point's surprisal after"
+        f" {count(overall['n'])} scored item(s): mean absolute error of the expected value"
+        f" {num(overall['mae'], 2)}, of the argmin {num(overall.get('mae_argmin'), 2)}, mean normalised"
+        f" entropy {num(overall['mean_entropy_norm'])}. The curve is each point's surprisal after"
         " renormalising over the scale (low bar = preferred; a row of ▄ is a flat curve);"
         f" above {threshold:g} normalised entropy an item needs human review."
     )
-    groups: Mapping[str, Any] = section.get("groups") or {}
     group_rows = [
         [
             g,
-            count(s.get("n")),
-            num(s.get("mae"), 2),
+            count(s["n"]),
+            num(s["mae"], 2),
             num(s.get("mae_argmin"), 2),
-            num(s.get("mean_entropy_norm")),
+            num(s["mean_entropy_norm"]),
             count(s.get("n_review")),
             count(s.get("n_ambiguous")),
         ]
-        for g, s in groups.items()
-        if isinstance(s, Mapping)
+        for g, s in section["groups"].items()
     ]
     group_table = table(
         ["group", "n", "MAE E[x]", "MAE argmin", "mean H/log K", "review", "ambiguous"],
@@ -105,14 +102,14 @@ def _items(
     shown = budget.take("ordinal", items, title="ordinal items", where="results.json `ordinal.items`")
     rows = [
         [
-            i.get("id"),
-            i.get("group"),
-            Md(sparkline(i.get("points") or [])),
-            i.get("argmin"),
-            num(i.get("expectation"), 2),
+            i["id"],
+            i["group"],
+            Md(sparkline(i["points"])),
+            i["argmin"],
+            num(i["expectation"], 2),
             i.get("expected"),
             num(i.get("abs_error"), 2),
-            num(i.get("entropy_norm")),
+            num(i["entropy_norm"]),
             _flag(i),
         ]
         for i in shown
@@ -129,16 +126,16 @@ def _items(
 
 
 def _review(
-    results: Results,
-    section: Mapping[str, Any],
-    items: list[Mapping[str, Any]],
+    results: ResultsDocument,
+    section: Ordinal,
+    items: list[OrdinalItem],
     threshold: float,
     budget: Budget,
 ) -> Section | None:
-    ids = [str(i) for i in section.get("review") or []]
+    ids = [str(i) for i in section["review"]]
     if not ids:
         return None
-    by_item = {str(i.get("id")): i for i in items}
+    by_item: dict[str, Mapping[str, Any]] = {str(i["id"]): i for i in items}
     by_probe = probes_by_id(results)
     shown = budget.take(
         "ordinal_review", ids, title="ordinal items to review", where="results.json `ordinal.review`"

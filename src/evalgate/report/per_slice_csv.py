@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalgate.gate.document import ResultsDocument, Slice, SliceComparison
 from evalgate.gate.slice_order import family, ordered
 
 SLICE_COLUMNS = ("n", "correct", "accuracy", "wilson_low", "wilson_high")
@@ -23,21 +24,21 @@ FLOAT_FORMAT = "%.6f"
 P_COLUMNS = ("p_value", "p_adjusted")
 
 
-def per_slice_frame(results: Mapping[str, Any]) -> pd.DataFrame:
-    slices: Mapping[str, Any] = results.get("slices") or {}
-    full: Mapping[str, Any] | None = results.get("slices_full")
-    comparison: Mapping[str, Any] | None = (results.get("comparison") or {}).get("slices")
+def per_slice_frame(results: ResultsDocument) -> pd.DataFrame:
+    slices = results["slices"]
+    full: Mapping[str, Slice] | None = results.get("slices_full")
+    comparison: Mapping[str, SliceComparison] | None = (results.get("comparison") or {}).get("slices")
     keys = set(slices) | set(comparison or {}) | set(full or {})
     rows = []
     for key in ordered(keys):
-        s = slices.get(key) or {}
+        s: Mapping[str, Any] = slices.get(key) or {}  # each key may be missing from the others
         row: dict[str, Any] = {"slice": key, "family": family(key)}
         row.update({c: s.get(c) for c in SLICE_COLUMNS})
         if comparison is not None:
-            c = comparison.get(key) or {}
+            c: Mapping[str, Any] = comparison.get(key) or {}
             row.update({col: c.get(col) for col in COMPARISON_COLUMNS})
         if full is not None:
-            f = full.get(key) or {}
+            f: Mapping[str, Any] = full.get(key) or {}
             row.update({f"{col}_full": f.get(col) for col in SLICE_COLUMNS})
         rows.append(row)
     columns = ["slice", "family", *SLICE_COLUMNS]
@@ -59,6 +60,6 @@ def per_slice_frame(results: Mapping[str, Any]) -> pd.DataFrame:
     return frame
 
 
-def render_csv(results: Mapping[str, Any]) -> str:
+def render_csv(results: ResultsDocument) -> str:
     """The CSV text (UTF-8, `\\n` line ends, header row always present)."""
     return per_slice_frame(results).to_csv(index=False, float_format=FLOAT_FORMAT, lineterminator="\n")

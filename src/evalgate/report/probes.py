@@ -11,17 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from evalgate.gate.document import Comparison, ProbeEntry, ResultsDocument
 from evalgate.gate.slice_order import value
 from evalgate.report.budget import Budget, Section
 from evalgate.report.markdown import count, details, num, table
 
 FOLD_ROWS = 10  # lists longer than this fold into <details>
 
-Results = Mapping[str, Any]
 
-
-def probes_by_id(results: Results) -> dict[str, Mapping[str, Any]]:
-    return {e["id"]: e for e in results.get("probes") or [] if isinstance(e, Mapping) and "id" in e}
+def probes_by_id(results: ResultsDocument) -> dict[str, ProbeEntry]:
+    return {e["id"]: e for e in results["probes"]}
 
 
 def _candidates(entry: Mapping[str, Any]) -> str:
@@ -52,7 +51,7 @@ def _folded(budget: Budget, key: str, summary: str, body: str, n: int) -> str:
     return details_if_long(summary, f"{body}\n\n{note}" if note else body, n)
 
 
-def flipped(results: Results, budget: Budget, max_flipped: int) -> Section | None:
+def flipped(results: ResultsDocument, budget: Budget, max_flipped: int) -> Section | None:
     comparison = results.get("comparison")
     if not comparison:
         return None
@@ -80,7 +79,7 @@ def flipped(results: Results, budget: Budget, max_flipped: int) -> Section | Non
     return Section(head + "\n\n" + _folded(budget, "flipped", summary, body, len(lost)), "flipped")
 
 
-def _flips(comparison: Mapping[str, Any], direction: str) -> dict[str, str | None]:
+def _flips(comparison: Comparison, direction: str) -> dict[str, str | None]:
     """{id: baseline pred or None}; accepts {direction: [ids or {id, baseline_pred}]} or a flat list."""
     raw = comparison.get("flipped") or {}
     if isinstance(raw, Mapping):
@@ -96,15 +95,15 @@ def _flips(comparison: Mapping[str, Any], direction: str) -> dict[str, str | Non
     return out
 
 
-def per_verb(results: Results, budget: Budget) -> Section | None:
-    cells: Mapping[str, Any] = results.get("per_verb") or {}
+def per_verb(results: ResultsDocument, budget: Budget) -> Section | None:
+    cells = results["per_verb"]
     if not cells:
         return None
     keys = budget.take("per_verb", sorted(cells), title="verbs", where="results.json `per_verb`")
     rows = []
     for key in keys:
         c = cells[key]
-        n, k = int(c.get("n", 0)), int(c.get("correct", 0))
+        n, k = int(c["n"]), int(c["correct"])
         rows.append(
             [value(key), key.partition(":")[0] if ":" in key else "", count(n), count(k), count(n - k)]
         )
@@ -115,7 +114,7 @@ def per_verb(results: Results, budget: Budget) -> Section | None:
     return Section("### Per verb\n\n" + details(f"Per-verb counts ({len(cells)} verbs)", body), "per_verb")
 
 
-def new_probes(results: Results, budget: Budget) -> Section | None:
+def new_probes(results: ResultsDocument, budget: Budget) -> Section | None:
     ids = ids_of((results.get("comparison") or {}).get("new_probes"))
     if not ids:
         return None
@@ -138,7 +137,7 @@ def new_probes(results: Results, budget: Budget) -> Section | None:
 
 
 def probe_list(
-    results: Results, budget: Budget, key: str, ids: list[str], title: str, head: str
+    results: ResultsDocument, budget: Budget, key: str, ids: list[str], title: str, head: str
 ) -> Section | None:
     """A folded table of probes with their prediction and entropy (confident errors, review, ambiguous)."""
     if not ids:

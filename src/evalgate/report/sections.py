@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from evalgate.gate.document import Comparison, LeakSummary, ResultsDocument, Slice, SliceComparison
 from evalgate.gate.slice_order import family, gate_settings, gated_families, ordered
 from evalgate.gate.stats import wilson_interval
 from evalgate.report.budget import Budget, Section
@@ -35,12 +36,10 @@ STATUS_TEXT = {
     "not_comparable": "⚪ not comparable",
 }
 
-Results = Mapping[str, Any]
 
-
-def _status_text(row: Mapping[str, Any]) -> str:
-    text = STATUS_TEXT.get(row.get("status"), inline(row.get("status")))
-    if row.get("underpowered") and row.get("status") in ("ok", "regressed"):
+def _status_text(row: SliceComparison) -> str:
+    text = STATUS_TEXT.get(row["status"], inline(row["status"]))
+    if row.get("underpowered") and row["status"] in ("ok", "regressed"):
         text += " · low power"
     return text
 
@@ -48,10 +47,10 @@ def _status_text(row: Mapping[str, Any]) -> str:
 # -- the gate ----------------------------------------------------------------------------------------
 
 
-def gated_table(results: Results) -> Section:
-    comparison = results.get("comparison") or {}
+def gated_table(results: ResultsDocument) -> Section:
+    comparison: Comparison = results.get("comparison") or {}
     gate = gate_settings(results)
-    rows_in: Mapping[str, Any] = comparison.get("slices") or {}
+    rows_in: Mapping[str, SliceComparison] = comparison.get("slices") or {}
     rule = comparison.get("rule") or gate.get("rule") or "?"
     if rule == "wilson":
         how = (
@@ -83,7 +82,7 @@ def gated_table(results: Results) -> Section:
     lost = [
         u
         for u in comparison.get("unpaired") or []
-        if (u.get("baseline_status") == "scored") != (u.get("status") == "scored")
+        if (u["baseline_status"] == "scored") != (u["status"] == "scored")
     ]
     if lost:
         tally.append(f"{len(lost):,} scored in only one of the two runs (not gated; see the limitations)")
@@ -111,17 +110,17 @@ def gated_table(results: Results) -> Section:
     return Section(f"{head}\n\n{body}", essential=True)
 
 
-def slices_table(results: Results) -> Section:
+def slices_table(results: ResultsDocument) -> Section:
     """Without a baseline: the gated families' accuracy, for the record."""
-    slices: Mapping[str, Any] = results.get("slices") or {}
+    slices = results["slices"]
     families = gated_families(results)
     rows = [
         [
             k,
-            count(s.get("n")),
-            count(s.get("correct")),
-            pct(s.get("accuracy")),
-            interval(s.get("wilson_low"), s.get("wilson_high")),
+            count(s["n"]),
+            count(s["correct"]),
+            pct(s["accuracy"]),
+            interval(s["wilson_low"], s["wilson_high"]),
         ]
         for k in ordered(slices)
         if family(k) in families
@@ -135,19 +134,20 @@ def slices_table(results: Results) -> Section:
     return Section(f"{head}\n\n{body}".rstrip(), essential=True)
 
 
-def leak_series(results: Results, budget: Budget) -> Section | None:
+def leak_series(results: ResultsDocument, budget: Budget) -> Section | None:
     """Policy `leaks: exclude`: the strict (gated) and the full series side by side (docs/report.md)."""
     leaks = results.get("leaks")
     full = results.get("slices_full")
     if not leaks or full is None:
         return None
-    strict: Mapping[str, Any] = results.get("slices") or {}
+    strict = results["slices"]
     families = gated_families(results)
     rows = []
     for key in ordered(set(strict) | set(full)):
         if family(key) not in families:
             continue
-        s, f = strict.get(key) or {}, full.get(key) or {}
+        s: Slice | dict[str, Any] = strict.get(key) or {}  # a slice may be in one series only
+        f: Slice | dict[str, Any] = full.get(key) or {}
         diff = None
         if s.get("accuracy") is not None and f.get("accuracy") is not None:
             diff = f["accuracy"] - s["accuracy"]
@@ -197,7 +197,7 @@ def leak_series(results: Results, budget: Budget) -> Section | None:
     return Section("\n".join(lines), "excluded")
 
 
-def honesty_note(leaks: Mapping[str, Any]) -> Md:
+def honesty_note(leaks: LeakSummary) -> Md:
     """docs/report.md: which share of each label and category the exclusion removed, and if it is even."""
     parts = []
     for key, name in (("by_label", "label"), ("by_category", "category")):
@@ -225,14 +225,14 @@ def honesty_note(leaks: Mapping[str, Any]) -> Md:
     return Md("**Honesty note.** Excluded " + "; ".join(parts) + "." if parts else "")
 
 
-def adversarial(results: Results) -> Section | None:
+def adversarial(results: ResultsDocument) -> Section | None:
     """Accuracy by reason_code of the adversarial probes: which trap the model falls into (docs/report.md)."""
     tally: dict[str, Counter] = {}
-    for e in results.get("probes") or []:
-        if e.get("category") == "adversarial" and e.get("status") != "deprecated":
+    for e in results["probes"]:
+        if e.get("category") == "adversarial" and e["status"] != "deprecated":
             t = tally.setdefault(str(e.get("reason_code") or "(none)"), Counter())
-            t[e.get("status")] += 1
-            t["correct"] += e.get("status") == "scored" and e.get("correct") is True
+            t[e["status"]] += 1
+            t["correct"] += e["status"] == "scored" and e.get("correct") is True
     if not tally:
         return None
     z = float(gate_settings(results).get("z", 1.96))

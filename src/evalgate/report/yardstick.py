@@ -8,26 +8,25 @@ changes: a reviewer must see that the yardstick moved before reading any verdict
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from evalgate.gate.document import CountedWrong, GateChange, ResultsDocument
 from evalgate.gate.yardstick import WHAT, shown_value
 from evalgate.report.budget import Budget, Section
 from evalgate.report.markdown import code, table
 
-Results = Mapping[str, Any]
 LABEL = "evalgate:approve-gate-change"
 
 
-def _changes(results: Results) -> list[Mapping[str, Any]]:
+def _changes(results: ResultsDocument) -> list[GateChange]:
     return [c for c in results.get("gate_changes_vs_baseline") or [] if isinstance(c, Mapping)]
 
 
-def own_gate(results: Results, budget: Budget) -> Section | None:
+def own_gate(results: ResultsDocument, budget: Budget) -> Section | None:
     """The opening section when the run changes its yardstick; None otherwise."""
     changes = _changes(results)
     if not changes:
         return None
-    if results.get("verdict") == "refused":
+    if results["verdict"] == "refused":
         status = (
             f"**Not approved, so this run is refused.** A maintainer approves these changes with the "
             f"label {code(LABEL)} on the pull request (the workflow then runs "
@@ -48,11 +47,11 @@ def own_gate(results: Results, budget: Budget) -> Section | None:
     )
     rows = [
         [
-            WHAT.get(str(c.get("kind")), str(c.get("kind"))),
-            c.get("key"),
-            shown_value(c.get("old")),
-            shown_value(c.get("new")),
-            c.get("file"),
+            WHAT.get(str(c["kind"]), str(c["kind"])),
+            c["key"],
+            shown_value(c["old"]),
+            shown_value(c["new"]),
+            c["file"],
         ]
         for c in shown
     ]
@@ -67,9 +66,9 @@ def own_gate(results: Results, budget: Budget) -> Section | None:
     )
 
 
-def counted_wrong(results: Results, budget: Budget) -> Section | None:
+def counted_wrong(results: ResultsDocument, budget: Budget) -> Section | None:
     """Probes the baseline scored that this run could not score: they count as wrong."""
-    items = [
+    items: list[CountedWrong] = [
         i for i in (results.get("comparison") or {}).get("counted_wrong") or [] if isinstance(i, Mapping)
     ]
     if not items:
@@ -77,10 +76,7 @@ def counted_wrong(results: Results, budget: Budget) -> Section | None:
     shown = budget.take(
         "counted_wrong", items, title="probes counted wrong", where="results.json `comparison.counted_wrong`"
     )
-    rows = [
-        [i.get("id"), i.get("status"), {True: "✅", False: "❌"}.get(i.get("baseline_correct"))]
-        for i in shown
-    ]
+    rows = [[i["id"], i["status"], {True: "✅", False: "❌"}.get(i["baseline_correct"])] for i in shown]
     head = (
         f"### Probes this run could not score (counted wrong)\n\n{len(items):,} probe(s) the baseline "
         "scored could not be scored here (e.g. a candidate the tokenizer cannot spell): each counts as "

@@ -1,0 +1,381 @@
+"""The results document (results.json) as types: one TypedDict per object of the contract.
+
+`schemas/results.schema.json` is the source of truth: every key here carries the schema's name,
+a key the schema requires is a plain key, every other key is `NotRequired` (docs/report.md lists the outputs).
+A renderer may therefore index a required key (`doc["slices"]`) and must `.get` the rest: every
+document that reaches a renderer has passed the schema check (`gate.results.validate_results`),
+ours before it is written and an untrusted artifact's before it is read.
+
+A few keys the code writes are not (yet) in the schema; they sit below the schema's keys of their
+object, marked "not in the schema", and are `NotRequired` for the same reason: a schema-valid
+document from another tool need not have them. tests/test_document_schema.py fails when the types
+and the schema disagree.
+
+Types only: no code runs here, and nothing checks a document against these at run time.
+Written without `from __future__ import annotations`: Python 3.11 reads `NotRequired` only from
+evaluated annotations.
+"""
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+Verdict = Literal["pass", "fail", "refused"]
+ProbeStatus = Literal["scored", "ambiguous", "model_oov", "deprecated", "excluded"]
+SliceStatus = Literal["ok", "regressed", "too_small", "new"]
+
+
+class InputFile(TypedDict):
+    sha256: str
+    bytes: int
+    role: NotRequired[str]
+
+
+class Checkpoint(TypedDict):
+    path: NotRequired[str]
+    format: NotRequired[Literal["native", "hf", "plugin", "fake"]]
+    sha256: NotRequired[str]
+    loader: NotRequired[str | None]
+    n_parameters: NotRequired[int]
+
+
+class GateSettings(TypedDict):
+    rule: NotRequired[str]
+    alpha: NotRequired[float]
+    tolerance: NotRequired[float]
+    min_n: NotRequired[int]
+    mde_max: NotRequired[float]
+    z: NotRequired[float]
+    perplexity_max_ratio: NotRequired[float]
+    assumed_disagreement: NotRequired[float]
+    slices: NotRequired[list[str]]
+
+
+class ConfigPin(TypedDict):
+    """The evalgate.yml settings the run used; only `gate` is read back by the renderers."""
+
+    gate: NotRequired[GateSettings]
+    report: NotRequired[dict[str, Any]]
+    leaks: NotRequired[dict[str, Any]]
+
+
+class Manifest(TypedDict):
+    method: Literal["candidate", "candidate-raw", "sentence"]
+    normalization: Literal["tokens", "chars", "bytes", "none"]
+    template_sha256: str
+    dtype: str
+    scoring_version: str
+    probe_set_digest: str
+    probe_set_version: NotRequired[str | None]
+    tokenizer_sha256: NotRequired[str | None]
+    # not in the schema
+    test_sha256: NotRequired[str | None]
+
+
+class Candidate(TypedDict):
+    text: str
+    continuation: NotRequired[str]
+    loglik: NotRequired[float]
+    n_tokens: NotRequired[int]
+    score: NotRequired[float]
+    surprisal: NotRequired[float]
+
+
+class ProbeEntry(TypedDict):
+    """One probe's outcome; the probe's own fields (types.CONTENT_FIELDS) ride along."""
+
+    id: str
+    status: ProbeStatus
+    context: NotRequired[str]
+    candidates: list[Candidate]
+    pred: NotRequired[str | None]
+    expected: str
+    correct: NotRequired[bool | None]
+    confidence: NotRequired[float | None]
+    entropy: NotRequired[float | None]
+    entropy_norm: NotRequired[float | None]
+    content_hash: NotRequired[str]
+    # not in the schema: the probe record's fields
+    language: NotRequired[str]
+    verb: NotRequired[str]
+    regularity: NotRequired[str]
+    tense: NotRequired[str]
+    person: NotRequired[str]
+    prompt: NotRequired[str]
+    label: NotRequired[str]
+    category: NotRequired[str]
+    reason_code: NotRequired[str | None]
+    kind: NotRequired[str]
+    source: NotRequired[str | None]
+
+
+class Slice(TypedDict):
+    n: int
+    correct: int
+    accuracy: float | None
+    wilson_low: float | None
+    wilson_high: float | None
+    # not in the schema
+    n_ambiguous: NotRequired[int]
+    n_model_oov: NotRequired[int]
+    n_excluded: NotRequired[int]
+    mean_entropy: NotRequired[float | None]
+    mean_entropy_norm: NotRequired[float | None]
+
+
+class VerbCell(TypedDict):
+    n: int
+    correct: int
+
+
+class Perplexity(TypedDict):
+    value: NotRequired[float | None]
+    n_tokens: NotRequired[int]
+    not_finite: NotRequired[str]
+    sentence_nll: NotRequired[list[float]]
+    sentence_tokens: NotRequired[list[int]]
+    # not in the schema
+    file: NotRequired[str]
+    nll: NotRequired[float]
+
+
+class CalibrationBin(TypedDict):
+    lo: float
+    hi: float
+    n: int
+    mean_confidence: NotRequired[float | None]
+    accuracy: NotRequired[float | None]
+    gap: NotRequired[float | None]
+
+
+class EntropySummary(TypedDict):
+    n: NotRequired[int]
+    mean: NotRequired[float | None]
+    median: NotRequired[float | None]
+    min: NotRequired[float | None]
+    max: NotRequired[float | None]
+
+
+class Calibration(TypedDict):
+    """ECE and its reliability table; `{}` when nothing was scored."""
+
+    ece: NotRequired[float | None]
+    n: NotRequired[int]
+    bins: NotRequired[list[CalibrationBin]]
+    confident_entropy: NotRequired[float]
+    review_entropy: NotRequired[float]
+    confident_errors: NotRequired[list[str]]
+    high_entropy: NotRequired[list[str]]
+    entropy: NotRequired[dict[str, EntropySummary]]
+
+
+class SliceComparison(TypedDict):
+    baseline_accuracy: NotRequired[float | None]
+    accuracy: NotRequired[float | None]
+    delta: NotRequired[float | None]
+    p_value: NotRequired[float | None]
+    p_mcnemar: NotRequired[float | None]
+    disagreement: NotRequired[float | None]
+    mde: NotRequired[float | None]
+    underpowered: NotRequired[bool]
+    status: SliceStatus
+    # not in the schema
+    n_shared: NotRequired[int]
+    n_new: NotRequired[int]
+    b: NotRequired[int]
+    c: NotRequired[int]
+    gated: NotRequired[bool]
+    p_adjusted: NotRequired[float | None]
+    wilson_low: NotRequired[float | None]
+    wilson_high: NotRequired[float | None]
+
+
+class CountedWrong(TypedDict):
+    id: str
+    status: str
+    baseline_correct: bool
+
+
+class PerplexityComparison(TypedDict):
+    status: NotRequired[Literal["ok", "regressed", "failed", "missing", "not_comparable"]]
+    test: NotRequired[Literal["paired-t-token-weighted", "ratio"]]
+    note: NotRequired[str]
+    p_value: NotRequired[float | None]
+    nll_increase: NotRequired[float | None]
+    ratio_low: NotRequired[float | None]
+    ratio_high: NotRequired[float | None]
+    interval_level: NotRequired[float | None]
+    n_sentences: NotRequired[int]
+    # not in the schema
+    baseline: NotRequired[float | None]
+    value: NotRequired[float | None]
+    ratio: NotRequired[float | None]
+    max_ratio: NotRequired[float]
+    comparable: NotRequired[bool]
+    reason: NotRequired[str | None]
+
+
+class Unpaired(TypedDict):
+    id: str
+    baseline_status: str
+    status: str
+
+
+class Comparison(TypedDict):
+    baseline: NotRequired[str]
+    rule: NotRequired[Literal["paired", "wilson"]]
+    slices: NotRequired[dict[str, SliceComparison]]
+    counted_wrong: NotRequired[list[CountedWrong]]
+    test: NotRequired[Literal["noninferiority-exact-unconditional", "wilson"]]
+    mde_level: NotRequired[float | None]
+    mde_disagreement: NotRequired[float | None]
+    perplexity: NotRequired[PerplexityComparison | None]
+    # not in the schema
+    baseline_name: NotRequired[str]
+    thresholds: NotRequired[GateSettings]
+    n_paired: NotRequired[int]
+    regressed: NotRequired[list[str]]
+    flipped: NotRequired[dict[str, list[str]]]
+    new_probes: NotRequired[list[str]]
+    gone_probes: NotRequired[list[str]]
+    deprecated: NotRequired[list[str]]
+    unpaired: NotRequired[list[Unpaired]]
+
+
+class FindingDict(TypedDict):
+    """`types.Finding.to_dict()`: a finding, or a warning (an object the schema leaves open)."""
+
+    check: str
+    message: str
+    # not in the schema
+    file: NotRequired[str]
+    line: NotRequired[int]
+    probe_id: NotRequired[str]
+    field: NotRequired[str]
+    hint: NotRequired[str]
+    evidence: NotRequired[dict[str, Any]]
+
+
+class OrdinalSummary(TypedDict):
+    n: int
+    n_ambiguous: NotRequired[int]
+    n_unscored: NotRequired[int]
+    mae: float | None
+    mae_argmin: NotRequired[float | None]
+    mean_entropy: NotRequired[float | None]
+    mean_entropy_norm: float | None
+    n_review: NotRequired[int]
+
+
+class OrdinalPoint(TypedDict):
+    text: str
+    x: float
+    surprisal: float
+    p: float
+
+
+class OrdinalItem(TypedDict):
+    id: str
+    group: str
+    points: list[OrdinalPoint]
+    argmin: str
+    argmin_value: NotRequired[float]
+    expectation: float
+    expected: NotRequired[str | None]
+    target: NotRequired[float | None]
+    abs_error: NotRequired[float | None]
+    argmin_error: NotRequired[float | None]
+    entropy: float
+    entropy_norm: float
+    review: bool
+    # not in the schema
+    status: NotRequired[str]
+    label: NotRequired[str]
+
+
+class Ordinal(TypedDict):
+    """Present only when the run has ordinal probes (docs/ordinal.md names every key)."""
+
+    review_entropy: float
+    overall: OrdinalSummary
+    groups: dict[str, OrdinalSummary]
+    items: list[OrdinalItem]
+    review: list[str]
+
+
+class AmbiguousProbe(TypedDict):
+    id: str
+    entropy: NotRequired[float | None]
+    entropy_norm: NotRequired[float | None]
+
+
+class LeakGroup(TypedDict):
+    excluded: int
+    total: int
+    fraction: float
+
+
+class LeakSummary(TypedDict):
+    """`gate.results.leak_summary`; the schema leaves this object open."""
+
+    # not in the schema
+    policy: NotRequired[str]
+    excluded: NotRequired[list[str]]
+    by_label: NotRequired[dict[str, LeakGroup]]
+    by_category: NotRequired[dict[str, LeakGroup]]
+
+
+class GateChange(TypedDict):
+    kind: Literal[
+        "probe_removed",
+        "probe_deprecated",
+        "probe_changed",
+        "test_set",
+        "template",
+        "grammar",
+        "training_file",
+        "coverage_rule",
+        "config_rule",
+        "manifest_version",
+    ]
+    key: str
+    old: Any
+    new: Any
+    file: str | None
+
+
+class Shard(TypedDict):
+    """Partial results of `run --shard I/N` only."""
+
+    index: int
+    count: int
+    order: list[str]
+
+
+class ResultsDocument(TypedDict):
+    """results.json. A pass or fail also has `manifest` and `checkpoint`; a refusal `reasons` and
+    `findings` (the schema's `allOf`): they are `NotRequired` here, as the verdict decides."""
+
+    schema_version: Literal[1]
+    evalgate_version: str
+    verdict: Verdict
+    reasons: NotRequired[list[str]]
+    inputs: dict[str, InputFile]
+    checkpoint: NotRequired[Checkpoint | None]
+    config: ConfigPin
+    manifest: NotRequired[Manifest]
+    probe_set: NotRequired[dict[str, Any]]
+    probes: list[ProbeEntry]
+    slices: dict[str, Slice]
+    per_verb: dict[str, VerbCell]
+    perplexity: Perplexity | None
+    calibration: Calibration
+    comparison: NotRequired[Comparison | None]
+    findings: NotRequired[list[FindingDict]]
+    ordinal: NotRequired[Ordinal]
+    warnings: NotRequired[list[FindingDict]]
+    counts: NotRequired[dict[str, int]]
+    ambiguous: NotRequired[list[AmbiguousProbe]]
+    slices_full: NotRequired[dict[str, Slice]]
+    leaks: NotRequired[LeakSummary]
+    gate_changes: NotRequired[str]
+    gate_changes_vs_baseline: NotRequired[list[GateChange]]
+    shard: NotRequired[Shard]
