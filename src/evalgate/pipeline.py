@@ -15,7 +15,6 @@ from typing import Any
 
 from evalgate.config import CONFIG_FILENAME, GateConfig, default_config_text
 from evalgate.console import clean
-from evalgate.edges.files import display_path as files_display_path
 from evalgate.edges.files import file_record
 from evalgate.edges.inputs import check_input, type_problem
 from evalgate.edges.json_input import finite_float
@@ -24,6 +23,7 @@ from evalgate.errors import EvalgateError, RefusedError
 from evalgate.gate import results as results_mod
 from evalgate.gate.perplexity_test import sentence_record
 from evalgate.gate.shards import blocks, select_shard
+from evalgate.paths import display_path as files_display_path
 from evalgate.types import STATUS_DEPRECATED, STATUS_EXCLUDED, sha256_text
 
 

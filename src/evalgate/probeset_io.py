@@ -23,10 +23,10 @@ import yaml
 
 from evalgate import safe_yaml
 from evalgate.config import GateConfig
-from evalgate.edges.files import display_path
 from evalgate.edges.input_files import NotRegularFile, TooLarge, read_input
-from evalgate.edges.inputs import allowed_roots, input_problem
+from evalgate.edges.inputs import input_problem
 from evalgate.errors import EvalgateError
+from evalgate.paths import allowed_roots, display_path
 from evalgate.probeset.corpus import read_sentences
 from evalgate.probeset.coverage import coverage_findings, coverage_matrix, reason_code_findings
 from evalgate.probeset.encoding import utf16_kind, utf16_message

@@ -12,11 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalgate.config import GateConfig, default_config_dict
-from evalgate.edges.files import display_path, file_record
+from evalgate.edges.files import file_record
 from evalgate.errors import RefusedError
 from evalgate.gate.holds import count_unscorable_as_wrong, perplexity_failure
 from evalgate.gate.results import round_floats
 from evalgate.gate.yardstick import WHAT, approved_baseline, baseline_outcomes, gate_changes, shown_value
+from evalgate.paths import display_path
 from evalgate.types import STATUS_DEPRECATED, Finding
 
 APPROVAL_LABEL = "evalgate:approve-gate-change"
