@@ -22,10 +22,14 @@ from typing import Any
 import yaml
 
 from evalgate import safe_yaml
-from evalgate.config import GateConfig
+from evalgate.config import CONFIG_FILENAME, GateConfig, default_config_text
+from evalgate.edges.files import file_record
 from evalgate.edges.input_files import NotRegularFile, TooLarge, read_input
-from evalgate.edges.inputs import input_problem
-from evalgate.errors import EvalgateError
+from evalgate.edges.inputs import check_input, input_problem
+from evalgate.edges.json_input import load_json_file
+from evalgate.errors import EvalgateError, RefusedError
+from evalgate.gate import results as results_mod
+from evalgate.gate.baseline import validate_baseline
 from evalgate.paths import allowed_roots, display_path
 from evalgate.probeset.corpus import read_sentences
 from evalgate.probeset.coverage import coverage_findings, coverage_matrix, reason_code_findings
@@ -41,7 +45,7 @@ from evalgate.probeset.manifest import (
 )
 from evalgate.probeset.records import duplicate_ids, expected_category, probes_from_records, record_id, twins
 from evalgate.report.coverage_table import coverage_rows
-from evalgate.types import BLANK, Finding, Probe
+from evalgate.types import BLANK, Finding, Probe, sha256_text
 from evalgate.validation_baseline import baseline_findings
 
 MANIFEST_NAME = "MANIFEST.json"
@@ -507,6 +511,63 @@ def _leak_stand_ins(records: Sequence[tuple[int, dict]], parsed: Sequence[Probe]
                 Probe(pid, **blank, prompt=prompt, candidates=(), expected=expected, file=shown, line=line)
             )
     return out
+
+
+def config_input(cfg: GateConfig) -> dict[str, dict[str, Any]]:
+    """The configuration as an input: its file, or the embedded default's text."""
+    if cfg.source == "embedded default":
+        text = default_config_text()
+        return {
+            f"{CONFIG_FILENAME} (embedded default)": {
+                "sha256": sha256_text(text),
+                "bytes": len(text.encode("utf-8")),
+                "role": "config",
+            }
+        }
+    path = Path(cfg.source)
+    path = path if path.is_absolute() else cfg.root / path.name
+    return {display_path(cfg.root, path): {**file_record(path), "role": "config"}}
+
+
+def load_baseline(cfg: GateConfig) -> tuple[dict[str, Any], str, dict[str, Any]] | None:
+    """The baseline document, its display path and its input record; None for `--baseline none`.
+
+    Accepts a baseline file or another results.json (then it is converted to a baseline view by
+    `compare`). Loaded before the model so a missing or broken baseline refuses cheaply.
+    """
+    if cfg.baseline is None:
+        return None
+    path = cfg.path(cfg.baseline)
+    check_input(path, cfg.roots(), "baseline", cfg.baseline)
+    if not path.is_file():
+        raise RefusedError(
+            f"{cfg.baseline}: baseline not found",
+            hint="create it with `evalgate baseline update --name NAME`, or run with `--baseline none`",
+        )
+    doc = load_json_file(path, "baseline")
+    if "probes" in doc and isinstance(doc.get("probes"), list):
+        results_mod.validate_results(doc, str(cfg.baseline))
+    else:
+        validate_baseline(doc, str(cfg.baseline))
+    shown = display_path(cfg.root, path)
+    return doc, shown, {shown: {**file_record(path), "role": "baseline"}}
+
+
+def read_test_sentences(cfg: GateConfig) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    path = cfg.path(cfg.test)
+    shown = display_path(cfg.root, path)
+    check_input(path, cfg.roots(), "test set", shown)
+    if not path.is_file():
+        raise RefusedError(f"{shown}: test set not found", hint="set `test:` in evalgate.yml or pass --test")
+    sentences, findings = read_sentences(path.read_bytes(), shown)
+    if findings:
+        raise RefusedError(
+            f"{shown}: the test set cannot be read: " + "; ".join(f.message for f in findings[:5]),
+            findings=findings,
+        )
+    if not sentences:
+        raise RefusedError(f"{shown}: the test set holds no sentence")
+    return [s for _, s in sentences], {shown: {**file_record(path), "role": "test"}}
 
 
 def validate(
