@@ -208,9 +208,8 @@ def test_a_manifest_version_going_down_is_refused(repo, capsys):
 def test_added_probes_are_not_a_gate_change(repo, capsys):
     """Caught before scoring or not at all: a new probe is no change (so this run goes on)."""
     from evalgate.config import load_config
-    from evalgate.pipeline import load_baseline
-    from evalgate.probeset_io import validate
-    from evalgate.yardstick_gate import refuse_before_scoring
+    from evalgate.pipeline import refuse_before_scoring
+    from evalgate.probeset_io import load_baseline, validate
 
     new = repo / "new.jsonl"
     rec = json.loads((repo / "data" / "eval" / "probes.jsonl").read_text(encoding="utf-8").splitlines()[0])

@@ -251,7 +251,7 @@ def test_compare_refuses_a_baseline_that_is_not_strict_json(tmp_path, capsys, te
 
 
 def test_unreadable_baseline_is_refused_naming_it(tmp_path, monkeypatch):
-    from evalgate import pipeline
+    from evalgate.edges import json_input
 
     path = tmp_path / "base.json"
     path.write_text("{}", encoding="utf-8")
@@ -261,7 +261,7 @@ def test_unreadable_baseline_is_refused_naming_it(tmp_path, monkeypatch):
 
     monkeypatch.setattr(Path, "read_text", denied)
     with pytest.raises(RefusedError, match=r"base\.json: cannot read the baseline: Permission denied"):
-        pipeline.load_json_file(path, "baseline")
+        json_input.load_json_file(path, "baseline")
 
 
 def test_run_that_scored_none_of_the_baseline_probes_is_refused_not_passed():

@@ -22,6 +22,7 @@ import jsonschema
 import yaml
 
 from evalgate.errors import ConfigError
+from evalgate.paths import allowed_roots, bundled_root, display_path
 
 CONFIG_FILENAME = "evalgate.yml"
 
@@ -112,9 +113,7 @@ class GateConfig:
     explicit_paths: tuple[str, ...] = ()
 
     def roots(self) -> tuple[Path, ...]:
-        """The folders configured inputs may resolve into (edges/inputs.allowed_roots)."""
-        from evalgate.edges.inputs import allowed_roots
-
+        """The folders configured inputs may resolve into (paths.allowed_roots)."""
         return allowed_roots(self.root, self.explicit_paths)
 
     def path(self, rel: str) -> Path:
@@ -146,8 +145,6 @@ class GateConfig:
             return value
         if not Path(value).is_absolute():
             return value
-        from evalgate.edges.files import display_path
-
         return display_path(self.root, Path(value))
 
 
@@ -282,15 +279,6 @@ def find_root(cwd: Path) -> Path:
     if bundle is not None and (bundle / default_probes).exists():
         return bundle
     return cwd
-
-
-def bundled_root() -> Path | None:
-    """Where the demo data lives: $EVALGATE_HOME (the Docker image), or the source checkout."""
-    env = os.environ.get("EVALGATE_HOME")
-    if env:
-        return Path(env)
-    checkout = Path(__file__).resolve().parents[2]
-    return checkout if (checkout / "data").is_dir() else None
 
 
 def load_config(

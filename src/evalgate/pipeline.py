@@ -7,118 +7,27 @@ verdict. This module wires the pure core to the edges; it holds no statistics an
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalgate.config import CONFIG_FILENAME, GateConfig, default_config_text
-from evalgate.console import clean
-from evalgate.edges.files import display_path as files_display_path
+from evalgate.config import GateConfig, default_config_dict
 from evalgate.edges.files import file_record
-from evalgate.edges.inputs import check_input, type_problem
-from evalgate.edges.json_input import finite_float
 from evalgate.edges.progress import Progress
-from evalgate.errors import EvalgateError, RefusedError
+from evalgate.errors import EvalgateError
 from evalgate.gate import results as results_mod
+from evalgate.gate.holds import count_unscorable_as_wrong, hold_perplexity
 from evalgate.gate.perplexity_test import sentence_record
 from evalgate.gate.shards import blocks, select_shard
+from evalgate.gate.yardstick import check_gate_changes
+from evalgate.paths import display_path as files_display_path
+from evalgate.probeset_io import config_input, read_test_sentences
 from evalgate.types import STATUS_DEPRECATED, STATUS_EXCLUDED, sha256_text
 
 
 def display_path(cfg: GateConfig, path: Path) -> str:
     return files_display_path(cfg.root, path)
-
-
-def config_input(cfg: GateConfig) -> dict[str, dict[str, Any]]:
-    """The configuration as an input: its file, or the embedded default's text."""
-    if cfg.source == "embedded default":
-        text = default_config_text()
-        return {
-            f"{CONFIG_FILENAME} (embedded default)": {
-                "sha256": sha256_text(text),
-                "bytes": len(text.encode("utf-8")),
-                "role": "config",
-            }
-        }
-    path = Path(cfg.source)
-    path = path if path.is_absolute() else cfg.root / path.name
-    return {display_path(cfg, path): {**file_record(path), "role": "config"}}
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def load_json_file(path: Path, what: str) -> dict[str, Any]:
-    problem = type_problem(path)  # a FIFO or /dev/zero would never end; a huge file fills memory
-    if problem:
-        raise RefusedError(f"{path}: {what}: {problem}")
-    if not path.is_file():
-        raise RefusedError(f"{path}: {what} not found")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RefusedError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise RefusedError(f"{path}: {what} is not valid JSON ({exc})") from None
-    try:
-        # NaN and Infinity are not JSON (RFC 8259): an infinite baseline perplexity would make
-        # every ratio 0 and a regression pass.
-        doc = json.loads(text, parse_constant=_no_constant, parse_float=finite_float)
-    except ValueError as exc:  # json.JSONDecodeError, a NaN/Infinity constant, a 5,000-digit int
-        raise RefusedError(f"{path}: {what} is not valid JSON ({clean(exc)})") from None
-    except RecursionError:
-        raise RefusedError(f"{path}: {what} is not valid JSON (nested too deeply)") from None
-    if not isinstance(doc, dict):
-        raise RefusedError(f"{path}: {what} must be a JSON object")
-    return doc
-
-
-def load_baseline(cfg: GateConfig) -> tuple[dict[str, Any], str, dict[str, Any]] | None:
-    """The baseline document, its display path and its input record; None for `--baseline none`.
-
-    Accepts a baseline file or another results.json (then it is converted to a baseline view by
-    `compare`). Loaded before the model so a missing or broken baseline refuses cheaply.
-    """
-    if cfg.baseline is None:
-        return None
-    from evalgate.gate.baseline import validate_baseline
-
-    path = cfg.path(cfg.baseline)
-    check_input(path, cfg.roots(), "baseline", cfg.baseline)
-    if not path.is_file():
-        raise RefusedError(
-            f"{cfg.baseline}: baseline not found",
-            hint="create it with `evalgate baseline update --name NAME`, or run with `--baseline none`",
-        )
-    doc = load_json_file(path, "baseline")
-    if "probes" in doc and isinstance(doc.get("probes"), list):
-        results_mod.validate_results(doc, str(cfg.baseline))
-    else:
-        validate_baseline(doc, str(cfg.baseline))
-    shown = display_path(cfg, path)
-    return doc, shown, {shown: {**file_record(path), "role": "baseline"}}
-
-
-def read_test_sentences(cfg: GateConfig) -> tuple[list[str], dict[str, dict[str, Any]]]:
-    from evalgate.probeset.corpus import read_sentences
-
-    path = cfg.path(cfg.test)
-    shown = display_path(cfg, path)
-    check_input(path, cfg.roots(), "test set", shown)
-    if not path.is_file():
-        raise RefusedError(f"{shown}: test set not found", hint="set `test:` in evalgate.yml or pass --test")
-    sentences, findings = read_sentences(path.read_bytes(), shown)
-    if findings:
-        raise RefusedError(
-            f"{shown}: the test set cannot be read: " + "; ".join(f.message for f in findings[:5]),
-            findings=findings,
-        )
-    if not sentences:
-        raise RefusedError(f"{shown}: the test set holds no sentence")
-    return [s for _, s in sentences], {shown: {**file_record(path), "role": "test"}}
 
 
 def score(
@@ -321,7 +230,6 @@ def gate(
     what it shares with the baseline and the changes are listed (docs/approval.md).
     """
     from evalgate.gate.compare import compare, verdict
-    from evalgate.yardstick_gate import check_gate_changes, hold_perplexity, paired_view
 
     # `evalgate compare` may re-gate a results.json that was gated before: the baseline it was
     # gated against then is no input of this verdict, and must not sit in the SHA-256 table.
@@ -334,8 +242,8 @@ def gate(
         results["verdict"], results["reasons"] = "pass", []
         return results
     doc, shown, record = baseline
-    changes, doc = check_gate_changes(results, doc, shown, cfg, approve_gate_changes, probe_files)
-    view, counted_wrong = paired_view(results, doc)
+    changes, doc = _gate_changes(results, doc, shown, cfg, approve_gate_changes, probe_files)
+    view, counted_wrong = count_unscorable_as_wrong(results, doc)
     comparison = compare(view, doc, cfg.gate, shown)
     if counted_wrong:
         comparison["counted_wrong"] = counted_wrong
@@ -346,6 +254,54 @@ def gate(
     results["gate_changes_vs_baseline"] = changes
     results["verdict"], results["reasons"] = outcome, reasons
     return results_mod.round_floats(results)
+
+
+def _gate_changes(
+    results: dict[str, Any],
+    baseline: dict[str, Any],
+    shown: str,
+    cfg: GateConfig,
+    approved: bool,
+    probe_files: Mapping[str, str] | None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """gate/yardstick.check_gate_changes with what the configuration knows: the built-in
+    defaults a rule is compared with, and where the manifest (the probe lock) lives."""
+    manifest = display_path(cfg, cfg.path(cfg.manifest))
+    return check_gate_changes(
+        results, baseline, shown, default_config_dict(), manifest, approved, probe_files
+    )
+
+
+def refuse_before_scoring(
+    cfg: GateConfig, outcome: Any, baseline: tuple[dict[str, Any], str, dict[str, Any]] | None, approved: bool
+) -> None:
+    """The gate-change check from the validated probe set, before any model is loaded: a run
+    refused for changing its own gate costs no scoring. (`gate` checks again on the scored
+    results, which is what `compare` and `merge` have.)"""
+    if baseline is None or approved:
+        return
+    inputs = {**outcome.inputs, **config_input(cfg)}
+    test = cfg.path(cfg.test)
+    if test.is_file():
+        inputs[display_path(cfg, test)] = {**file_record(test), "role": "test"}
+    probes = [
+        {
+            "id": p.id,
+            "status": STATUS_DEPRECATED if p.deprecated else "scored",
+            "content_hash": p.content_hash(),
+        }
+        for p in outcome.probes
+    ]
+    run = results_mod.round_floats(
+        {
+            "inputs": inputs,
+            "config": cfg.pin(),
+            "manifest": {"probe_set_version": outcome.probe_set.get("version")},
+            "probes": probes,
+        }
+    )
+    doc, shown, _ = baseline
+    _gate_changes(run, doc, shown, cfg, False, {p.id: p.file for p in outcome.probes})
 
 
 def refused_results(
@@ -380,7 +336,7 @@ def refused_results(
         warnings=[w.to_dict() for w in getattr(outcome, "warnings", ())],
         gate_changes=gate_changes,
     )
-    if getattr(exc, "gate_changes", None):  # refused for changing its own gate (yardstick_gate.py)
+    if getattr(exc, "gate_changes", None):  # refused for changing its own gate (gate/yardstick.py)
         results["gate_changes_vs_baseline"] = results_mod.round_floats(exc.gate_changes)
     return results
 

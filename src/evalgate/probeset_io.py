@@ -1,53 +1,53 @@
-"""The validation edge: read every file the configuration names, run every core check, collect.
+"""The edge that reads the configured files: the probe set for validation, the baseline, the test set.
 
-Nothing here decides what is wrong (core/ does); this module only reads bytes, turns a missing
-or unreadable file into a finding, and puts the pieces together in order: probe files (JSONL,
-schema, semantics, duplicate ids, twins), prompt template, sealed manifest and probe lock,
-leaks against the training files, coverage. Every problem lands in one `ValidationOutcome`, so
-`evalgate validate` and `evalgate run` report all of them at once.
+Nothing here decides what is wrong (probeset/ does, on bytes); this module reads each file once
+(regular files only, each under its byte cap: edges/input_files.py, edges/inputs.py), records it
+as an input, turns a missing or unreadable file into a finding, parses the YAML grammar table
+(safe_yaml.py), and hands the bytes to probeset/ in order: probe files (probeset/probe_file.py),
+duplicate ids and twins, prompt template (probeset/prompt_template.py), sealed manifest and
+probe lock (probeset/manifest_file.py), what the baseline remembers (probeset/sealed_history.py),
+leaks against the training files, coverage. Every problem lands in one `ValidationOutcome`
+(probeset/outcome.py), so `evalgate validate` and `evalgate run` report all of them at once.
+`run` and `compare` read the baseline, the test set and the configuration's own record here too.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import json
 import os
-import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from evalgate import safe_yaml
-from evalgate.config import GateConfig
-from evalgate.edges.files import display_path
+from evalgate.config import CONFIG_FILENAME, GateConfig, default_config_text
+from evalgate.edges.files import file_record
 from evalgate.edges.input_files import NotRegularFile, TooLarge, read_input
-from evalgate.edges.inputs import allowed_roots, input_problem
-from evalgate.errors import EvalgateError
+from evalgate.edges.inputs import check_input, input_problem
+from evalgate.edges.json_input import load_json_file
+from evalgate.errors import EvalgateError, RefusedError
+from evalgate.gate import results as results_mod
+from evalgate.gate.baseline import validate_baseline
+from evalgate.paths import allowed_roots, display_path
+from evalgate.probeset.configured_files import same_file_findings
 from evalgate.probeset.corpus import read_sentences
-from evalgate.probeset.coverage import coverage_findings, coverage_matrix, reason_code_findings
-from evalgate.probeset.encoding import utf16_kind, utf16_message
+from evalgate.probeset.coverage import checked_coverage, coverage_matrix, reason_code_findings
 from evalgate.probeset.grammar import Grammar, grammar_from_dict
-from evalgate.probeset.jsonl import parse_jsonl
-from evalgate.probeset.leaks import LeakIndex, find_leaks
-from evalgate.probeset.manifest import (
-    ProbeFile,
-    check_manifest,
-    manifest_problems,
-    probe_set_digest,
-)
-from evalgate.probeset.records import duplicate_ids, expected_category, probes_from_records, record_id, twins
-from evalgate.report.coverage_table import coverage_rows
-from evalgate.types import BLANK, Finding, Probe
-from evalgate.validation_baseline import baseline_findings
+from evalgate.probeset.leaks import LeakIndex, find_leaks, leak_detectors, leak_policy
+from evalgate.probeset.manifest import ProbeFile
+from evalgate.probeset.manifest_file import check_manifest_file, unsealed_warning
+from evalgate.probeset.outcome import ValidationOutcome, probe_set_record
+from evalgate.probeset.probe_file import read_probe_file
+from evalgate.probeset.prompt_template import check_template
+from evalgate.probeset.records import duplicate_ids, twins
+from evalgate.probeset.sealed_history import baseline_findings
+from evalgate.types import Finding, Probe, sha256_text
 
 MANIFEST_NAME = "MANIFEST.json"
 # libyaml's safe loader when present: the same safe subset, ~10x faster on the 300-line verb table.
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-TEMPLATE_SLOT = "{prompt}"
 
 _MISSING_HINTS = {
     "probes": "check the path (--probes, or `probes:` in evalgate.yml); `evalgate probes build` writes the "
@@ -59,41 +59,6 @@ _MISSING_HINTS = {
 }
 
 
-# Findings that are gate changes against the baseline (docs/approval.md), not defects of the set.
-APPROVABLE_CHECKS = frozenset({"deleted-since-baseline", "manifest-version-back"})
-
-
-@dataclass(frozen=True)
-class ValidationOutcome:
-    probes: tuple[Probe, ...]  # every parsed probe, deprecated included, in file order
-    findings: tuple[Finding, ...]  # blocking failures; empty = ok
-    warnings: tuple[Finding, ...]  # non-blocking (unsealed set, twins, ...)
-    leaks: tuple[Finding, ...]  # every leak finding (also in findings unless leaks.policy == "exclude")
-    excluded: frozenset[str]  # ids left out under leaks.policy == "exclude"
-    coverage: dict  # the matrix, JSON-able
-    inputs: dict[str, dict]  # display path -> {"sha256", "bytes", "role"} for every file read
-    probe_set: dict  # {"version", "digest", "files": {path: {"sha256", "cases"}}, "n_generated", "n_hand"}
-    template: str | None  # the prompt template text, validated (None when missing or invalid)
-
-    @property
-    def ok(self) -> bool:
-        return not self.findings
-
-    def with_approvable_as_warnings(self) -> ValidationOutcome:
-        """The outcome with the gate changes a maintainer can approve moved to the warnings.
-
-        `validate` refuses a probe deleted since the baseline and a manifest version set back;
-        `run` leaves them to the gate-change check against the baseline, which refuses them
-        unless approved and names what approves them (docs/approval.md); `probes seal` and
-        `baseline update` record them as they are.
-        """
-        moved = tuple(f for f in self.findings if f.check in APPROVABLE_CHECKS)
-        if not moved:
-            return self
-        kept = tuple(f for f in self.findings if f.check not in APPROVABLE_CHECKS)
-        return dataclasses.replace(self, findings=kept, warnings=(*self.warnings, *moved))
-
-
 def probe_paths(cfg: GateConfig, probe_files: Sequence[str] | None) -> list[Path]:
     """The probe files, each once: a file named twice would read as every id used twice."""
     paths = [cfg.path(p) for p in (probe_files if probe_files else cfg.probes)]
@@ -101,33 +66,6 @@ def probe_paths(cfg: GateConfig, probe_files: Sequence[str] | None) -> list[Path
     for p in paths:
         first.setdefault(p.resolve(), p)
     return list(first.values())
-
-
-def same_file_findings(role: str, named: Sequence[tuple[str, Path]]) -> list[Finding]:
-    """Configured names that resolve to a file another name already names (a symlink, `a/../a`).
-
-    Each configured file counts once, as itself: read once under two names, the first file's
-    probes would silently be dropped (docs/probes.md, "Configured files").
-    """
-    first: dict[Path, str] = {}
-    out = []
-    for b, p in named:  # as configured: a display path would show the symlink's target
-        key = p.resolve()
-        if key in first:
-            a = first[key]
-            same = "is listed twice" if a == b else f"and {a} are the same file ({key})"
-            out.append(
-                Finding(
-                    "file-twice",
-                    f"the {role} file {b} {same}: every configured file must be a file of its own",
-                    b,
-                    hint=f"list each {role} file once; if one was replaced by a symlink to another, restore "
-                    "it from version control",
-                )
-            )
-        else:
-            first[key] = b
-    return out
 
 
 def manifest_path(cfg: GateConfig, probe_files: Sequence[str] | None) -> Path:
@@ -266,123 +204,9 @@ def _load_template(cfg: GateConfig, col: _Collector) -> str | None:
     data = col.read(path, "template", "prompt template")
     if data is None:
         return None
-    shown = col.show(path)
-    if kind := utf16_kind(data):
-        message = utf16_message(kind, data.startswith((b"\xff\xfe", b"\xfe\xff")))
-        col.findings.append(Finding("template", message, shown, 1, hint="save the template as UTF-8"))
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        msg = f"byte {exc.start + 1} is not valid UTF-8"
-        col.findings.append(Finding("template", msg, shown, line, hint="save the template as UTF-8"))
-        return None
-    odd = [
-        (i, what)
-        for i, what in (
-            (text.find("\ufeff"), "a byte-order mark (U+FEFF)"),
-            (text.find("\r"), "a carriage return (CRLF line endings)"),
-            (
-                next((i for i, ch in enumerate(text) if unicodedata.category(ch) == "Cf"), -1),
-                "an invisible character",
-            ),
-        )
-        if i >= 0
-    ]
-    if odd:
-        at, what = min(odd)
-        col.findings.append(
-            Finding(
-                "template",
-                f"the prompt template holds {what}: the model would read it around every prompt",
-                shown,
-                text.count("\n", 0, at) + 1,
-                hint="save the template as UTF-8 without a byte-order mark, with LF line endings (add "
-                "`*.txt text eol=lf` to .gitattributes if git converts them)",
-            )
-        )
-        return None
-    n = text.count(TEMPLATE_SLOT)
-    if n != 1:
-        col.findings.append(
-            Finding(
-                "template",
-                f"the prompt template must contain {TEMPLATE_SLOT} exactly once (found {n})",
-                shown,
-                hint=f"write the template with a single {TEMPLATE_SLOT} where each probe's prompt goes",
-            )
-        )
-        return None
-    if BLANK in text:
-        line = text[: text.index(BLANK)].count("\n") + 1
-        col.findings.append(
-            Finding(
-                "template",
-                f"the prompt template contains {BLANK} itself; only the prompt may hold the blank",
-                shown,
-                line,
-                hint=f"remove the {BLANK} from the template: each probe's prompt brings its own blank",
-            )
-        )
-        return None
+    text, found = check_template(data, col.show(path))
+    col.findings.extend(found)
     return text
-
-
-# Edits that change a file's bytes but no record (an editor or git's core.autocrlf): name them, so
-# the user knows re-sealing is safe.
-_FORMAT_ONLY: tuple[tuple[str, Any], ...] = (
-    ("CRLF line endings (git core.autocrlf?); the sealed file had LF", lambda b: b.replace(b"\r\n", b"\n")),
-    ("a byte-order mark was added", lambda b: b.removeprefix(b"\xef\xbb\xbf")),
-    ("the final newline was removed", lambda b: b + b"\n"),
-    ("blank lines were added at the end", lambda b: b.rstrip(b"\n") + b"\n"),
-    ("whitespace was added at line ends", lambda b: b"\n".join(x.rstrip() for x in b.split(b"\n"))),
-)
-
-
-def _format_only(data: bytes, sealed_sha: str) -> str | None:
-    for what, undo in _FORMAT_ONLY:
-        if hashlib.sha256(undo(data)).hexdigest() == sealed_sha:
-            return what
-    return None
-
-
-def _locate_in_manifest(
-    f: Finding, shown: str, text: str, doc: dict, contents: Mapping[str, bytes]
-) -> Finding:
-    """A line for findings about the manifest's own entries; the cause of a formatting-only change."""
-    if f.check in ("lock-removed", "manifest-lock-edited") and f.file == shown and f.probe_id:
-        needle = json.dumps(f.probe_id) + ":"
-        lock_at = text.find('"lock":')
-        at = text.find(needle, max(lock_at, 0))
-        if at >= 0:
-            return dataclasses.replace(f, line=text.count("\n", 0, at) + 1)
-    if f.check == "manifest-file-changed" and f.file in contents:
-        what = _format_only(contents[f.file], f.evidence.get("sealed", ""))
-        if what:
-            message = f"{f.message}: only the formatting changed ({what}), every probe reads the same"
-            hint = (
-                "restore the file's formatting, or re-seal with `evalgate probes seal` (the probes are "
-                "unchanged)"
-            )
-            return dataclasses.replace(f, message=message, hint=hint, line=1)
-    return f
-
-
-class _TwiceInManifest(ValueError):
-    def __init__(self, key: str):
-        super().__init__(key)
-        self.key = key
-
-
-def _strict_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A lock entry given twice (the old hash, then a forged one) must not resolve to the last."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _TwiceInManifest(key)
-        out[key] = value
-    return out
 
 
 def _check_manifest(
@@ -396,43 +220,16 @@ def _check_manifest(
     """Check the seal and the lock; the sealed version, or None for an unsealed/invalid manifest."""
     shown = col.show(path)
     if not path.exists():
-        col.warnings.append(
-            Finding(
-                "manifest-missing",
-                "the probe set is not sealed (no manifest at this path): version and probe lock not checked",
-                shown,
-                hint="seal it with `evalgate probes seal` once the set is final",
-            )
-        )
+        col.warnings.append(unsealed_warning(shown))
         return None
     data = col.read(path, "manifest", "manifest")
     if data is None:
         return None
-    try:
-        doc = json.loads(data.decode("utf-8"), object_pairs_hook=_strict_object)
-        problems = manifest_problems(doc)
-    except _TwiceInManifest as exc:
-        problems = [f'key "{exc.key}" appears twice in one object (JSON keeps the last one silently)']
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        problems = [f"not valid JSON ({exc})"]
-    if problems:
-        col.findings.append(
-            Finding(
-                "manifest-invalid",
-                "the sealed manifest cannot be read: " + "; ".join(problems[:5]),
-                shown,
-                hint="restore it from version control (it holds the probe lock); deleting it forgets "
-                "every sealed probe",
-            )
-        )
-        return None
     keyed = [ProbeFile(manifest_key(path, p), f.display, f.sha256, f.cases) for p, f in files]
-    found, warned = check_manifest(doc, shown, keyed, probes, seen)
-    text = data.decode("utf-8")
-    found = [_locate_in_manifest(f, shown, text, doc, contents) for f in found]
+    version, found, warned = check_manifest_file(data, shown, keyed, probes, seen, contents)
     col.findings.extend(found)
     col.warnings.extend(warned)
-    return doc["version"]
+    return version
 
 
 def _leaks(
@@ -442,37 +239,11 @@ def _leaks(
     probes: Sequence[Probe],
     train_files: Sequence[str] | None,
 ) -> list[Finding]:
-    if not cfg.leaks.detectors:
-        col.warnings.append(
-            Finding(
-                "leaks-skipped",
-                "leak detection is off (leaks.detectors is empty in the configuration)",
-                hint="name detectors to check for leaks: `leaks: {detectors: [exact, template, ngram]}`",
-            )
-        )
-        return []
     paths = [cfg.path(p) for p in (train_files if train_files else cfg.train)]
-    if not paths:
-        col.warnings.append(
-            Finding(
-                "leaks-skipped",
-                "no training files are configured: leak detection was skipped",
-                hint="name the training material under `train:` in evalgate.yml or with --train",
-            )
-        )
+    detectors, skipped = leak_detectors(cfg.leaks.detectors, bool(paths), grammar is not None)
+    col.warnings.extend(skipped)
+    if detectors is None:
         return []
-    detectors = list(cfg.leaks.detectors)
-    if grammar is None and "template" in detectors:
-        # without the verb table every verb form would be masked as a noun: a flood of false leaks
-        detectors.remove("template")
-        col.warnings.append(
-            Finding(
-                "leaks-skipped",
-                "the template leak detector was skipped: it keeps verb forms, which come from the grammar "
-                "table, and that could not be read",
-                hint="fix the grammar table (see its finding); the exact and n-gram detectors ran",
-            )
-        )
     keep = grammar.all_forms() if grammar is not None else set()
     index = LeakIndex(keep, window=cfg.leaks.window, detectors=detectors)
     for path in paths:
@@ -486,27 +257,86 @@ def _leaks(
     return find_leaks(probes, index)
 
 
-def _leak_stand_ins(records: Sequence[tuple[int, dict]], parsed: Sequence[Probe], shown: str) -> list[Probe]:
-    """Records the schema refused whose prompt and expected still read as text.
+def _baseline_findings(
+    cfg: GateConfig,
+    col: _Collector,
+    probes: Sequence[Probe],
+    seen: set[str] | None,
+    manifest_version: str | None,
+    manifest_shown: str,
+) -> list[Finding]:
+    """What the configured baseline remembers of the sealed set (probeset/sealed_history.py),
+    checked even when the manifest was deleted or re-sealed. A baseline that is missing or
+    unreadable is left to `run`, which reports it."""
+    if cfg.baseline is None:
+        return []
+    path = cfg.path(cfg.baseline)
+    if col.roots and input_problem(path, col.roots):
+        return []  # outside the repository or not a regular file: `run` refuses it, naming why
+    try:
+        data = read_input(path, "baseline")
+    except OSError:
+        return []
+    return baseline_findings(
+        data, col.show(path), col.findings, probes, seen, manifest_version, manifest_shown
+    )
 
-    The leak detectors only need those two, so a leak is reported in the same run as the schema
-    error instead of after it is fixed. The stand-in is used for nothing else.
+
+def config_input(cfg: GateConfig) -> dict[str, dict[str, Any]]:
+    """The configuration as an input: its file, or the embedded default's text."""
+    if cfg.source == "embedded default":
+        text = default_config_text()
+        return {
+            f"{CONFIG_FILENAME} (embedded default)": {
+                "sha256": sha256_text(text),
+                "bytes": len(text.encode("utf-8")),
+                "role": "config",
+            }
+        }
+    path = Path(cfg.source)
+    path = path if path.is_absolute() else cfg.root / path.name
+    return {display_path(cfg.root, path): {**file_record(path), "role": "config"}}
+
+
+def load_baseline(cfg: GateConfig) -> tuple[dict[str, Any], str, dict[str, Any]] | None:
+    """The baseline document, its display path and its input record; None for `--baseline none`.
+
+    Accepts a baseline file or another results.json (then it is converted to a baseline view by
+    `compare`). Loaded before the model so a missing or broken baseline refuses cheaply.
     """
-    done = {p.line for p in parsed}
-    out = []
-    for line, rec in records:
-        prompt, expected = rec.get("prompt"), rec.get("expected")
-        if line in done or rec.get("deprecated") is True:
-            continue
-        if isinstance(prompt, str) and isinstance(expected, str):
-            blank = dict.fromkeys(
-                ("language", "verb", "regularity", "tense", "person", "label", "category"), ""
-            )
-            pid = record_id(rec) or ""
-            out.append(
-                Probe(pid, **blank, prompt=prompt, candidates=(), expected=expected, file=shown, line=line)
-            )
-    return out
+    if cfg.baseline is None:
+        return None
+    path = cfg.path(cfg.baseline)
+    check_input(path, cfg.roots(), "baseline", cfg.baseline)
+    if not path.is_file():
+        raise RefusedError(
+            f"{cfg.baseline}: baseline not found",
+            hint="create it with `evalgate baseline update --name NAME`, or run with `--baseline none`",
+        )
+    doc = load_json_file(path, "baseline")
+    if "probes" in doc and isinstance(doc.get("probes"), list):
+        results_mod.validate_results(doc, str(cfg.baseline))
+    else:
+        validate_baseline(doc, str(cfg.baseline))
+    shown = display_path(cfg.root, path)
+    return doc, shown, {shown: {**file_record(path), "role": "baseline"}}
+
+
+def read_test_sentences(cfg: GateConfig) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    path = cfg.path(cfg.test)
+    shown = display_path(cfg.root, path)
+    check_input(path, cfg.roots(), "test set", shown)
+    if not path.is_file():
+        raise RefusedError(f"{shown}: test set not found", hint="set `test:` in evalgate.yml or pass --test")
+    sentences, findings = read_sentences(path.read_bytes(), shown)
+    if findings:
+        raise RefusedError(
+            f"{shown}: the test set cannot be read: " + "; ".join(f.message for f in findings[:5]),
+            findings=findings,
+        )
+    if not sentences:
+        raise RefusedError(f"{shown}: the test set holds no sentence")
+    return [s for _, s in sentences], {shown: {**file_record(path), "role": "test"}}
 
 
 def validate(
@@ -524,7 +354,7 @@ def validate(
     explicit = [*(probe_files or ()), *(Path(p).parent for p in probe_files or ()), *(train_files or ())]
     col = _Collector(cfg.root, contents, allowed_roots(cfg.root, [*cfg.explicit_paths, *explicit]))
     for role, names in (("probe", probe_files or cfg.probes), ("training", train_files or cfg.train)):
-        col.findings.extend(same_file_findings(role, [(str(p), cfg.path(p)) for p in names]))
+        col.findings.extend(same_file_findings(role, [(str(p), cfg.path(p).resolve()) for p in names]))
     grammar = _load_grammar(cfg, col)
     probes: list[Probe] = []
     ids: list[tuple[str, int, str]] = []
@@ -539,17 +369,15 @@ def validate(
             continue
         shown = col.show(path)
         read[shown] = data
-        records, found = parse_jsonl(data, shown)
-        all_parsed &= all(f.check == "jsonl-bom" for f in found)
-        parsed, semantic, file_ids = probes_from_records(records, shown, grammar)
-        all_parsed &= len(file_ids) == len(records)  # a record without a readable id hides one
-        unreadable += len({f.line for f in found if f.check != "jsonl-bom"}) + len(records) - len(parsed)
-        col.findings.extend(sorted(found + semantic, key=lambda f: f.line or 0))
-        probes.extend(parsed)
-        stand_ins.extend(_leak_stand_ins(records, parsed, shown))
-        ids.extend((shown, line, pid) for line, pid in file_ids)
+        got = read_probe_file(data, shown, grammar)
+        all_parsed &= got.parsed
+        unreadable += got.unreadable
+        col.findings.extend(got.findings)
+        probes.extend(got.probes)
+        stand_ins.extend(got.stand_ins)
+        ids.extend(got.ids)
         sha = col.inputs[shown]["sha256"]
-        files.append((path, ProbeFile(shown, shown, sha, len(parsed))))
+        files.append((path, ProbeFile(shown, shown, sha, len(got.probes))))
     col.findings.extend(duplicate_ids(ids))
     col.findings.extend(reason_code_findings(probes, cfg.coverage.adversarial_categories))
     col.warnings.extend(twins(probes))
@@ -561,56 +389,21 @@ def validate(
     version = _check_manifest(manifest_file, col, files, probes, seen, read)
 
     deletion_seen = seen if not probe_files else None  # a subset of the set cannot show a deletion
-    col.findings.extend(
-        baseline_findings(
-            cfg, col.show, col.findings, probes, deletion_seen, version, manifest_shown, col.roots
-        )
-    )
+    col.findings.extend(_baseline_findings(cfg, col, probes, deletion_seen, version, manifest_shown))
 
     leaks = _leaks(cfg, col, grammar, probes + stand_ins, train_files)
-    excluded: frozenset[str] = frozenset()
-    if cfg.leaks.policy == "exclude":
-        excluded = frozenset(f.probe_id for f in leaks if f.probe_id)
-        if excluded:
-            col.warnings.append(
-                Finding(
-                    "leaks-excluded",
-                    f"{len(excluded)} leaking probe(s) left out (leaks.policy: exclude); the gate reads "
-                    "the strict subset",
-                    hint="the report shows both series; fix the leaks to score the whole set",
-                )
-            )
-    else:
-        col.findings.extend(leaks)
+    excluded, refused, left_out = leak_policy(cfg.leaks.policy, leaks)
+    col.findings.extend(refused)
+    col.warnings.extend(left_out)
 
     matrix = coverage_matrix(probes, cfg.coverage, grammar, excluded)
-    if not all_read or unreadable:  # a file or a record we could not read hides probes: cells would lie
-        col.warnings.append(
-            Finding(
-                "coverage-skipped",
-                f"coverage not checked: {unreadable} probe record(s) could not be read"
-                if unreadable
-                else "coverage not checked: a probe file could not be read",
-                hint="fix the problems above; coverage is checked on a readable set",
-            )
-        )
-    else:
-        core_file = next((f.display for _, f in files if expected_category(f.display) == "core"), None)
-        adv_file = next((f.display for _, f in files if expected_category(f.display) == "adversarial"), None)
-        scored = [p for p in probes if not p.deprecated and p.id not in excluded]
-        retired = [p for p in probes if p.deprecated or p.id in excluded]
-        col.findings.extend(coverage_findings(matrix, core_file, adv_file, scored, retired))
-
-    live = [p for p in probes if not p.deprecated]
-    probe_set = {
-        "version": version,
-        "digest": probe_set_digest(probes),
-        "files": {f.display: {"sha256": f.sha256, "cases": f.cases} for _, f in files},
-        "n_generated": sum(p.source == "generated" for p in live),
-        "n_hand": sum(p.source == "hand" for p in live),
-    }
-    if all_read and not unreadable:  # the matrix shown in REPORT.md (report/coverage.py)
-        probe_set["coverage"] = coverage_rows(matrix)
+    complete = all_read and not unreadable  # a file or a record we could not read hides probes
+    found, skipped = checked_coverage(
+        matrix, [f.display for _, f in files], probes, excluded, complete, unreadable
+    )
+    col.findings.extend(found)
+    col.warnings.extend(skipped)
+    probe_set = probe_set_record(version, probes, [f for _, f in files], matrix if complete else None)
     return ValidationOutcome(
         probes=tuple(probes),
         findings=tuple(col.findings),

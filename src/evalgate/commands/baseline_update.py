@@ -17,11 +17,12 @@ from typing import Any
 from evalgate.commands.run import cli_loader, cli_path
 from evalgate.config import GateConfig, load_config
 from evalgate.edges.files import atomic_write_json, refused_if_unwritable
+from evalgate.edges.json_input import load_json_file
 from evalgate.edges.progress import Progress
 from evalgate.errors import EXIT_PASS, RefusedError
 from evalgate.gate.baseline import baseline_from_results, validate_baseline
 from evalgate.gate.results import refuse_partial, validate_results
-from evalgate.pipeline import display_path, load_json_file, score
+from evalgate.pipeline import display_path, score
 
 
 def git_commit(root: Path) -> str | None:

@@ -8,9 +8,11 @@ from pathlib import Path
 from evalgate.commands.run import cli_path, output_folder, print_findings, print_summary, write
 from evalgate.config import load_config
 from evalgate.edges.files import file_record
+from evalgate.edges.json_input import load_json_file
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, RefusedError
 from evalgate.gate.results import refuse_partial, validate_results
-from evalgate.pipeline import config_input, gate, load_json_file, refused_results
+from evalgate.pipeline import gate, refused_results
+from evalgate.probeset_io import config_input
 
 
 def main(args: argparse.Namespace) -> int:
@@ -30,7 +32,7 @@ def main(args: argparse.Namespace) -> int:
         refuse_partial(
             results, str(results_path), "holds only part of the probes; there is nothing to gate yet"
         )
-        from evalgate.pipeline import load_baseline
+        from evalgate.probeset_io import load_baseline
 
         baseline = load_baseline(cfg)
         if baseline is not None:

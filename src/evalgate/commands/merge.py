@@ -12,11 +12,13 @@ from pathlib import Path
 
 from evalgate.commands.run import cli_path, output_folder, print_summary, write
 from evalgate.config import load_config
+from evalgate.edges.json_input import load_json_file
 from evalgate.edges.progress import Progress
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, RefusedError
 from evalgate.gate.results import validate_results
 from evalgate.gate.shards import merge_parts
-from evalgate.pipeline import BASE_KEYS, finalize, gate, load_baseline, load_json_file, refused_results
+from evalgate.pipeline import BASE_KEYS, finalize, gate, refused_results
+from evalgate.probeset_io import load_baseline
 
 
 def main(args: argparse.Namespace) -> int:

@@ -19,8 +19,8 @@ from evalgate.edges.files import atomic_write_json, refused_if_unwritable
 from evalgate.edges.journal import recover_set
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED
 from evalgate.probeset.manifest import SEALABLE_CHECKS, ProbeFile, seal
+from evalgate.probeset.outcome import APPROVABLE_CHECKS
 from evalgate.probeset_io import (
-    APPROVABLE_CHECKS,
     ValidationOutcome,
     display_path,
     manifest_key,

@@ -19,8 +19,8 @@ from evalgate.config import GateConfig, load_config
 from evalgate.console import print_commands
 from evalgate.edges.progress import Progress
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, EvalgateError, RefusedError
-from evalgate.pipeline import gate, load_baseline, refused_results, score
-from evalgate.yardstick_gate import refuse_before_scoring
+from evalgate.pipeline import gate, refuse_before_scoring, refused_results, score
+from evalgate.probeset_io import load_baseline
 
 
 def cli_path(value: str | None) -> str | None:

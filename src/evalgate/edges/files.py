@@ -94,17 +94,3 @@ def dump_json(obj: Any) -> str:
 
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
     atomic_write_text(path, dump_json(obj))
-
-
-def display_path(root: Path, path: Path) -> str:
-    """How a file is named in outputs: POSIX, relative to the configuration's root, else to the
-    working folder, else absolute. Keeps results.json free of machine-specific prefixes, e.g. a
-    checkpoint mounted at /work/ckpt while the probes come from the image's bundled demo.
-    """
-    resolved = Path(path).resolve()
-    for base in (Path(root), Path.cwd()):
-        try:
-            return resolved.relative_to(base.resolve()).as_posix()
-        except (ValueError, OSError):
-            continue
-    return Path(path).as_posix()

@@ -4,7 +4,7 @@ A pull request controls evalgate.yml and every file it names: a probe file, the 
 a checkpoint file replaced by a symlink to `/etc/passwd`, `~/.ssh/id_rsa` or `/proc/self/pagemap`
 would otherwise be read, hashed and quoted into results.json, the log and the PR comment. So:
 
-- every configured input must resolve (symlinks followed) inside an allowed root: the folder of
+- every configured input must resolve (symlinks followed) inside an allowed root (paths.py): the folder of
   evalgate.yml, the working folder, the bundled demo (`$EVALGATE_HOME` in the image, the source
   checkout otherwise), the folders in `$EVALGATE_ALLOWED_ROOTS` (os.pathsep-separated), and a
   path the operator named on the command line (`--checkpoint /mnt/models/x` is the caller's
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from evalgate.console import clean
@@ -28,25 +28,6 @@ from evalgate.errors import RefusedError
 # Inputs read whole into memory (probe files, corpus, test set, baseline, config): far above any
 # real one (the demo's training corpus is a few MB), far below what exhausts a CI runner.
 MAX_INPUT_BYTES = 256 << 20
-ROOTS_ENV = "EVALGATE_ALLOWED_ROOTS"
-
-
-def allowed_roots(root: Path, explicit: Iterable[str | os.PathLike[str]] = ()) -> tuple[Path, ...]:
-    """The folders configured inputs may resolve into (see the module docstring)."""
-    from evalgate.config import bundled_root
-
-    roots: list[Path] = [Path(root), Path.cwd()]
-    bundle = bundled_root()
-    if bundle is not None:
-        roots.append(bundle)
-    roots += [Path(p) for p in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if p.strip()]
-    roots += [Path(p) for p in explicit]
-    out: list[Path] = []
-    for r in roots:
-        real = Path(os.path.realpath(r))
-        if real not in out:
-            out.append(real)
-    return tuple(out)
 
 
 def _inside(real: Path, roots: Sequence[Path]) -> bool:

@@ -10,9 +10,12 @@ results and baseline files) so that every malformed document is a located refusa
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from evalgate.console import clean
+from evalgate.edges.inputs import type_problem
+from evalgate.errors import RefusedError
 
 MAX_INT = 1 << 63  # no shape, offset or size of ours is larger
 
@@ -50,3 +53,28 @@ def loads(text: str | bytes) -> Any:
         raise UntrustedJSON("nested too deeply") from None
     except ValueError as exc:  # a number over the int-str limit, an overflowing float, NaN
         raise UntrustedJSON(clean(exc)) from None
+
+
+def load_json_file(path: Path, what: str) -> dict[str, Any]:
+    problem = type_problem(path)  # a FIFO or /dev/zero would never end; a huge file fills memory
+    if problem:
+        raise RefusedError(f"{path}: {what}: {problem}")
+    if not path.is_file():
+        raise RefusedError(f"{path}: {what} not found")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RefusedError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise RefusedError(f"{path}: {what} is not valid JSON ({exc})") from None
+    try:
+        # NaN and Infinity are not JSON (RFC 8259): an infinite baseline perplexity would make
+        # every ratio 0 and a regression pass.
+        doc = json.loads(text, parse_constant=_no_constant, parse_float=finite_float)
+    except ValueError as exc:  # json.JSONDecodeError, a NaN/Infinity constant, a 5,000-digit int
+        raise RefusedError(f"{path}: {what} is not valid JSON ({clean(exc)})") from None
+    except RecursionError:
+        raise RefusedError(f"{path}: {what} is not valid JSON (nested too deeply)") from None
+    if not isinstance(doc, dict):
+        raise RefusedError(f"{path}: {what} must be a JSON object")
+    return doc

@@ -77,3 +77,20 @@ def perplexity_failure(results: Mapping[str, Any], baseline: Mapping[str, Any]) 
             "the checkpoint's log-likelihoods overflow or are undefined on the test set"
         )
     return None
+
+
+def hold_perplexity(
+    results: Mapping[str, Any],
+    baseline: Mapping[str, Any],
+    comparison: dict[str, Any],
+    outcome: str,
+    reasons: list[str],
+) -> tuple[str, list[str]]:
+    """The verdict, failed when the perplexity is not finite or missing where the baseline has one."""
+    reason = perplexity_failure(results, baseline)
+    if reason is None:
+        return outcome, reasons
+    ppl = dict(comparison.get("perplexity") or {})
+    ppl.update(status="failed", reason=reason, ratio=None)
+    comparison["perplexity"] = ppl
+    return "fail", [*reasons, reason]

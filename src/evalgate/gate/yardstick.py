@@ -23,7 +23,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from evalgate.types import STATUS_DEPRECATED
+from evalgate.errors import RefusedError
+from evalgate.types import STATUS_DEPRECATED, Finding
 
 YARDSTICK_VERSION = 1
 # evalgate.yml sections whose keys decide a verdict. report.* only shapes the report, and
@@ -241,3 +242,82 @@ def approved_baseline(baseline: Mapping[str, Any], changes: list[Mapping[str, An
     elif isinstance(doc.get("probes"), list):
         doc["probes"] = [e for e in doc["probes"] if not (isinstance(e, Mapping) and e.get("id") in changed)]
     return doc
+
+
+# --- refusing an unapproved change (docs/approval.md) ---------------------------------------
+
+APPROVAL_LABEL = "evalgate:approve-gate-change"
+APPROVAL_HINT = (
+    f"a maintainer approves them by labelling the pull request `{APPROVAL_LABEL}`, which makes the "
+    "workflow run `evalgate run --approve-gate-changes` (docs/approval.md); otherwise undo them"
+)
+_PROBE_KINDS = ("probe_removed", "probe_deprecated", "probe_changed")
+
+
+class GateChangesRefused(RefusedError):
+    """The run changes what it is gated with, and nobody approved it."""
+
+    def __init__(self, changes: list[dict[str, Any]], baseline: str):
+        findings = [change_finding(c) for c in changes]
+        super().__init__(
+            f"this run changes its own gate: {len(changes)} gate change(s) since baseline {baseline}, "
+            "not approved; every change is listed above",
+            hint=APPROVAL_HINT,
+            findings=findings,
+        )
+        self.gate_changes = changes
+
+
+def change_finding(change: Mapping[str, Any]) -> Finding:
+    """A gate change as the finding of the exit-2 refusal that names it and what approves it."""
+    probe = change["kind"] in _PROBE_KINDS
+    return Finding(
+        check="gate-change",
+        # file, probe id and key are the finding's location; the message says what and old -> new
+        message=f"{WHAT.get(change['kind'], change['kind'])} since the baseline: "
+        f"{shown_value(change.get('old'))} -> {shown_value(change.get('new'))}",
+        file=change.get("file"),
+        probe_id=change["key"] if probe else None,
+        field=None
+        if probe or change["kind"] in ("test_set", "template", "grammar", "training_file")
+        else change["key"],
+        hint=APPROVAL_HINT,
+    )
+
+
+def check_gate_changes(
+    results: dict[str, Any],
+    baseline: dict[str, Any],
+    shown: str,
+    defaults: Mapping[str, Any],
+    manifest_file: str,
+    approved: bool,
+    probe_files: Mapping[str, str] | None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(the gate changes since the baseline, the baseline to gate against); `GateChangesRefused`
+    when there are changes and `approved` is false. `defaults` is the built-in configuration,
+    `manifest_file` the manifest's display path."""
+    if _disjoint(results, baseline):
+        # Another probe set's baseline: compare refuses it as such ("shares no scored probe"),
+        # which says more than listing every probe as removed.
+        return [], baseline
+    config_file = next(
+        (p for p, rec in sorted((results.get("inputs") or {}).items()) if rec.get("role") == "config"), None
+    )
+    changes = gate_changes(
+        baseline,
+        results,
+        defaults,
+        probe_files=probe_files,
+        config_file=config_file,
+        manifest_file=manifest_file,
+    )
+    if changes and not approved:
+        raise GateChangesRefused(changes, shown)
+    return changes, approved_baseline(baseline, changes) if changes else baseline
+
+
+def _disjoint(results: Mapping[str, Any], baseline: Mapping[str, Any]) -> bool:
+    old = baseline_outcomes(baseline)
+    new = {e.get("id") for e in results.get("probes") or [] if isinstance(e, Mapping)}
+    return bool(old) and bool(new) and not (new & set(old))

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from evalgate.probeset.grammar import Grammar
+from evalgate.probeset.records import expected_category
 from evalgate.types import LANGUAGES, PERSONS, REGULARITIES, TENSES, Finding, Probe
 
 
@@ -222,3 +223,33 @@ def reason_code_findings(probes: Sequence[Probe], categories: Sequence[str]) -> 
                 )
             )
     return out
+
+
+def checked_coverage(
+    matrix: dict[str, Any],
+    file_names: Sequence[str],
+    probes: Sequence[Probe],
+    excluded: frozenset[str],
+    complete: bool,
+    unreadable: int,
+) -> tuple[list[Finding], list[Finding]]:
+    """(the coverage findings, the warning that coverage was not checked).
+
+    Checked only on a `complete` set (every probe file read, every record parsed): a probe we
+    could not read would make a cell look short. `unreadable` counts the records not read.
+    """
+    if not complete:
+        return [], [
+            Finding(
+                "coverage-skipped",
+                f"coverage not checked: {unreadable} probe record(s) could not be read"
+                if unreadable
+                else "coverage not checked: a probe file could not be read",
+                hint="fix the problems above; coverage is checked on a readable set",
+            )
+        ]
+    core_file = next((f for f in file_names if expected_category(f) == "core"), None)
+    adv_file = next((f for f in file_names if expected_category(f) == "adversarial"), None)
+    scored = [p for p in probes if not p.deprecated and p.id not in excluded]
+    retired = [p for p in probes if p.deprecated or p.id in excluded]
+    return coverage_findings(matrix, core_file, adv_file, scored, retired), []

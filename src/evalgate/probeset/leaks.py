@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from evalgate.probeset.normalize import normalize
+from evalgate.probeset.records import record_id
 from evalgate.probeset.text import clause_keys_normal, fill, masked_tokens, ngrams, tokens_normal
 from evalgate.types import Finding, Probe
 
@@ -153,4 +154,79 @@ def find_leaks(probes: Iterable[Probe], index: LeakIndex) -> list[Finding]:
     out: list[Finding] = []
     for probe in probes:
         out.extend(index.check(probe))
+    return out
+
+
+def leak_detectors(
+    detectors: Sequence[str], has_train: bool, grammar_read: bool
+) -> tuple[list[str] | None, list[Finding]]:
+    """(the detectors to run, None to skip leak detection; the warnings saying what was skipped)."""
+    if not detectors:
+        return None, [
+            Finding(
+                "leaks-skipped",
+                "leak detection is off (leaks.detectors is empty in the configuration)",
+                hint="name detectors to check for leaks: `leaks: {detectors: [exact, template, ngram]}`",
+            )
+        ]
+    if not has_train:
+        return None, [
+            Finding(
+                "leaks-skipped",
+                "no training files are configured: leak detection was skipped",
+                hint="name the training material under `train:` in evalgate.yml or with --train",
+            )
+        ]
+    run = list(detectors)
+    if not grammar_read and "template" in run:
+        # without the verb table every verb form would be masked as a noun: a flood of false leaks
+        run.remove("template")
+        return run, [
+            Finding(
+                "leaks-skipped",
+                "the template leak detector was skipped: it keeps verb forms, which come from the grammar "
+                "table, and that could not be read",
+                hint="fix the grammar table (see its finding); the exact and n-gram detectors ran",
+            )
+        ]
+    return run, []
+
+
+def leak_policy(policy: str, leaks: Sequence[Finding]) -> tuple[frozenset[str], list[Finding], list[Finding]]:
+    """(the ids left out, the blocking findings, the warnings) under `leaks.policy`: "refuse"
+    blocks on every leak, "exclude" leaves the leaking probes out of the gated series."""
+    if policy != "exclude":
+        return frozenset(), list(leaks), []
+    excluded = frozenset(f.probe_id for f in leaks if f.probe_id)
+    if not excluded:
+        return excluded, [], []
+    warning = Finding(
+        "leaks-excluded",
+        f"{len(excluded)} leaking probe(s) left out (leaks.policy: exclude); the gate reads "
+        "the strict subset",
+        hint="the report shows both series; fix the leaks to score the whole set",
+    )
+    return excluded, [], [warning]
+
+
+def leak_stand_ins(records: Sequence[tuple[int, dict]], parsed: Sequence[Probe], shown: str) -> list[Probe]:
+    """Records the schema refused whose prompt and expected still read as text.
+
+    The leak detectors only need those two, so a leak is reported in the same run as the schema
+    error instead of after it is fixed. The stand-in is used for nothing else.
+    """
+    done = {p.line for p in parsed}
+    out = []
+    for line, rec in records:
+        prompt, expected = rec.get("prompt"), rec.get("expected")
+        if line in done or rec.get("deprecated") is True:
+            continue
+        if isinstance(prompt, str) and isinstance(expected, str):
+            blank = dict.fromkeys(
+                ("language", "verb", "regularity", "tense", "person", "label", "category"), ""
+            )
+            pid = record_id(rec) or ""
+            out.append(
+                Probe(pid, **blank, prompt=prompt, candidates=(), expected=expected, file=shown, line=line)
+            )
     return out

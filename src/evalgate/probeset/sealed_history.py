@@ -11,9 +11,12 @@ can accept it at run time; `evalgate validate` refuses it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from evalgate.types import Finding
+from evalgate.probeset.manifest import HINT_CHANGED
+from evalgate.types import Finding, Probe
 
 HINT_DELETED = (
     'put the probe back with "deprecated": true (a sealed probe is retired, never deleted); if the '
@@ -72,3 +75,85 @@ def version_set_back(
             evidence={"manifest": manifest_version, "baseline": baseline_version},
         )
     ]
+
+
+def baseline_findings(
+    data: bytes,
+    shown: str,
+    found: Sequence[Finding],
+    probes: Sequence[Probe],
+    seen: set[str] | None,
+    manifest_version: str | None,
+    manifest_shown: str,
+) -> list[Finding]:
+    """Findings against the configured baseline's bytes; `seen` = every id in the files (None:
+    unknown), `found` the findings so far (a lock change the manifest reported is not repeated).
+    A baseline that is not valid JSON is left to `run`, which reports it."""
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return []
+    hashes = _baseline_hashes(doc)
+    already = {f.probe_id for f in found if f.check in ("lock-changed", "manifest-lock-edited")}
+    out = _baseline_lock(hashes, shown, already, probes)
+    if seen is not None:
+        files = ", ".join(sorted({p.file for p in probes})) or "none read"
+        out += deleted_since_baseline(hashes, seen, shown, files)
+    probe_set = doc.get("probe_set") if isinstance(doc, dict) else None
+    if isinstance(probe_set, dict):
+        out += version_set_back(manifest_version, probe_set.get("version"), manifest_shown, shown)
+    return out
+
+
+def _baseline_hashes(doc: Any) -> dict[str, str]:
+    """id -> content hash recorded by a baseline file (`outcomes`) or a results.json (`probes`)."""
+    if not isinstance(doc, dict):
+        return {}
+    out: dict[str, str] = {}
+    outcomes = doc.get("outcomes")
+    if isinstance(outcomes, dict):
+        for pid, entry in outcomes.items():
+            if isinstance(entry, dict) and isinstance(entry.get("content_hash"), str):
+                out[pid] = entry["content_hash"]
+    entries = doc.get("probes")
+    if isinstance(entries, list):
+        for entry in entries:
+            if (
+                isinstance(entry, dict)
+                and isinstance(entry.get("id"), str)
+                and isinstance(entry.get("content_hash"), str)
+            ):
+                out[entry["id"]] = entry["content_hash"]
+    return out
+
+
+def _baseline_lock(
+    hashes: Mapping[str, str], shown: str, already: set[str | None], probes: Sequence[Probe]
+) -> list[Finding]:
+    """Probes whose content differs from what the configured baseline recorded under their id.
+
+    Immutability holds against the baseline as well as the manifest's lock (docs/probes.md,
+    "Sealed history"), so a changed probe is refused even when the manifest was deleted or never
+    written. A baseline
+    that is missing or unreadable is left to `run`, which reports it; the manifest's own
+    lock-changed finding is not repeated.
+    """
+    out = []
+    for p in probes:
+        old, now = hashes.get(p.id), p.content_hash()
+        if old is None or old == now or p.id in already:
+            continue
+        out.append(
+            Finding(
+                "lock-changed",
+                f"changed since the baseline {shown} scored it (content hash there {old[:12]}…, now "
+                f"{now[:12]}…): deprecate it and add a replacement with a new id",
+                p.file,
+                p.line,
+                p.id,
+                None,
+                HINT_CHANGED,
+                evidence={"baseline": shown, "sealed": old, "now": now},
+            )
+        )
+    return out

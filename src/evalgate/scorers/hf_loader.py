@@ -21,7 +21,7 @@ import torch
 from evalgate.errors import CheckpointError
 from evalgate.scorers.adapters import FINGERPRINT_TEXT, HFTokenizerAdapter
 from evalgate.scorers.base import ScorerInfo, files_digest
-from evalgate.scorers.loaders import HINT_DIR, dtype_name, first_line, n_parameters, read_json
+from evalgate.scorers.loading import HINT_DIR, dtype_name, first_line, n_parameters, read_json
 from evalgate.scorers.safety import (
     PICKLE_SUFFIXES,
     check_safetensors,

@@ -12,29 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import torch
 
-from evalgate.console import clean
-from evalgate.edges import json_input
-from evalgate.edges.inputs import allowed_roots
 from evalgate.errors import CheckpointError
-from evalgate.scorers.adapters import TokenizersAdapter
-from evalgate.scorers.base import ScorerInfo, files_digest
-from evalgate.scorers.safety import (
-    PICKLE_SUFFIXES,
-    check_regular_files,
-    checkpoint_files,
-    refuse_pickle_file,
-)
-from evalgate.scorers.torch_lm import TorchScorer, full_logits_fn
+from evalgate.paths import allowed_roots
+from evalgate.scorers.loading import HINT_DIR, read_json
+from evalgate.scorers.safety import PICKLE_SUFFIXES, check_regular_files, refuse_pickle_file
+from evalgate.scorers.torch_lm import TorchScorer
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
-HINT_DIR = (
-    "--checkpoint takes a native evalgate directory (config.json with 'evalgate_native') or a "
-    "Hugging Face model directory (config.json + model.safetensors + tokenizer files)"
-)
 
 
 def load_scorer(
@@ -76,70 +63,9 @@ def load_scorer(
         raise CheckpointError(f"not a model directory: {path} has no config.json", hint=HINT_DIR)
     doc = read_json(config_path)
     if isinstance(doc, dict) and "evalgate_native" in doc:
+        from evalgate.scorers.native_loader import load_native_scorer
+
         return load_native_scorer(path, **opts)
     from evalgate.scorers.hf_loader import load_hf_scorer  # transformers is imported only here
 
     return load_hf_scorer(path, doc, **opts)
-
-
-def read_json(path: Path) -> Any:
-    """A checkpoint's JSON file (config, tokenizer config, shard index): any failure, a deep
-    nesting or a 5,000-digit number included, is a located refusal (edges/json_input.py)."""
-    try:
-        return json_input.loads(path.read_bytes())
-    except json_input.UntrustedJSON as exc:
-        where = f":{exc.line}" if exc.line else ""
-        raise CheckpointError(f"{clean(path, 300)}{where}: not valid UTF-8 JSON ({exc.why})") from None
-
-
-def n_parameters(model: Any) -> int:
-    if not isinstance(model, torch.nn.Module):
-        return 0
-    return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
-
-
-def dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
-
-
-# --- native --------------------------------------------------------------------------------
-
-
-def load_native_scorer(path: Path, *, batch_size: int, dtype: torch.dtype, threads: int) -> TorchScorer:
-    from evalgate.scorers import native_gpt
-
-    model, tok, cfg = native_gpt.load_native(path)
-    files = checkpoint_files(path)
-    adapter = TokenizersAdapter(
-        tok,
-        bos_id=cfg.bos_token_id,
-        eos_id=cfg.eos_token_id,
-        pad_id=cfg.pad_token_id,
-        unk_id=cfg.unk_token_id,
-        sha256=files[native_gpt.TOKENIZER_FILE]["sha256"],
-        source=str(path / native_gpt.TOKENIZER_FILE),
-    )
-    info = ScorerInfo(
-        format="native",
-        files=files,
-        digest=files_digest(files),
-        tokenizer_sha256=adapter.sha256,
-        dtype=dtype_name(dtype),
-        n_parameters=n_parameters(model),
-    )
-    return TorchScorer(
-        full_logits_fn(model.to(dtype).eval()),
-        adapter,
-        batch_size,
-        info=info,
-        max_length=cfg.block_size,
-        append_eos=True,
-        vocab_size=cfg.vocab_size,
-        dtype=dtype,
-        threads=threads,
-    )
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")

@@ -17,11 +17,11 @@ from pathlib import Path
 import torch
 
 from evalgate.edges.files import file_record
-from evalgate.edges.inputs import allowed_roots
 from evalgate.errors import CheckpointError
+from evalgate.paths import allowed_roots
 from evalgate.scorers.adapters import FINGERPRINT_TEXT, PluginTokenizerAdapter, first_int_attr
 from evalgate.scorers.base import ScorerInfo, files_digest
-from evalgate.scorers.loaders import dtype_name, first_line, n_parameters
+from evalgate.scorers.loading import dtype_name, first_line, n_parameters
 from evalgate.scorers.safety import check_regular_files, checkpoint_files
 from evalgate.scorers.torch_lm import LogitsFn, TorchScorer, full_logits_fn, leaks_the_future
 from evalgate.types import canonical_json, sha256_text
