@@ -22,12 +22,9 @@ import jsonschema
 import yaml
 
 from evalgate.errors import ConfigError
+from evalgate.schemas import schema
 
 CONFIG_FILENAME = "evalgate.yml"
-
-
-def _load_json_resource(name: str) -> dict[str, Any]:
-    return json.loads(resources.files("evalgate").joinpath("schemas", name).read_text("utf-8"))
 
 
 def default_config_text() -> str:
@@ -171,7 +168,7 @@ def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any
 
 
 def _schema_errors(data: Any, source: str) -> list[str]:
-    validator = jsonschema.Draft202012Validator(_load_json_resource("config.schema.json"))
+    validator = jsonschema.Draft202012Validator(schema("config"))
     messages = []
     for err in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
         where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
