@@ -29,6 +29,7 @@ from evalgate.report.bars import render_bars
 from evalgate.report.budget import ARTIFACT, Budget, Section, next_limits
 from evalgate.report.comment import MARKER_PREFIX  # defined where the comment job needs no numpy
 from evalgate.report.markdown import code, fence, inline, pct, points, table
+from evalgate.report.markdown import utf16_len as size
 
 GITHUB_LIMIT = 65536
 _MAX_ROUNDS = 200
@@ -54,11 +55,6 @@ def render_report(
             break
         limits = new
     return _truncate(sections, results, max_chars)
-
-
-def size(text: str) -> int:
-    """Length in UTF-16 code units (an emoji outside the BMP counts twice)."""
-    return len(text.encode("utf-16-le")) // 2
 
 
 def marker(results: Results) -> str:
