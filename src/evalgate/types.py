@@ -48,6 +48,10 @@ CONTENT_FIELDS = (
 
 BLANK = "___"
 
+# `report.review_entropy` of defaults/evalgate.yml: the normalised entropy above which a scored
+# item "needs human review" (docs/report.md); the default of every function that takes it.
+DEFAULT_REVIEW_ENTROPY = 0.8
+
 
 def canonical_json(obj: Any) -> str:
     """One spelling of a JSON value: sorted keys, no spaces, real UTF-8 (hashes depend on it)."""

@@ -27,6 +27,7 @@ from evalgate.gate.slice_order import FAMILIES, slice_sort_key
 from evalgate.gate.stats import entropy_summary, expected_calibration_error, wilson_interval
 from evalgate.scoring.ordinal import is_ordinal
 from evalgate.types import (
+    DEFAULT_REVIEW_ENTROPY,
     STATUS_AMBIGUOUS,
     STATUS_DEPRECATED,
     STATUS_EXCLUDED,
@@ -39,7 +40,6 @@ from evalgate.types import (
 _ENTRY_FAMILIES = tuple(f for f in FAMILIES if f != "overall")
 _STATUS_FIELD = {STATUS_AMBIGUOUS: "n_ambiguous", STATUS_OOV: "n_model_oov", STATUS_EXCLUDED: "n_excluded"}
 
-DEFAULT_REVIEW_ENTROPY = 0.8  # ReportConfig.review_entropy
 DEFAULT_CONFIDENT_ENTROPY = 0.5  # a wrong answer below this normalised entropy is a confident error
 
 

@@ -30,6 +30,7 @@ from evalgate.report.budget import ARTIFACT, Budget, Section, next_limits
 from evalgate.report.comment import MARKER_PREFIX  # defined where the comment job needs no numpy
 from evalgate.report.markdown import code, fence, inline, pct, points, table
 from evalgate.report.markdown import utf16_len as size
+from evalgate.types import DEFAULT_REVIEW_ENTROPY
 
 GITHUB_LIMIT = 65536
 _MAX_ROUNDS = 200
@@ -38,7 +39,11 @@ Results = Mapping[str, Any]
 
 
 def render_report(
-    results: Results, *, max_chars: int = 65000, max_flipped: int = 50, review_entropy: float = 0.8
+    results: Results,
+    *,
+    max_chars: int = 65000,
+    max_flipped: int = 50,
+    review_entropy: float = DEFAULT_REVIEW_ENTROPY,
 ) -> str:
     """The whole REPORT.md, at most `max_chars` (UTF-16 code units), ending with the sticky marker."""
     limits: dict[str, int] = {}
