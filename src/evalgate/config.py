@@ -197,27 +197,6 @@ def _describe_options(options: list[dict[str, Any]]) -> str | None:
     return " or ".join(names)
 
 
-class _DuplicateKey(Exception):
-    def __init__(self, key: Any, line: int):
-        super().__init__(key)
-        self.key, self.line = key, line
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML keeps the last of two equal keys silently; in a gate configuration that hides a setting."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if not isinstance(key, str | int | float | bool):
-                continue  # an unhashable key is the base loader's error to report
-            if key in seen:
-                raise _DuplicateKey(key, key_node.start_mark.line + 1)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
 def _with_guess(known: list[str]):
     def name(key: Any) -> str:
         close = difflib.get_close_matches(str(key), known, n=1)
@@ -251,10 +230,10 @@ def parse_config_text(text: str, source: str) -> dict[str, Any]:
     from evalgate import safe_yaml
 
     try:
-        data = safe_yaml.load(text, _UniqueKeyLoader)  # a SafeLoader: no objects, no aliases
-    except _DuplicateKey as exc:
+        data = safe_yaml.load(text, safe_yaml.UniqueKeyLoader)  # a SafeLoader: no objects, no aliases
+    except safe_yaml.DuplicateKey as exc:
         raise ConfigError(
-            f"{source}:{exc.line}: key '{exc.key}' appears twice in the same mapping",
+            f"{source}:{exc.again}: key '{exc.key}' appears twice in the same mapping",
             hint="keep one of the two (YAML would silently keep only the last)",
         ) from None
     except yaml.YAMLError as exc:
