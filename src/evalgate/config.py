@@ -22,6 +22,7 @@ import jsonschema
 import yaml
 
 from evalgate.errors import ConfigError
+from evalgate.probeset.coverage import CoverageConfig
 from evalgate.schemas import schema
 
 CONFIG_FILENAME = "evalgate.yml"
@@ -42,20 +43,6 @@ class ScoringConfig:
     batch_size: int  # sequences per forward pass
     dtype: str  # float32 (the only dtype whose numbers we promise to be reproducible)
     threads: int  # torch intra-op threads; 0 = torch's default
-
-
-@dataclass(frozen=True)
-class CoverageConfig:
-    per_language: int
-    per_regularity: int
-    per_tense: int
-    per_person: int
-    adversarial_total: int
-    adversarial_per_category_min: int
-    adversarial_per_category_max: int
-    adversarial_categories: tuple[str, ...]  # reason_codes that must each have min..max probes
-    regular_verb_min: int
-    irregular_verb_min: int
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from evalgate.probeset.corpus import read_sentences
 from evalgate.probeset.coverage import coverage_findings, coverage_matrix, reason_code_findings
 from evalgate.probeset.encoding import utf16_kind, utf16_message
 from evalgate.probeset.grammar import Grammar, grammar_from_dict
-from evalgate.probeset.jsonl import parse_jsonl
+from evalgate.probeset.jsonl import DuplicateJsonKey, parse_jsonl, unique_keys
 from evalgate.probeset.leaks import LeakIndex, find_leaks
 from evalgate.probeset.manifest import (
     ProbeFile,
@@ -355,22 +355,6 @@ def _locate_in_manifest(
     return f
 
 
-class _TwiceInManifest(ValueError):
-    def __init__(self, key: str):
-        super().__init__(key)
-        self.key = key
-
-
-def _strict_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A lock entry given twice (the old hash, then a forged one) must not resolve to the last."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _TwiceInManifest(key)
-        out[key] = value
-    return out
-
-
 def _check_manifest(
     path: Path,
     col: _Collector,
@@ -395,9 +379,10 @@ def _check_manifest(
     if data is None:
         return None
     try:
-        doc = json.loads(data.decode("utf-8"), object_pairs_hook=_strict_object)
+        # A lock entry given twice (the old hash, then a forged one) must not resolve to the last.
+        doc = json.loads(data.decode("utf-8"), object_pairs_hook=unique_keys)
         problems = manifest_problems(doc)
-    except _TwiceInManifest as exc:
+    except DuplicateJsonKey as exc:
         problems = [f'key "{exc.key}" appears twice in one object (JSON keeps the last one silently)']
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         problems = [f"not valid JSON ({exc})"]

@@ -175,16 +175,6 @@ class Finding:
     hint: str | None = None
     evidence: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, hash=False)
 
-    def location(self) -> str:
-        parts = []
-        if self.file:
-            parts.append(self.file + (f":{self.line}" if self.line else ""))
-        if self.probe_id:
-            parts.append(f"probe {self.probe_id}")
-        if self.field:
-            parts.append(f"field '{self.field}'")
-        return ", ".join(parts)
-
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"check": self.check, "message": self.message}
         for name in ("file", "line", "probe_id", "field", "hint"):
