@@ -224,9 +224,8 @@ def parse_config_text(text: str, source: str) -> dict[str, Any]:
             hint="keep one of the two (YAML would silently keep only the last)",
         ) from None
     except yaml.YAMLError as exc:
-        problem, line = safe_yaml.describe(exc)
-        where = f":{line}" if line is not None else ""
-        raise ConfigError(f"{source}{where}: not valid YAML ({problem})") from None
+        where, problem = safe_yaml.located(source, exc)
+        raise ConfigError(f"{where}: not valid YAML ({problem})") from None
     except RecursionError:
         raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
     if data is None:

@@ -162,6 +162,11 @@ class _Collector:
     def show(self, path: Path) -> str:
         return display_path(self.root, path)
 
+    def read_shown(self, path: Path, role: str, what: str) -> tuple[bytes, str] | None:
+        """`read`, with the name findings give the file; None when it was not read."""
+        data = self.read(path, role, what)
+        return None if data is None else (data, self.show(path))
+
     def read(self, path: Path, role: str, what: str) -> bytes | None:
         shown = self.show(path)
         refused = None if path.resolve() in self.contents else input_problem(path, self.roots)
@@ -219,11 +224,10 @@ def parse_grammar(text: str, source: str) -> Grammar:
 
 
 def _load_grammar(cfg: GateConfig, col: _Collector) -> Grammar | None:
-    path = cfg.path(cfg.grammar)
-    data = col.read(path, "grammar", "grammar table")
-    if data is None:
+    got = col.read_shown(cfg.path(cfg.grammar), "grammar", "grammar table")
+    if got is None:
         return None
-    shown = col.show(path)
+    data, shown = got
     try:
         return parse_grammar(data.decode("utf-8"), shown)
     except safe_yaml.DuplicateKey as exc:
@@ -248,11 +252,10 @@ def _load_grammar(cfg: GateConfig, col: _Collector) -> Grammar | None:
 
 
 def _load_template(cfg: GateConfig, col: _Collector) -> str | None:
-    path = cfg.path(cfg.template)
-    data = col.read(path, "template", "prompt template")
-    if data is None:
+    got = col.read_shown(cfg.path(cfg.template), "template", "prompt template")
+    if got is None:
         return None
-    shown = col.show(path)
+    data, shown = got
     if kind := utf16_kind(data):
         message = utf16_message(kind, data.startswith((b"\xff\xfe", b"\xfe\xff")))
         col.findings.append(Finding("template", message, shown, 1, hint="save the template as UTF-8"))

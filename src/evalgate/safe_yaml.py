@@ -93,3 +93,9 @@ def describe(exc: yaml.YAMLError) -> tuple[str, int | None]:
     context = getattr(exc, "context", None)
     text = f"{context}: {problem}" if context else str(problem)
     return clean(text), line
+
+
+def located(source: str, exc: yaml.YAMLError) -> tuple[str, str]:
+    """(`source:line`, or `source` when the error has no line; what is wrong) for a message."""
+    problem, line = describe(exc)
+    return (f"{source}:{line}" if line is not None else source), problem

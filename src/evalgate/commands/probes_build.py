@@ -44,9 +44,8 @@ def read_yaml(path: Path, what: str, parse: Callable[[str], Any] = safe_yaml.loa
     try:
         return parse(text)
     except yaml.YAMLError as exc:
-        problem, line = safe_yaml.describe(exc)
-        where = f":{line}" if line is not None else ""
-        raise RefusedError(f"{path}{where}: {what} is not valid YAML ({problem})") from None
+        where, problem = safe_yaml.located(str(path), exc)
+        raise RefusedError(f"{where}: {what} is not valid YAML ({problem})") from None
     except RecursionError:
         raise RefusedError(f"{path}: {what} is nested too deeply") from None
 
