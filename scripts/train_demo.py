@@ -26,11 +26,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
-import yaml
 from torch.nn import functional as F
 
 from evalgate.probeset import corpus
-from evalgate.probeset.grammar import grammar_from_dict
+from evalgate.probeset_io import parse_grammar
+from evalgate.report.findings import finding_line
 from evalgate.scorers.native_gpt import EOS, GPT, PAD, GPTConfig, save_native, train_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,13 +74,13 @@ def read_sentences(path: Path) -> list[str]:
     """The corpus as evalgate reads it (`.jsonl` with "text", or `.txt`); any finding stops us."""
     sentences, findings = corpus.read_sentences(path.read_bytes(), str(path))
     if findings:
-        raise SystemExit("\n".join(f"{f.location()}: {f.message}" for f in findings))
+        raise SystemExit("\n".join(finding_line(f) for f in findings))
     return [text for _, text in sentences]
 
 
 def irregular_forms(grammar_path: Path, tenses: tuple[str, ...]) -> set[str]:
     """Lower-cased single-word irregular forms of `tenses` that no regular verb shares."""
-    grammar = grammar_from_dict(yaml.safe_load(grammar_path.read_text(encoding="utf-8")), str(grammar_path))
+    grammar = parse_grammar(grammar_path.read_text(encoding="utf-8"), str(grammar_path))
     forms: dict[str, set[str]] = {"regular": set(), "irregular": set()}
     for verb in grammar.verbs.values():
         for tense in tenses:

@@ -16,7 +16,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints, is
 import pytest
 
 from evalgate.gate import document
-from evalgate.gate.results import results_schema
+from evalgate.schemas import schema
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -40,7 +40,7 @@ EXTRAS: dict[str, set[str]] = {
     "OrdinalItem": {"status", "label"},
 }  # fmt: skip
 
-SCHEMA = results_schema()
+SCHEMA = schema("results")
 
 
 def _resolve(node: dict[str, Any]) -> dict[str, Any]:

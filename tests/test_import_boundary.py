@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "evalgate"
-PURE_PACKAGES = ("probeset", "scoring", "gate", "report", "synth")
+PURE_PACKAGES = ("schemas", "probeset", "scoring", "gate", "report", "synth")
 PURE_MODULES = [
     *sorted(p for pkg in PURE_PACKAGES for p in (SRC / pkg).rglob("*.py")),
     SRC / "types.py",

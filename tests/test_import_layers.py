@@ -4,7 +4,7 @@ The import graph of src/evalgate is built statically from the source (ast), impo
 functions included, since a lazy import is an arrow all the same; imports under
 `if TYPE_CHECKING:` are left out, since they never run. The layers, lowest first:
 
-    0 pure        types, errors, probeset/, scoring/, gate/, report/, synth/
+    0 pure        types, errors, schemas/ (package data), probeset/, scoring/, gate/, report/, synth/
                   (no torch, no file, no network: tests/test_import_boundary.py)
     1 foundation  console (every printed line and `clean`), safe_yaml (the one YAML parser,
                   which cleans what it quotes with console.clean), paths (allowed roots, display
@@ -31,7 +31,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "evalgate"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("pure", ("types", "errors", "probeset", "scoring", "gate", "report", "synth")),
+    ("pure", ("types", "errors", "schemas", "probeset", "scoring", "gate", "report", "synth")),
     ("foundation", ("console", "safe_yaml", "paths", "config")),
     ("edges", ("edges", "scorers", "github")),
     ("wiring", ("probeset_io", "pipeline")),

@@ -23,12 +23,10 @@ import yaml
 
 from evalgate.errors import ConfigError
 from evalgate.paths import allowed_roots, bundled_root, display_path
+from evalgate.probeset.coverage import CoverageConfig
+from evalgate.schemas import schema
 
 CONFIG_FILENAME = "evalgate.yml"
-
-
-def _load_json_resource(name: str) -> dict[str, Any]:
-    return json.loads(resources.files("evalgate").joinpath("schemas", name).read_text("utf-8"))
 
 
 def default_config_text() -> str:
@@ -46,20 +44,6 @@ class ScoringConfig:
     batch_size: int  # sequences per forward pass
     dtype: str  # float32 (the only dtype whose numbers we promise to be reproducible)
     threads: int  # torch intra-op threads; 0 = torch's default
-
-
-@dataclass(frozen=True)
-class CoverageConfig:
-    per_language: int
-    per_regularity: int
-    per_tense: int
-    per_person: int
-    adversarial_total: int
-    adversarial_per_category_min: int
-    adversarial_per_category_max: int
-    adversarial_categories: tuple[str, ...]  # reason_codes that must each have min..max probes
-    regular_verb_min: int
-    irregular_verb_min: int
 
 
 @dataclass(frozen=True)
@@ -168,7 +152,7 @@ def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any
 
 
 def _schema_errors(data: Any, source: str) -> list[str]:
-    validator = jsonschema.Draft202012Validator(_load_json_resource("config.schema.json"))
+    validator = jsonschema.Draft202012Validator(schema("config"))
     messages = []
     for err in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
         where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
@@ -195,27 +179,6 @@ def _describe_options(options: list[dict[str, Any]]) -> str | None:
         else:
             return None
     return " or ".join(names)
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key: Any, line: int):
-        super().__init__(key)
-        self.key, self.line = key, line
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML keeps the last of two equal keys silently; in a gate configuration that hides a setting."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if not isinstance(key, str | int | float | bool):
-                continue  # an unhashable key is the base loader's error to report
-            if key in seen:
-                raise _DuplicateKey(key, key_node.start_mark.line + 1)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
 
 
 def _with_guess(known: list[str]):
@@ -251,16 +214,15 @@ def parse_config_text(text: str, source: str) -> dict[str, Any]:
     from evalgate import safe_yaml
 
     try:
-        data = safe_yaml.load(text, _UniqueKeyLoader)  # a SafeLoader: no objects, no aliases
-    except _DuplicateKey as exc:
+        data = safe_yaml.load(text, safe_yaml.UniqueKeyLoader)  # a SafeLoader: no objects, no aliases
+    except safe_yaml.DuplicateKey as exc:
         raise ConfigError(
-            f"{source}:{exc.line}: key '{exc.key}' appears twice in the same mapping",
+            f"{source}:{exc.again}: key '{exc.key}' appears twice in the same mapping",
             hint="keep one of the two (YAML would silently keep only the last)",
         ) from None
     except yaml.YAMLError as exc:
-        problem, line = safe_yaml.describe(exc)
-        where = f":{line}" if line is not None else ""
-        raise ConfigError(f"{source}{where}: not valid YAML ({problem})") from None
+        where, problem = safe_yaml.located(source, exc)
+        raise ConfigError(f"{where}: not valid YAML ({problem})") from None
     except RecursionError:
         raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
     if data is None:

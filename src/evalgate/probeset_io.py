@@ -102,6 +102,11 @@ class _Collector:
     def show(self, path: Path) -> str:
         return display_path(self.root, path)
 
+    def read_shown(self, path: Path, role: str, what: str) -> tuple[bytes, str] | None:
+        """`read`, with the name findings give the file; None when it was not read."""
+        data = self.read(path, role, what)
+        return None if data is None else (data, self.show(path))
+
     def read(self, path: Path, role: str, what: str) -> bytes | None:
         shown = self.show(path)
         refused = None if path.resolve() in self.contents else input_problem(path, self.roots)
@@ -149,36 +154,23 @@ class _Unreadable(Exception):
     """A file that is not read at all: outside the repository, not a regular file, too big."""
 
 
-class _RepeatedKey(ValueError):
-    def __init__(self, key: Any, first: int, again: int):
-        super().__init__(key)
-        self.key, self.first, self.again = key, first, again
+def parse_grammar(text: str, source: str) -> Grammar:
+    """The verb table (the one reader): YAML without aliases or repeated keys, then its schema.
 
-
-class _GrammarLoader(_YAML_LOADER):  # type: ignore[misc,valid-type]
-    """YAML keeps the last of two equal keys silently: a verb written twice would hide its first entry."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, str | int | float | bool):
-                line = key_node.start_mark.line + 1
-                if key in seen:
-                    raise _RepeatedKey(key, seen[key], line)
-                seen[key] = line
-        return super().construct_mapping(node, deep=deep)
+    Raises `yaml.YAMLError` (`safe_yaml.DuplicateKey` for a verb written twice), `RefusedError`
+    for a table its schema refuses, `RecursionError` for one nested too deeply.
+    """
+    return grammar_from_dict(safe_yaml.load(text, safe_yaml.FastUniqueKeyLoader), source)
 
 
 def _load_grammar(cfg: GateConfig, col: _Collector) -> Grammar | None:
-    path = cfg.path(cfg.grammar)
-    data = col.read(path, "grammar", "grammar table")
-    if data is None:
+    got = col.read_shown(cfg.path(cfg.grammar), "grammar", "grammar table")
+    if got is None:
         return None
-    shown = col.show(path)
+    data, shown = got
     try:
-        return grammar_from_dict(safe_yaml.load(data.decode("utf-8"), _GrammarLoader), shown)
-    except _RepeatedKey as exc:
+        return parse_grammar(data.decode("utf-8"), shown)
+    except safe_yaml.DuplicateKey as exc:
         message = (
             f"'{exc.key}' appears twice (lines {exc.first} and {exc.again}); YAML would keep the last one"
         )
@@ -200,11 +192,10 @@ def _load_grammar(cfg: GateConfig, col: _Collector) -> Grammar | None:
 
 
 def _load_template(cfg: GateConfig, col: _Collector) -> str | None:
-    path = cfg.path(cfg.template)
-    data = col.read(path, "template", "prompt template")
-    if data is None:
+    got = col.read_shown(cfg.path(cfg.template), "template", "prompt template")
+    if got is None:
         return None
-    text, found = check_template(data, col.show(path))
+    text, found = check_template(*got)
     col.findings.extend(found)
     return text
 

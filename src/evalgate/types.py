@@ -48,6 +48,10 @@ CONTENT_FIELDS = (
 
 BLANK = "___"
 
+# `report.review_entropy` of defaults/evalgate.yml: the normalised entropy above which a scored
+# item "needs human review" (docs/report.md); the default of every function that takes it.
+DEFAULT_REVIEW_ENTROPY = 0.8
+
 
 def canonical_json(obj: Any) -> str:
     """One spelling of a JSON value: sorted keys, no spaces, real UTF-8 (hashes depend on it)."""
@@ -170,16 +174,6 @@ class Finding:
     field: str | None = None
     hint: str | None = None
     evidence: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, hash=False)
-
-    def location(self) -> str:
-        parts = []
-        if self.file:
-            parts.append(self.file + (f":{self.line}" if self.line else ""))
-        if self.probe_id:
-            parts.append(f"probe {self.probe_id}")
-        if self.field:
-            parts.append(f"field '{self.field}'")
-        return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"check": self.check, "message": self.message}

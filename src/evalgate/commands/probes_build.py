@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,8 @@ from evalgate import safe_yaml
 from evalgate.config import load_config
 from evalgate.edges.files import atomic_write_text
 from evalgate.errors import RefusedError
-from evalgate.probeset.grammar import Grammar, grammar_from_dict
+from evalgate.probeset.grammar import Grammar
+from evalgate.probeset_io import parse_grammar
 from evalgate.synth import jsonl_text
 from evalgate.synth.lexicon import Lexicon, lexicon_from_dict
 from evalgate.synth.probes import build_probes
@@ -28,7 +30,7 @@ PROBE_PROMPT_TEMPLATE = "{prompt}\n"
 LEXICON_FILENAME = "lexicon.yaml"  # read from the grammar table's folder
 
 
-def read_yaml(path: Path, what: str) -> Any:
+def read_yaml(path: Path, what: str, parse: Callable[[str], Any] = safe_yaml.load) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -40,17 +42,16 @@ def read_yaml(path: Path, what: str) -> Any:
     except UnicodeDecodeError as exc:
         raise RefusedError(f"{path}: {what} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     try:
-        return safe_yaml.load(text)
+        return parse(text)
     except yaml.YAMLError as exc:
-        problem, line = safe_yaml.describe(exc)
-        where = f":{line}" if line is not None else ""
-        raise RefusedError(f"{path}{where}: {what} is not valid YAML ({problem})") from None
+        where, problem = safe_yaml.located(str(path), exc)
+        raise RefusedError(f"{where}: {what} is not valid YAML ({problem})") from None
     except RecursionError:
         raise RefusedError(f"{path}: {what} is nested too deeply") from None
 
 
 def load_grammar_and_lexicon(grammar_path: Path) -> tuple[Grammar, Lexicon]:
-    grammar = grammar_from_dict(read_yaml(grammar_path, "verb table"), str(grammar_path))
+    grammar = read_yaml(grammar_path, "verb table", lambda text: parse_grammar(text, str(grammar_path)))
     lexicon_path = grammar_path.with_name(LEXICON_FILENAME)
     lexicon = lexicon_from_dict(read_yaml(lexicon_path, "lexicon"), grammar, str(lexicon_path))
     return grammar, lexicon

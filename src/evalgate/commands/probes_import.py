@@ -22,7 +22,6 @@ from pathlib import Path
 
 import yaml
 
-from evalgate import safe_yaml
 from evalgate.commands.probes_seal import sealed_manifest
 from evalgate.config import GateConfig, load_config
 from evalgate.edges.files import atomic_write_bytes, atomic_write_json, dump_json
@@ -36,13 +35,14 @@ from evalgate.probeset.authoring import (
     plan_import,
     probe_line,
 )
-from evalgate.probeset.grammar import Grammar, grammar_from_dict
+from evalgate.probeset.grammar import Grammar
 from evalgate.probeset.jsonl import Record, parse_jsonl
 from evalgate.probeset.manifest import SEALABLE_CHECKS
 from evalgate.probeset.records import probes_from_records
 from evalgate.probeset_io import (
     ValidationOutcome,
     display_path,
+    parse_grammar,
     probe_paths,
     validate,
 )
@@ -79,8 +79,7 @@ class ProbeSet:
 def _grammar(cfg: GateConfig) -> Grammar | None:
     # A missing or broken table is the validator's to report (pass 2); the rows skip verb checks.
     try:
-        data = safe_yaml.load(cfg.path(cfg.grammar).read_text(encoding="utf-8"))
-        return grammar_from_dict(data, cfg.grammar)
+        return parse_grammar(cfg.path(cfg.grammar).read_text(encoding="utf-8"), cfg.grammar)
     except (OSError, UnicodeDecodeError, yaml.YAMLError, EvalgateError, RecursionError):
         return None
 

@@ -10,7 +10,6 @@ import argparse
 import contextlib
 import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from evalgate.edges.progress import Progress
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, EvalgateError, RefusedError
 from evalgate.pipeline import gate, refuse_before_scoring, refused_results, score
 from evalgate.probeset_io import load_baseline
+from evalgate.schemas import loader_spec
 
 
 def cli_path(value: str | None) -> str | None:
@@ -36,7 +36,7 @@ def cli_paths(values: list[str] | None) -> list[str] | None:
 
 def cli_loader(value: str | None) -> str | None:
     """--loader checked as the flag it is (the schema would name it "effective configuration")."""
-    if value is not None and not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", value):
+    if value is not None and not loader_spec().match(value):
         raise RefusedError(
             f"--loader {value}: expected package.module:function",
             hint="e.g. --loader mylab.model:load (a module importable from your repository)",
@@ -167,12 +167,12 @@ def print_summary(results: dict[str, Any], out_dir: Path, fmt: str) -> None:
         for w in warnings:
             print(f"evalgate: warning: {finding_line(w)}", file=sys.stderr)
     if fmt == "github" or in_github_actions():
-        from evalgate.report.findings import render_github
+        from evalgate.report.findings import escape_data, render_github
 
         level = {"pass": "notice", "fail": "error"}.get(verdict, "error")
         stream = sys.stderr if fmt == "json" else sys.stdout  # stdout stays one JSON document
         for reason in results.get("reasons", []) or [f"evalgate: {verdict}, overall accuracy {acc}"]:
-            print_commands(f"::{level} title=evalgate {verdict}::{_escape_annotation(reason)}", file=stream)
+            print_commands(f"::{level} title=evalgate {verdict}::{escape_data(reason)}", file=stream)
         if warnings:
             print_commands(render_github((), warnings), file=stream)
 
@@ -213,10 +213,6 @@ def _warnings(results: dict[str, Any]) -> list[Any]:
         if isinstance(w, dict) and isinstance(w.get("check"), str) and isinstance(w.get("message"), str):
             out.append(Finding(**{k: w[k] for k in keys if k in w}))
     return out
-
-
-def _escape_annotation(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def maybe_comment(args: argparse.Namespace, out_dir: Path) -> None:

@@ -40,11 +40,12 @@ from evalgate.gate.results import validate_results
 from evalgate.report.badge import badge_json, badge_svg
 from evalgate.report.full_report import render_report
 from evalgate.report.per_slice_csv import render_csv
+from evalgate.types import DEFAULT_REVIEW_ENTROPY
 
 RESULTS, REPORT, CSV, PNG = "results.json", "REPORT.md", "per_slice.csv", "per_slice.png"
 ORDINAL_PNG = "ordinal.png"  # only when the run has ordinal probes (results.json "ordinal")
 BADGE_JSON, BADGE_SVG = "badge.json", "badge.svg"
-DEFAULTS = {"max_chars": 65000, "max_flipped": 50, "review_entropy": 0.8}
+DEFAULTS = {"max_chars": 65000, "max_flipped": 50, "review_entropy": DEFAULT_REVIEW_ENTROPY}
 
 
 OUTPUT_NAMES = (RESULTS, REPORT, CSV, PNG, ORDINAL_PNG, BADGE_JSON, BADGE_SVG)

@@ -12,24 +12,16 @@ from __future__ import annotations
 
 import copy
 import json
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 import jsonschema
 
 from evalgate.errors import RefusedError
 from evalgate.gate.yardstick import yardstick_of
+from evalgate.schemas import schema
 
 BASELINE_KIND = "evalgate-baseline"
 _HINT = "regenerate it with `evalgate baseline update` (or restore the committed file)"
-
-
-@lru_cache(maxsize=1)
-def baseline_schema() -> dict[str, Any]:
-    """The packaged JSON Schema (read once: package data, not user input)."""
-    text = resources.files("evalgate").joinpath("schemas", "baseline.schema.json").read_text("utf-8")
-    return json.loads(text)
 
 
 def _under(path: str, folder: str | None) -> bool:
@@ -109,7 +101,7 @@ def dump_baseline(doc: dict[str, Any]) -> str:
 
 def validate_baseline(doc: Any, source: str) -> None:
     """Raise RefusedError listing every schema problem of a baseline document (all at once)."""
-    validator = jsonschema.Draft202012Validator(baseline_schema())
+    validator = jsonschema.Draft202012Validator(schema("baseline"))
     problems = []
     for err in sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path]):
         where = ".".join(str(p) for p in err.absolute_path) or "(top level)"

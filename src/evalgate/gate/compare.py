@@ -25,7 +25,8 @@ from evalgate.gate import noninferiority, perplexity_test
 from evalgate.gate.baseline import BASELINE_KIND, validate_baseline
 from evalgate.gate.document import Comparison
 from evalgate.gate.results import refuse_partial
-from evalgate.gate.slices import slice_keys, slice_sort_key
+from evalgate.gate.slice_order import slice_sort_key
+from evalgate.gate.slices import slice_keys
 from evalgate.gate.stats import (
     exceeds,
     holm,

@@ -7,12 +7,10 @@ is rounded to ROUND_DIGITS decimals so the same inputs give the same bytes.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from importlib import resources
 from typing import Any
 
 import jsonschema
@@ -20,6 +18,7 @@ import jsonschema
 from evalgate import SCORING_VERSION, __version__
 from evalgate.errors import RefusedError
 from evalgate.gate.document import LeakSummary, Manifest, ResultsDocument
+from evalgate.schemas import schema
 
 SCHEMA_VERSION = 1
 # Significant digits kept for every float: float32 carries about 7, and a fixed count (not fixed
@@ -170,11 +169,6 @@ def assemble_refused(
     return round_floats(results)
 
 
-def results_schema() -> dict[str, Any]:
-    text = resources.files("evalgate").joinpath("schemas", "results.schema.json").read_text("utf-8")
-    return json.loads(text)
-
-
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
@@ -186,7 +180,7 @@ def _one_line(value: Any) -> str:
 
 def validate_results(doc: Any, source: str) -> None:
     """Schema-check a results document (ours before writing, or an untrusted artifact's)."""
-    validator = jsonschema.Draft202012Validator(results_schema())
+    validator = jsonschema.Draft202012Validator(schema("results"))
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:
         lines = [

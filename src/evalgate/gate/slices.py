@@ -23,36 +23,23 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from evalgate.gate.slice_order import FAMILIES, slice_sort_key
 from evalgate.gate.stats import entropy_summary, expected_calibration_error, wilson_interval
 from evalgate.scoring.ordinal import is_ordinal
 from evalgate.types import (
-    CATEGORIES,
-    LABELS,
-    LANGUAGES,
-    PERSONS,
-    REGULARITIES,
+    DEFAULT_REVIEW_ENTROPY,
     STATUS_AMBIGUOUS,
     STATUS_DEPRECATED,
     STATUS_EXCLUDED,
     STATUS_OOV,
     STATUS_SCORED,
     STATUSES,
-    TENSES,
 )
 
-# Slice families in report order; values in each family's documented order, others A-Z after.
-FAMILIES = ("language", "regularity", "tense", "person", "category", "reason_code", "label")
-_VALUE_ORDER = {
-    "language": LANGUAGES,
-    "regularity": REGULARITIES,
-    "tense": TENSES,
-    "person": PERSONS,
-    "category": CATEGORIES,
-    "label": LABELS,
-}
+# The families a per-probe entry counts in, in report order (gate/slice_order.py: one order).
+_ENTRY_FAMILIES = tuple(f for f in FAMILIES if f != "overall")
 _STATUS_FIELD = {STATUS_AMBIGUOUS: "n_ambiguous", STATUS_OOV: "n_model_oov", STATUS_EXCLUDED: "n_excluded"}
 
-DEFAULT_REVIEW_ENTROPY = 0.8  # ReportConfig.review_entropy
 DEFAULT_CONFIDENT_ENTROPY = 0.5  # a wrong answer below this normalised entropy is a confident error
 
 
@@ -65,22 +52,11 @@ def slice_keys(entry: dict[str, Any]) -> list[str]:
     if is_ordinal(entry):
         return []
     keys = ["overall"]
-    for family in FAMILIES:
+    for family in _ENTRY_FAMILIES:
         value = entry.get(family)
         if value:
             keys.append(f"{family}:{value}")
     return keys
-
-
-def slice_sort_key(key: str) -> tuple:
-    """Report order: overall, then families in FAMILIES order, values in their documented order."""
-    if key == "overall":
-        return (0, 0, 0, "")
-    family, _, value = key.partition(":")
-    fam_rank = FAMILIES.index(family) if family in FAMILIES else len(FAMILIES)
-    order = _VALUE_ORDER.get(family, ())
-    val_rank = order.index(value) if value in order else len(order)
-    return (1, fam_rank, val_rank, key)
 
 
 def slice_stat(n: int, correct: int, z: float) -> dict[str, Any]:

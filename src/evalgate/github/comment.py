@@ -33,6 +33,7 @@ from evalgate.github.rest import (
 
 # The one definition of the marker, in a module the comment job imports without numpy.
 from evalgate.report.comment import MARKER_PREFIX
+from evalgate.report.markdown import utf16_len
 
 __all__ = [
     "BOT_LOGIN",
@@ -69,11 +70,6 @@ class CommentResult:
     @property
     def fallback(self) -> bool:
         return self.action == "fallback"
-
-
-def utf16_len(text: str) -> int:
-    """Length as GitHub counts it (UTF-16 code units, like render_md): an emoji counts 2."""
-    return len(text.encode("utf-16-le")) // 2
 
 
 def fit_body(body: str, limit: int = MAX_COMMENT_CHARS) -> tuple[str, bool]:

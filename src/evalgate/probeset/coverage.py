@@ -11,15 +11,17 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from evalgate.probeset.grammar import Grammar
 from evalgate.probeset.records import expected_category
 from evalgate.types import LANGUAGES, PERSONS, REGULARITIES, TENSES, Finding, Probe
 
 
-class CoverageRules(Protocol):
-    """The fields of config.CoverageConfig read here (the core does not import the config)."""
+@dataclass(frozen=True)
+class CoverageConfig:
+    """`coverage:` of evalgate.yml (config.py builds it; defined here, the core imports no config)."""
 
     per_language: int
     per_regularity: int
@@ -28,7 +30,7 @@ class CoverageRules(Protocol):
     adversarial_total: int
     adversarial_per_category_min: int
     adversarial_per_category_max: int
-    adversarial_categories: tuple[str, ...]
+    adversarial_categories: tuple[str, ...]  # reason_codes that must each have min..max probes
     regular_verb_min: int
     irregular_verb_min: int
 
@@ -44,7 +46,7 @@ def _cells(counts: Counter[str], keys: Iterable[str], minimum: int) -> dict[str,
 
 
 def coverage_matrix(
-    probes: Sequence[Probe], rules: CoverageRules, grammar: Grammar | None, excluded: Iterable[str] = ()
+    probes: Sequence[Probe], rules: CoverageConfig, grammar: Grammar | None, excluded: Iterable[str] = ()
 ) -> dict[str, Any]:
     """Counts per cell with their thresholds; JSON-able, keys in a fixed order."""
     left_out = set(excluded)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 import jsonschema
 
 from evalgate.errors import RefusedError
+from evalgate.schemas import schema
 from evalgate.types import PERSONS, TENSES
 
 
@@ -44,11 +44,6 @@ class Grammar:
         return words
 
 
-def grammar_schema() -> dict[str, Any]:
-    text = resources.files("evalgate").joinpath("schemas", "grammar.schema.json").read_text("utf-8")
-    return json.loads(text)
-
-
 _MAX_ERRORS = 10
 
 
@@ -63,7 +58,7 @@ def _summary(e: jsonschema.ValidationError) -> str:
 
 def grammar_from_dict(data: Any, source: str = "grammar") -> Grammar:
     """Schema-check a parsed verb table and build the Grammar; RefusedError lists every problem."""
-    validator = jsonschema.Draft202012Validator(grammar_schema())
+    validator = jsonschema.Draft202012Validator(schema("grammar"))
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         lines = [

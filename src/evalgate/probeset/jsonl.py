@@ -23,19 +23,19 @@ Record = tuple[int, dict[str, Any]]
 _SPACE = re.compile(r"\s*")
 
 
-class _DuplicateKey(ValueError):
+class DuplicateJsonKey(ValueError):
     def __init__(self, key: str):
         super().__init__(key)
         self.key = key
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # json.loads keeps the last of two equal keys silently; a probe with two "expected" values is
-    # a typo we must show, not resolve.
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`object_pairs_hook` refusing a key given twice: json.loads keeps the last one silently, and a
+    probe with two "expected" values (or a lock entry with two hashes) must be shown, not resolved."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise _DuplicateKey(key)
+            raise DuplicateJsonKey(key)
         out[key] = value
     return out
 
@@ -246,8 +246,8 @@ def parse_jsonl(
             )
             continue
         try:
-            obj = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
-        except _DuplicateKey as exc:
+            obj = json.loads(text, object_pairs_hook=unique_keys, parse_constant=_no_constants)
+        except DuplicateJsonKey as exc:
             findings.append(
                 Finding(
                     "jsonl-duplicate-key",

@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalgate.probeset.jsonl import DuplicateJsonKey, unique_keys
 from evalgate.probeset.manifest import ProbeFile, check_manifest, manifest_problems
 from evalgate.types import Finding, Probe
 
@@ -68,22 +69,6 @@ def _locate_in_manifest(
     return f
 
 
-class _TwiceInManifest(ValueError):
-    def __init__(self, key: str):
-        super().__init__(key)
-        self.key = key
-
-
-def _strict_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A lock entry given twice (the old hash, then a forged one) must not resolve to the last."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _TwiceInManifest(key)
-        out[key] = value
-    return out
-
-
 def check_manifest_file(
     data: bytes,
     shown: str,
@@ -98,9 +83,10 @@ def check_manifest_file(
     a probe file's display path to its bytes (to tell a formatting-only change).
     """
     try:
-        doc = json.loads(data.decode("utf-8"), object_pairs_hook=_strict_object)
+        # A lock entry given twice (the old hash, then a forged one) must not resolve to the last.
+        doc = json.loads(data.decode("utf-8"), object_pairs_hook=unique_keys)
         problems = manifest_problems(doc)
-    except _TwiceInManifest as exc:
+    except DuplicateJsonKey as exc:
         problems = [f'key "{exc.key}" appears twice in one object (JSON keeps the last one silently)']
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         problems = [f"not valid JSON ({exc})"]

@@ -14,7 +14,6 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import cache
-from importlib import resources
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -34,6 +33,7 @@ from evalgate.probeset.template import (
     space_before_blank,
 )
 from evalgate.probeset.text import normalize_exact
+from evalgate.schemas import schema
 from evalgate.scoring.ordinal import KIND as ORDINAL
 from evalgate.scoring.ordinal import scale_problem
 from evalgate.types import BLANK, LANGUAGES, PERSONS, TENSES, Finding, Probe
@@ -68,10 +68,8 @@ HINTS = {
 }
 
 
-@cache
 def probe_schema() -> dict[str, Any]:
-    text = resources.files("evalgate").joinpath("schemas", "probe.schema.json").read_text("utf-8")
-    return json.loads(text)
+    return schema("probe")
 
 
 @cache

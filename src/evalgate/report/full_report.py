@@ -30,13 +30,19 @@ from evalgate.report.bars import render_bars
 from evalgate.report.budget import ARTIFACT, Budget, Section, next_limits
 from evalgate.report.comment import MARKER_PREFIX  # defined where the comment job needs no numpy
 from evalgate.report.markdown import code, fence, inline, pct, points, table
+from evalgate.report.markdown import utf16_len as size
+from evalgate.types import DEFAULT_REVIEW_ENTROPY
 
 GITHUB_LIMIT = 65536
 _MAX_ROUNDS = 200
 
 
 def render_report(
-    results: ResultsDocument, *, max_chars: int = 65000, max_flipped: int = 50, review_entropy: float = 0.8
+    results: ResultsDocument,
+    *,
+    max_chars: int = 65000,
+    max_flipped: int = 50,
+    review_entropy: float = DEFAULT_REVIEW_ENTROPY,
 ) -> str:
     """The whole REPORT.md, at most `max_chars` (UTF-16 code units), ending with the sticky marker."""
     limits: dict[str, int] = {}
@@ -53,11 +59,6 @@ def render_report(
             break
         limits = new
     return _truncate(sections, results, max_chars)
-
-
-def size(text: str) -> int:
-    """Length in UTF-16 code units (an emoji outside the BMP counts twice)."""
-    return len(text.encode("utf-16-le")) // 2
 
 
 def marker(results: ResultsDocument) -> str:

@@ -43,6 +43,11 @@ _ESCAPES = {
 _LEADING = re.compile(r"^(#|[-+=]|\d+(?=[.)]))")
 
 
+def utf16_len(text: str) -> int:
+    """Length as GitHub counts it, in UTF-16 code units: an emoji outside the BMP counts twice."""
+    return len(text.encode("utf-16-le")) // 2
+
+
 class Md(str):
     """Markdown we produced ourselves: inserted verbatim."""
 

@@ -16,11 +16,14 @@ from evalgate.report.budget import Budget, Section
 from evalgate.report.markdown import Md, count, num, table
 from evalgate.report.probes import details_if_long, probes_by_id
 from evalgate.scoring.ordinal import summarize
+from evalgate.types import DEFAULT_REVIEW_ENTROPY
 
 SPARK = "▁▂▃▄▅▆▇█"
 
 
-def ordinal_section(results: ResultsDocument, review_entropy: float = 0.8) -> Ordinal | None:
+def ordinal_section(
+    results: ResultsDocument, review_entropy: float = DEFAULT_REVIEW_ENTROPY
+) -> Ordinal | None:
     """results.json "ordinal", or the same computed from the probes of an older result."""
     given = results.get("ordinal")
     if isinstance(given, Mapping) and isinstance(given.get("items"), list):
@@ -51,7 +54,9 @@ def _flag(item: OrdinalItem) -> Md:
     return Md("ambiguous") if item.get("status") == "ambiguous" else Md("")
 
 
-def sections(results: ResultsDocument, budget: Budget, review_entropy: float = 0.8) -> list[Section]:
+def sections(
+    results: ResultsDocument, budget: Budget, review_entropy: float = DEFAULT_REVIEW_ENTROPY
+) -> list[Section]:
     """The ordinal section and its review list; [] when the run has no ordinal probe."""
     section = ordinal_section(results, review_entropy)
     if not section:

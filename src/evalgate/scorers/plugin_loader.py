@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import re
 import sys
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import torch
 from evalgate.edges.files import file_record
 from evalgate.errors import CheckpointError
 from evalgate.paths import allowed_roots
+from evalgate.schemas import loader_spec
 from evalgate.scorers.adapters import FINGERPRINT_TEXT, PluginTokenizerAdapter, first_int_attr
 from evalgate.scorers.base import ScorerInfo, files_digest
 from evalgate.scorers.loading import dtype_name, first_line, n_parameters
@@ -26,14 +26,12 @@ from evalgate.scorers.safety import check_regular_files, checkpoint_files
 from evalgate.scorers.torch_lm import LogitsFn, TorchScorer, full_logits_fn, leaks_the_future
 from evalgate.types import canonical_json, sha256_text
 
-_LOADER_SPEC = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_]\w*$")
-
 
 def load_plugin(
     spec: str, checkpoint: Path | None, *, root: Path, batch_size: int, dtype: torch.dtype, threads: int
 ) -> TorchScorer:
     """`pkg.module:function` -> (model, tokenizer); called with the checkpoint path when it takes one."""
-    if not _LOADER_SPEC.match(spec):
+    if not loader_spec().match(spec):
         raise CheckpointError(
             f"--loader {spec}: expected package.module:function", hint="e.g. --loader mylab.model:load"
         )

@@ -27,11 +27,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evalgate.scoring.multiple_choice import entropy, softmax
-from evalgate.types import STATUS_AMBIGUOUS, STATUS_DEPRECATED, STATUS_SCORED
+from evalgate.types import DEFAULT_REVIEW_ENTROPY, STATUS_AMBIGUOUS, STATUS_DEPRECATED, STATUS_SCORED
 
 KIND = "ordinal"
 MIN_POINTS = 3
-DEFAULT_REVIEW_ENTROPY = 0.8  # config: report.review_entropy
 # Plain decimal numbers only: float() would also take "nan", "inf" and "1_000" as scale points.
 _NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$")
 
