@@ -323,19 +323,23 @@ class LeakSummary(TypedDict):
     by_category: NotRequired[dict[str, LeakGroup]]
 
 
+# The kinds of gate change, in the order the report lists them (gate/yardstick.py KINDS).
+GateChangeKind = Literal[
+    "probe_removed",
+    "probe_deprecated",
+    "probe_changed",
+    "test_set",
+    "template",
+    "grammar",
+    "training_file",
+    "coverage_rule",
+    "config_rule",
+    "manifest_version",
+]
+
+
 class GateChange(TypedDict):
-    kind: Literal[
-        "probe_removed",
-        "probe_deprecated",
-        "probe_changed",
-        "test_set",
-        "template",
-        "grammar",
-        "training_file",
-        "coverage_rule",
-        "config_rule",
-        "manifest_version",
-    ]
+    kind: GateChangeKind
     key: str
     old: Any
     new: Any

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
 from evalgate.errors import RefusedError
+from evalgate.gate.document import GateChangeKind
 from evalgate.types import STATUS_DEPRECATED, Finding
 
 YARDSTICK_VERSION = 1
@@ -34,18 +35,7 @@ NOT_RULES = frozenset({"scoring.batch_size", "scoring.threads"})
 # Input roles (results.json `inputs`) whose content is part of the yardstick.
 FILE_ROLES = {"test": "test", "template": "template", "grammar": "grammar", "train": "train"}
 # The order changes are listed in: the probes first (what the attack of docs/approval.md used).
-KINDS = (
-    "probe_removed",
-    "probe_deprecated",
-    "probe_changed",
-    "test_set",
-    "template",
-    "grammar",
-    "training_file",
-    "coverage_rule",
-    "config_rule",
-    "manifest_version",
-)
+KINDS: tuple[str, ...] = get_args(GateChangeKind)
 WHAT = {
     "probe_removed": "probe removed",
     "probe_deprecated": "probe deprecated",
