@@ -3,7 +3,7 @@
 `render()` returns the whole page; `scripts/gen_probe_docs.py` writes it, and
 tests/test_probe_docs.py fails when the committed page and the schema drift apart. The field
 table comes from evalgate/schemas/probe.schema.json; the checks per field are listed here, next
-to the code that names them (probeset/records.py HINTS, probeset/template.py, probeset/coverage.py).
+to the code that names them (probeset/records.py HINTS, probeset/field_text.py, probeset/coverage.py).
 """
 
 from __future__ import annotations

@@ -19,9 +19,7 @@ from typing import Any
 
 import jsonschema
 
-from evalgate.probeset.grammar import Grammar, Verb
-from evalgate.probeset.normalize import has_ignorable, normalize
-from evalgate.probeset.template import (
+from evalgate.probeset.field_text import (
     CONTROL,
     HINT_CONFUSABLE,
     HINT_CONTROL,
@@ -32,6 +30,8 @@ from evalgate.probeset.template import (
     same_form,
     space_before_blank,
 )
+from evalgate.probeset.grammar import Grammar, Verb
+from evalgate.probeset.normalize import has_ignorable, normalize
 from evalgate.probeset.text import normalize_exact
 from evalgate.schemas import schema
 from evalgate.scoring.ordinal import KIND as ORDINAL
