@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-REPO = Path(__file__).resolve().parents[1]
+from helpers.paths import REPO
 
 FAKE_DOCKER = r'''#!PYTHON
 """A stand-in for docker: records argv, then does what FAKE_MODE says."""

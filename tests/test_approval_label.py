@@ -4,7 +4,8 @@ for the GitHub API on 127.0.0.1."""
 from __future__ import annotations
 
 import pytest
-from fake_github_api import FakeGitHub
+from helpers import paths
+from helpers.fake_github_api import FakeGitHub
 
 from evalgate.cli import main
 
@@ -158,9 +159,8 @@ def test_the_check_job_runs_with_evalgate_alone(gh):
     import os
     import subprocess
     import sys
-    from pathlib import Path
 
-    root = Path(__file__).parents[1]
+    root = paths.REPO
     assert "--no-deps" in (root / ".github/workflows/update-baseline.yml").read_text(encoding="utf-8")
     code = (
         "import importlib.abc, sys\n"

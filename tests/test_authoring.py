@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from probeset_factory import ADVERSARIAL, CORE, EVAL, TRAIN, cli, dump_jsonl, probe, write_base
+from helpers.paths import REPO
+from helpers.probeset_factory import ADVERSARIAL, CORE, EVAL, TRAIN, cli, dump_jsonl, probe, write_base
 
 from evalgate.config import load_config
 from evalgate.probeset.authoring import (
@@ -28,7 +29,6 @@ from evalgate.probeset.authoring import (
 )
 from evalgate.types import Probe
 
-REPO = Path(__file__).resolve().parents[1]
 MANIFEST = EVAL / "MANIFEST.json"
 
 

@@ -6,7 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-from report_factories import fake_run, no_baseline_run, refused_run
+from helpers.report_factories import fake_run, no_baseline_run, refused_run
 
 from evalgate.report.badge import badge_json, badge_svg
 

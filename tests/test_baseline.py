@@ -7,7 +7,7 @@ import json
 import random
 
 import pytest
-from factories import make_entry, make_results
+from helpers.factories import make_entry, make_results
 
 from evalgate.errors import RefusedError
 from evalgate.gate.baseline import baseline_from_results, dump_baseline, validate_baseline

@@ -10,14 +10,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers.paths import GOLDEN, REPO
 
 from evalgate.edges.files import dump_json
 from evalgate.gate.baseline_diff import baseline_changes
 from evalgate.report.comment import render_comment
 from evalgate.report.full_report import render_report
 
-REPO = Path(__file__).resolve().parents[1]
-GOLDEN = REPO / "tests" / "golden" / "REPORT-fail.results.json"
+GOLDEN = GOLDEN / "REPORT-fail.results.json"
 
 
 def git(*args: str, cwd: Path) -> str:

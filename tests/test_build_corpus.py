@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.paths import REPO
 
 from evalgate.cli import main
 from evalgate.probeset import text as T
@@ -17,7 +18,6 @@ from evalgate.synth.corpus import DETECTORS, ProbeFilter, build_corpus, split_si
 from evalgate.synth.lexicon import lexicon_from_dict
 from evalgate.types import BLANK, LANGUAGES, PERSONS, TENSES, Probe
 
-REPO = Path(__file__).resolve().parents[1]
 GRAMMAR_FILE = REPO / "data" / "grammar" / "verbs.yaml"
 CORPUS = REPO / "data" / "corpus"
 EVAL = REPO / "data" / "eval"

@@ -10,6 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from helpers.paths import REPO
 
 from evalgate.cli import main
 from evalgate.config import load_config
@@ -20,7 +21,6 @@ from evalgate.synth.lexicon import lexicon_from_dict
 from evalgate.synth.probes import build_probes
 from evalgate.types import BLANK, LANGUAGES, PERSONS, TENSES
 
-REPO = Path(__file__).resolve().parents[1]
 GRAMMAR_FILE = REPO / "data" / "grammar" / "verbs.yaml"
 LEXICON_FILE = REPO / "data" / "grammar" / "lexicon.yaml"
 EVAL = REPO / "data" / "eval"

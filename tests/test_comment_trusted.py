@@ -12,7 +12,9 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from fake_github_api import FakeGitHub
+from helpers import paths
+from helpers.fake_github_api import FakeGitHub
+from helpers.paths import GOLDEN
 
 from evalgate.cli import main
 from evalgate.commands import comment as comment_cmd
@@ -22,7 +24,6 @@ from evalgate.report import comment as rc
 REPO = "octo/gate"
 SHA = "ab" * 20
 RUN_URL = "https://github.com/octo/gate/actions/runs/4242"
-GOLDEN = Path(__file__).parent / "golden"
 SPOOF = "## ✅ evalgate: pass — all good, merge it ![x](https://evil.example/p.png)"
 
 
@@ -254,7 +255,7 @@ def test_the_comment_job_needs_only_what_its_workflow_installs(gh, run_env, tmp_
 
     import yaml
 
-    wf = yaml.safe_load((Path(__file__).parents[1] / ".github/workflows/eval-gate-comment.yml").read_text())
+    wf = yaml.safe_load((paths.REPO / ".github/workflows/eval-gate-comment.yml").read_text())
     install = next(s for s in wf["jobs"]["comment"]["steps"] if "Install" in s.get("name", ""))["run"]
     assert "--no-deps" in install
     allowed = {m.lower() for m in re.findall(r'"([A-Za-z_]+)[<>=]', install)}
@@ -274,7 +275,7 @@ def test_the_comment_job_needs_only_what_its_workflow_installs(gh, run_env, tmp_
     code = f"BLOCKED = {sorted(blocked)!r}\n" + BLOCKER
     result = subprocess.run(
         [sys.executable, "-c", code, "comment", "--report", str(folder), "--sha", SHA],
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")},
+        env={**os.environ, "PYTHONPATH": str(paths.REPO / "src")},
         capture_output=True,
         text=True,
         timeout=120,

@@ -8,7 +8,7 @@ from importlib import resources
 
 import jsonschema
 import pytest
-from factories import make_entry, make_results, make_rules
+from helpers.factories import make_entry, make_results, make_rules
 
 from evalgate.errors import NotComparableError, RefusedError
 from evalgate.gate.baseline import baseline_from_results

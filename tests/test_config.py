@@ -1,13 +1,10 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers.paths import REPO
 
 from evalgate.config import default_config_text, load_config
 from evalgate.errors import ConfigError
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def test_repository_config_is_the_embedded_default():

@@ -15,12 +15,12 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from helpers.paths import REPO
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from evalgate.config import load_config
 
-REPO = Path(__file__).resolve().parents[1]
 DOCKER = REPO / "docker"
 ENGINE_UNAVAILABLE = 77  # docker/smoke.sh: the engine could not be reached or started
 SMOKE_TIMEOUT_S = 85 * 60  # CI gives the Docker part 90 minutes

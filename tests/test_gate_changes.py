@@ -15,11 +15,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers.paths import REPO
 
 from evalgate.cli import main
 from evalgate.gate.results import validate_results
 
-REPO = Path(__file__).resolve().parents[1]
 REGRESSED = str(REPO / "data" / "checkpoints" / "demo-regressed")
 HEADING = "## What this PR changes in its own gate"
 

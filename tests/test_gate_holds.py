@@ -13,11 +13,12 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.paths import GOLDEN
 
 from evalgate.cli import main
 from evalgate.gate.results import validate_results
 
-GOLDEN = Path(__file__).parent / "golden" / "REPORT-fail.results.json"
+GOLDEN = GOLDEN / "REPORT-fail.results.json"
 
 
 @pytest.fixture

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers.paths import REPO
 
 
 def test_quick_bench_shows_size_at_tolerance_within_alpha():
     out = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "gate_power.py"), "--quick"],
+        [sys.executable, str(REPO / "bench" / "gate_power.py"), "--quick"],
         capture_output=True,
         text=True,
         check=True,

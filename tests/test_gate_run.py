@@ -11,11 +11,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers.paths import REPO
 
 from evalgate.cli import main
 from evalgate.gate.results import validate_results
 
-REPO = Path(__file__).resolve().parents[1]
 OUTPUTS = ("results.json", "per_slice.csv", "per_slice.png", "REPORT.md", "badge.svg", "badge.json")
 
 

@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from hostile_github import BOT, PREFIX, Elsewhere, HostileGitHub
+from helpers import paths
+from helpers.hostile_github import BOT, PREFIX, Elsewhere, HostileGitHub
 
 from evalgate.cli import main
 from evalgate.errors import GitHubError
@@ -444,7 +445,7 @@ def test_the_action_passes_the_comment_author_to_its_comment_container():
     """An App token's bot cannot be found through GET /user: without the variable every run adds a comment."""
     import yaml
 
-    action = yaml.safe_load((Path(__file__).parents[1] / "action.yml").read_text(encoding="utf-8"))
+    action = yaml.safe_load((paths.REPO / "action.yml").read_text(encoding="utf-8"))
     comment_step = action["runs"]["steps"][2]
     assert "comment --report" in comment_step["run"] and "-e EVALGATE_COMMENT_AUTHOR" in comment_step["run"]
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hostile_repo import make_repo
+from helpers.hostile_repo import make_repo
 
 EVAL = Path("data/eval")
 NAMES = ("probes.jsonl", "adversarial.jsonl", "ordinal.jsonl", "MANIFEST.json")

@@ -11,7 +11,7 @@ import re
 import pytest
 import safetensors.torch
 import torch
-from hostile_repo import make_repo, results, run_cli, workflow_command_lines
+from helpers.hostile_repo import make_repo, results, run_cli, workflow_command_lines
 
 from evalgate.console import SafeStream, safe_line
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from hostile_repo import make_repo, run_cli
+from helpers.hostile_repo import make_repo, run_cli
 
 OUTPUTS = ("REPORT.md", "results.json", "per_slice.csv", "per_slice.png", "badge.json", "badge.svg")
 

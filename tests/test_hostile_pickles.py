@@ -11,8 +11,8 @@ import zipfile
 
 import pytest
 import torch
-from hostile_repo import make_repo, results, run_cli
-from lm_fixtures import hf_gpt2_dir
+from helpers.hostile_repo import make_repo, results, run_cli
+from helpers.lm_fixtures import hf_gpt2_dir
 from safetensors.torch import load_file
 
 

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hostile_repo import make_repo, results, run_cli
+from helpers.hostile_repo import make_repo, results, run_cli
 
 SECRET = "TOP-SECRET-TOKEN-1234567890"
 

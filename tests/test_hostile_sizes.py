@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from hostile_repo import make_repo, results, run_cli
-from lm_fixtures import hf_gpt2_dir
+from helpers.hostile_repo import make_repo, results, run_cli
+from helpers.lm_fixtures import hf_gpt2_dir
 
 
 @pytest.fixture

@@ -10,10 +10,12 @@ import ast
 from pathlib import Path
 
 import pytest
+from helpers.paths import REPO
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "evalgate"
+SRC = REPO / "src" / "evalgate"
 PURE_PACKAGES = ("probeset", "scoring", "gate", "report", "synth")
-PURE_MODULES = sorted(p for pkg in PURE_PACKAGES for p in (SRC / pkg).rglob("*.py")) + [
+PURE_MODULES = [
+    *sorted(p for pkg in PURE_PACKAGES for p in (SRC / pkg).rglob("*.py")),
     SRC / "types.py",
     SRC / "errors.py",
 ]

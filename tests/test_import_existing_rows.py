@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from probeset_factory import EVAL, cli, dump_jsonl, probe, write_base
+from helpers.probeset_factory import EVAL, cli, dump_jsonl, probe, write_base
 
 
 def run(root: Path, *args: str) -> tuple[int, str]:

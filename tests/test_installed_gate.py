@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 REGRESSED = REPO / "data" / "checkpoints" / "demo-regressed"
 EVALGATE = Path(sys.executable).with_name("evalgate")
 

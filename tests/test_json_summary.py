@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from helpers.paths import GOLDEN
+
 from evalgate.cli import main
 
-GOLDEN = Path(__file__).parent / "golden" / "REPORT-fail.results.json"
+GOLDEN = GOLDEN / "REPORT-fail.results.json"
 KEYS = {"slice", "n", "baseline", "new", "wilson_low", "wilson_high", "delta", "p_value", "p_adjusted", "mde"}
 
 

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
+from helpers.paths import REPO
 
 from evalgate.probeset import leaks as leaks_mod
 from evalgate.probeset.grammar import grammar_from_dict
 from evalgate.probeset.leaks import LeakIndex, find_leaks
 from evalgate.types import Probe
 
-REPO = Path(__file__).resolve().parents[1]
 KEEP = frozenset(
     grammar_from_dict(yaml.safe_load((REPO / "data/grammar/verbs.yaml").read_text("utf-8"))).all_forms()
 )

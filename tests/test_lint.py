@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
+from helpers.paths import REPO
 
 
 def _ruff() -> str:

@@ -18,7 +18,7 @@ import pytest
 import safetensors.torch
 import torch
 import transformers
-from lm_fixtures import hf_gpt2_dir
+from helpers.lm_fixtures import hf_gpt2_dir
 
 from evalgate.errors import EXIT_REFUSED, CheckpointError
 from evalgate.scorers import hf_loader, loaders, native_gpt
@@ -61,7 +61,7 @@ class Hostile:
 
 @pytest.fixture(scope="module")
 def native_dir(tmp_path_factory) -> Path:
-    from lm_fixtures import SENTENCES
+    from helpers.lm_fixtures import SENTENCES
 
     tok = native_gpt.train_tokenizer(SENTENCES * 10, vocab_size=320)
     cfg = native_gpt.GPTConfig(
@@ -282,7 +282,7 @@ def test_hf_broken_checkpoints(gpt2_dir, tmp_path, case, match):
 
 
 def test_cli_refuses_a_hostile_checkpoint_with_exit_2(tmp_path):
-    from probeset_factory import apply_step, cli, write_base
+    from helpers.probeset_factory import apply_step, cli, write_base
 
     cfg = write_base(tmp_path)
     apply_step(tmp_path, {"seal": None})

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from probeset_factory import ADVERSARIAL, CORE, apply_step, cli, write_base
+from helpers.probeset_factory import ADVERSARIAL, CORE, apply_step, cli, write_base
 
 from evalgate.config import load_config
 from evalgate.probeset.manifest import bump_version, probe_set_digest

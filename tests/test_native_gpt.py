@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import safetensors.torch
 import torch
+from helpers.paths import REPO
 
 from evalgate.errors import CheckpointError
 from evalgate.scorers import native_gpt
@@ -317,7 +318,6 @@ def test_special_tokens_come_first(tokenizer):
 
 # --- the demo training script and the committed checkpoints ------------------------------------
 
-REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "train_demo.py"
 
 

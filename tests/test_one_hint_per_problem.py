@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from probeset_factory import CORE, cli, dump_jsonl, probe, write_base
+from helpers.probeset_factory import CORE, cli, dump_jsonl, probe, write_base
 
 PROBES = Path("data/eval/probes.jsonl")
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import copy
 import json
 import math
-from pathlib import Path
 
 import pytest
-from factories import make_entry, make_results, make_rules
-from probeset_factory import CONFIG, EVAL, cli, dump_jsonl, write_base
+from helpers.factories import make_entry, make_results, make_rules
+from helpers.paths import REPO
+from helpers.probeset_factory import CONFIG, EVAL, cli, dump_jsonl, write_base
 
 from evalgate.config import load_config
 from evalgate.edges.outputs import write_outputs
@@ -31,7 +31,6 @@ from evalgate.scoring.multiple_choice import score_probes, split_whitespace
 from evalgate.scoring.ordinal import scale_problem, scale_values, summarize
 from evalgate.types import Probe
 
-REPO = Path(__file__).resolve().parents[1]
 SCALE = ("1", "2", "3", "4", "5")
 TEMPLATE = "{prompt}\n"
 # A leans towards the top of the scale; B is sure of the bottom; FLAT cannot decide.

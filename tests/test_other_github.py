@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from other_github_api import BOT, REPO, OtherGitHub
+from helpers import paths
+from helpers.other_github_api import BOT, REPO, OtherGitHub
 
 from evalgate.cli import main
 from evalgate.github.rest import GitHubClient
@@ -40,7 +41,7 @@ def demo_report(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("demo") / "out"
     proc = subprocess.run(
         [sys.executable, "-m", "evalgate", "run", "--out", str(out)],
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=paths.REPO,
         capture_output=True,
         text=True,
     )

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from probeset_factory import cli, write_base
+from helpers.probeset_factory import cli, write_base
 
 
 @pytest.fixture

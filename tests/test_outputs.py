@@ -6,7 +6,7 @@ import json
 import os
 
 import pytest
-from report_factories import fake_run, no_baseline_run, refused_run
+from helpers.report_factories import fake_run, no_baseline_run, refused_run
 
 import evalgate.edges.files as files_mod
 from evalgate.config import ReportConfig

@@ -9,7 +9,7 @@ from importlib import resources
 
 import jsonschema
 import pytest
-from factories import make_entry, make_results, make_rules
+from helpers.factories import make_entry, make_results, make_rules
 
 from evalgate.gate.baseline import baseline_from_results, validate_baseline
 from evalgate.gate.compare import compare, verdict

@@ -9,7 +9,8 @@ import subprocess
 import sys
 import zlib
 
-from report_factories import fake_run, no_baseline_run
+from helpers.paths import REPO
+from helpers.report_factories import fake_run, no_baseline_run
 
 from evalgate.edges.plot import build_figure, ensure_mplconfigdir, render_png
 
@@ -41,14 +42,12 @@ def test_same_bytes_in_a_fresh_process(tmp_path):
     """Determinism across processes too (font cache, hash seeds): what a re-run in CI does."""
     code = (
         "import sys; sys.path[:0] = ['tests']\n"
-        "from report_factories import fake_run\n"
+        "from helpers.report_factories import fake_run\n"
         "from evalgate.edges.plot import render_png\n"
         f"open({str(tmp_path / 'a.png')!r}, 'wb').write(render_png(fake_run()))\n"
     )
     env = {**os.environ, "PYTHONHASHSEED": "123"}
-    subprocess.run(
-        [sys.executable, "-c", code], check=True, env=env, cwd=os.path.dirname(os.path.dirname(__file__))
-    )
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=str(REPO))
     assert (tmp_path / "a.png").read_bytes() == render_png(fake_run())
 
 

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-REPO = Path(__file__).resolve().parents[1]
+from helpers.paths import REPO
 
 
 def git(*args: str, cwd: Path) -> str:

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from lm_fixtures import hf_gpt2_dir
+from helpers.lm_fixtures import hf_gpt2_dir
+from helpers.paths import REPO
 from test_torch_lm import REQUESTS, reference_loglik
 
 from evalgate.scorers.loaders import load_scorer
 from evalgate.types import LoglikRequest
 
-REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "data/checkpoints/demo"
 
 # Probes as score_probes asks them: the candidates of one probe form a group.

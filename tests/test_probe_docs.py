@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import pytest
+from helpers.paths import REPO
 
 from evalgate.probeset import field_docs as probe_docs
 from evalgate.probeset import records as probes
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "probes.md"
+DOC = REPO / "docs" / "probes.md"
 
 
 def test_the_committed_field_reference_matches_the_schema():

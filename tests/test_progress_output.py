@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import io
 import re
-from pathlib import Path
 
-from probeset_factory import apply_step, cli, write_base
+from helpers.paths import REPO
+from helpers.probeset_factory import apply_step, cli, write_base
 
 from evalgate.edges.progress import Progress
 from evalgate.scorers.loaders import load_scorer
 
-REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "data/checkpoints/demo"
 TEXTS = ["She works every day.", "Ayer fui al mercado con mi hermana.", "They have gone."] * 30
 

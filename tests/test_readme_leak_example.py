@@ -6,9 +6,8 @@ import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from helpers.paths import REPO
 
 
 def test_the_readme_leak_example_is_what_the_command_prints(tmp_path):

@@ -6,11 +6,10 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import yaml
+from helpers.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 DIGEST = "ghcr.io/owner/evalgate@sha256:" + "0123456789abcdef" * 4
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from report_factories import fake_run, no_baseline_run
+from helpers.report_factories import fake_run, no_baseline_run
 
 from evalgate.report.bars import (
     LEGEND,

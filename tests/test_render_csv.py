@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from report_factories import fake_run, no_baseline_run
+from helpers.report_factories import fake_run, no_baseline_run
 
 from evalgate.gate.slice_order import ordered
 from evalgate.report.per_slice_csv import render_csv

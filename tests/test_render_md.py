@@ -11,20 +11,18 @@ import html as htmllib
 import json
 import os
 import re
-from pathlib import Path
 
 import pytest
-from factories import make_entry, make_results, make_rules
+from helpers.factories import make_entry, make_results, make_rules
+from helpers.paths import GOLDEN
+from helpers.report_factories import fake_run, no_baseline_run, refused_run
 from markdown_it import MarkdownIt
-from report_factories import fake_run, no_baseline_run, refused_run
 
 from evalgate.gate.compare import compare, verdict
 from evalgate.gate.results import round_floats, validate_results
 from evalgate.report.full_report import GITHUB_LIMIT, MARKER_PREFIX, render_report, size
 from evalgate.report.markdown import ZWSP, inline
 from evalgate.types import PERSONS, TENSES
-
-GOLDEN = Path(__file__).parent / "golden"
 
 
 def html(markdown: str) -> str:

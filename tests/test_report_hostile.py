@@ -13,7 +13,7 @@ import html as htmllib
 import re
 
 import pytest
-from factories import make_entry, make_results, make_rules
+from helpers.factories import make_entry, make_results, make_rules
 from markdown_it import MarkdownIt
 
 from evalgate.gate.compare import compare, verdict

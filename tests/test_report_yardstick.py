@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import copy
 import os
-from pathlib import Path
 
-from report_factories import fake_run, refused_run
+from helpers.paths import GOLDEN
+from helpers.report_factories import fake_run, refused_run
 
 from evalgate.gate.results import validate_results
 from evalgate.report.full_report import MARKER_PREFIX, render_report
 
-GOLDEN = Path(__file__).parent / "golden" / "REPORT-gate-changes.md"
+GOLDEN = GOLDEN / "REPORT-gate-changes.md"
 HEADING = "## What this PR changes in its own gate"
 CHANGES = [
     {"kind": "probe_deprecated", "key": "probe-en-go-past-3sg-001", "old": "scored", "new": "deprecated",

@@ -24,7 +24,7 @@ from evalgate.scorers.loaders import load_scorer
 
 @pytest.fixture(scope="module")
 def gpt2_dir(tmp_path_factory) -> Path:
-    from lm_fixtures import hf_gpt2_dir
+    from helpers.lm_fixtures import hf_gpt2_dir
 
     return hf_gpt2_dir(tmp_path_factory.mktemp("review") / "gpt2")
 
@@ -188,7 +188,7 @@ def test_tokenizer_ids_beyond_the_models_vocabulary_are_refused_naming_the_token
 def test_a_test_sentence_with_probability_zero_is_a_broken_checkpoint_not_a_crash():
     """An infinite perplexity used to reach results.json as null and fail its schema (exit 3)."""
     import torch
-    from lm_fixtures import BigramLM, WordTokenizer
+    from helpers.lm_fixtures import BigramLM, WordTokenizer
 
     from evalgate.scorers.adapters import PluginTokenizerAdapter
     from evalgate.scorers.base import ScorerInfo
@@ -235,7 +235,7 @@ def test_a_continuation_longer_than_the_window_is_scored_in_windows(tmp_path):
     shipped ordinal probes). It is now scored like a perplexity text, and a continuation that
     fits keeps lm-eval's left-truncated context."""
     import transformers
-    from lm_fixtures import hf_gpt2_dir
+    from helpers.lm_fixtures import hf_gpt2_dir
 
     from evalgate.types import LoglikRequest
 

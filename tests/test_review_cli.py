@@ -9,10 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers.paths import GOLDEN, REPO
 
 from evalgate.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
 PROBES = REPO / "data" / "eval" / "probes.jsonl"
 ADVERSARIAL = REPO / "data" / "eval" / "adversarial.jsonl"
 
@@ -274,7 +274,7 @@ def test_a_refusal_message_does_not_claim_nothing_was_scored_twice_or_wrongly(ca
 def test_baseline_update_without_a_config_writes_where_it_runs_not_into_the_bundle(tmp_path, monkeypatch):
     """No evalgate.yml and no probe set here: the embedded default borrows the bundled demo's inputs
     (the source checkout, or the image's read-only EVALGATE_HOME); the baseline is an output."""
-    results = REPO / "tests" / "golden" / "REPORT-fail.results.json"
+    results = GOLDEN / "REPORT-fail.results.json"
     bundle, here = tmp_path / "bundle", tmp_path / "here"
     (bundle / "data" / "eval").mkdir(parents=True)
     (bundle / "data" / "eval" / "probes.jsonl").write_text("", encoding="utf-8")

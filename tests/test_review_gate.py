@@ -6,14 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from factories import make_entry, make_results, make_rules
+from helpers.factories import make_entry, make_results, make_rules
+from helpers.paths import REPO
 
 from evalgate.cli import main
 from evalgate.errors import NotComparableError, RefusedError
 from evalgate.gate.baseline import baseline_from_results
 from evalgate.gate.compare import compare, verdict
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ import pytest
 import tokenizers
 import torch
 import transformers
-from lm_fixtures import SENTENCES, hf_gpt2_dir, train_bpe
+from helpers.lm_fixtures import SENTENCES, hf_gpt2_dir, train_bpe
 
 from evalgate.errors import EXIT_REFUSED, CheckpointError, RefusedError
 from evalgate.scorers.loaders import load_scorer

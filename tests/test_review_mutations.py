@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from probeset_factory import CONFIG, cli, dump_jsonl, write_base
+from helpers.probeset_factory import CONFIG, cli, dump_jsonl, write_base
 
 PROBES = Path("data/eval/probes.jsonl")
 

@@ -13,7 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from probeset_factory import cli, dump_jsonl, write_base
+from helpers.paths import GOLDEN
+from helpers.probeset_factory import cli, dump_jsonl, write_base
 
 PROBES = Path("data/eval/probes.jsonl")
 
@@ -396,7 +397,7 @@ def test_seal_that_cannot_write_the_manifest_is_refused(tmp_path):
 def test_baseline_update_that_cannot_write_is_refused(tmp_path):
     cfg = write_base(tmp_path)
     (tmp_path / "baselines").write_text("not a folder", encoding="utf-8")
-    results = Path(__file__).parent / "golden" / "REPORT-fail.results.json"
+    results = GOLDEN / "REPORT-fail.results.json"
     code, out = cli("baseline", "update", "--config", str(cfg), "--from-results", str(results), "--name", "t")
     assert code == 2 and "unexpected error" not in out and "baselines" in out, out
 

@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 
 import pytest
-from probeset_factory import CORE, EVAL, apply_step, cli, dump_jsonl, probe, write_base
+from helpers.paths import REPO
+from helpers.probeset_factory import CORE, EVAL, apply_step, cli, dump_jsonl, probe, write_base
 
-REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "data/checkpoints/demo"
 NEW = probe("en-work-pres-3sg-new", "en", "work", "regular", "present_simple", "3sg",
             "Every morning she ___ at the bakery.", ["works", "work", "worked"], "works")  # fmt: skip

@@ -6,8 +6,9 @@ import ast
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-NAMED = re.compile(r"tests/(test_\w+\.py)::(test_\w+)")
+from helpers.paths import REPO
+
+NAMED = re.compile(r"tests/((?:\w+/)*test_\w+\.py)::(test_\w+)")
 
 
 def defined_tests(path: Path) -> set[str]:

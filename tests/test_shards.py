@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers.paths import REPO
 
 from evalgate.cli import main
 from evalgate.errors import RefusedError
 from evalgate.gate.shards import blocks, merge_parts, select_shard
 from evalgate.pipeline import BASE_KEYS
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def test_shards_are_disjoint_cover_and_balanced():

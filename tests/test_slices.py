@@ -9,7 +9,7 @@ from importlib import resources
 
 import jsonschema
 import pytest
-from factories import make_entry, make_results
+from helpers.factories import make_entry, make_results
 
 from evalgate.gate.slices import aggregate, slice_keys
 from evalgate.gate.stats import wilson_interval

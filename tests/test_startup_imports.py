@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from helpers.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 HEAVY = ("torch", "pandas", "matplotlib", "transformers")
 
 

@@ -11,7 +11,7 @@ import pytest
 import tokenizers
 import torch
 import transformers
-from lm_fixtures import BigramLM, WordTokenizer, hf_gpt2_dir
+from helpers.lm_fixtures import BigramLM, WordTokenizer, hf_gpt2_dir
 
 from evalgate.errors import RefusedError
 from evalgate.scorers.adapters import PluginTokenizerAdapter

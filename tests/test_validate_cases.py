@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
-from probeset_factory import apply_step, case_names, cli, dump_jsonl, load_case, probe, write_base
+from helpers.paths import FIXTURES
+from helpers.probeset_factory import apply_step, case_names, cli, dump_jsonl, load_case, probe, write_base
 
 REQUIRED_KINDS = {
     "bad_json",
@@ -55,7 +56,7 @@ def test_the_base_set_is_valid(tmp_path):
 
 def test_every_required_failure_kind_has_a_case():
     assert set(case_names()) >= REQUIRED_KINDS
-    readme = (Path(__file__).parent / "fixtures" / "probesets" / "README.md").read_text(encoding="utf-8")
+    readme = (FIXTURES / "probesets" / "README.md").read_text(encoding="utf-8")
     for name in case_names():
         assert f"`{name}`" in readme, f"{name} is not listed in the fixtures README"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from probeset_factory import CONFIG, cli, write_base
+from helpers.probeset_factory import CONFIG, cli, write_base
 
 
 def test_the_matrix_is_shown_in_text_and_json_with_shortfalls_marked(tmp_path):

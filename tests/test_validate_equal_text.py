@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from probeset_factory import ADVERSARIAL, CORE, TRAIN, cli, dump_jsonl, write_base
+from helpers.probeset_factory import ADVERSARIAL, CORE, TRAIN, cli, dump_jsonl, write_base
 
 from evalgate.probeset.normalize import confusables, normalize
 

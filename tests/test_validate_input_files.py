@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from probeset_factory import CONFIG, CORE, TRAIN, cli, dump_jsonl, write_base
+from helpers.probeset_factory import CONFIG, CORE, TRAIN, cli, dump_jsonl, write_base
 
 PROBES = Path("data/eval/probes.jsonl")
 TRAIN_JSONL = Path("data/corpus/train.jsonl")

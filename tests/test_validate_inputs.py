@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from probeset_factory import CORE, apply_step, cli, dump_jsonl, write_base
+from helpers.probeset_factory import CORE, apply_step, cli, dump_jsonl, write_base
 
 from evalgate.config import load_config
 from evalgate.probeset_io import validate

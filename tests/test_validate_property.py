@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.probeset_factory import cli, write_base
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from probeset_factory import cli, write_base
 
 FILES = ["data/eval/probes.jsonl", "data/eval/adversarial.jsonl", "data/corpus/train.jsonl"]
 NASTY = [

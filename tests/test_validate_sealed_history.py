@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from probeset_factory import ADVERSARIAL, CORE, cli, dump_jsonl, write_base
+from helpers.probeset_factory import ADVERSARIAL, CORE, cli, dump_jsonl, write_base
 
 from evalgate.types import Probe
 

@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-from probeset_factory import cli
-
-REPO = Path(__file__).resolve().parents[1]
+from helpers.paths import REPO
+from helpers.probeset_factory import cli
 
 
 def test_shipped_set_validates_clean_with_zero_leaks():

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = REPO / ".github" / "workflows"
 
 

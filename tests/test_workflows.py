@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = REPO / ".github" / "workflows"
 BIN = Path(sys.executable).parent  # the venv's bin: actionlint, check-jsonschema
 PINNED = re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{40}$")

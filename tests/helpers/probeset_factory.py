@@ -18,9 +18,9 @@ from typing import Any
 import yaml
 
 from evalgate.cli import main
+from helpers.paths import FIXTURES, REPO
 
-REPO = Path(__file__).resolve().parents[1]
-CASES = Path(__file__).resolve().parent / "fixtures" / "probesets"
+CASES = FIXTURES / "probesets"
 
 
 def probe(

@@ -12,12 +12,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from factories import make_entry, make_results, make_rules
-
 from evalgate.gate import results as results_mod
 from evalgate.gate.compare import compare, verdict
 from evalgate.gate.slices import aggregate
 from evalgate.types import PERSONS, TENSES
+from helpers.factories import make_entry, make_results, make_rules
 
 VERBS = {
     "en": [("work", "regular"), ("play", "regular"), ("go", "irregular"), ("eat", "irregular")],

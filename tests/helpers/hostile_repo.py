@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalgate.cli import main
-
-REPO = Path(__file__).resolve().parents[1]
+from helpers.paths import REPO
 
 
 def make_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
