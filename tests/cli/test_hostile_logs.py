@@ -11,7 +11,7 @@ import re
 import pytest
 import safetensors.torch
 import torch
-from helpers.hostile_repo import make_repo, results, run_cli, workflow_command_lines
+from helpers.hostile_repo import make_repo, results, workflow_command_lines
 
 from evalgate.console import SafeStream, safe_line
 
@@ -32,12 +32,12 @@ def assert_no_injected_command(text: str) -> None:
         assert not line.lstrip().startswith("::error::fake")  # the data stays inside our message
 
 
-def test_a_tensor_name_cannot_write_workflow_commands(repo, capsys):
+def test_a_tensor_name_cannot_write_workflow_commands(repo, cli):
     weights = repo / "data" / "checkpoints" / "demo" / "model.safetensors"
     state = safetensors.torch.load_file(weights)
     state[INJECTED] = torch.zeros(1)
     safetensors.torch.save_file(state, weights)
-    code, out, err = run_cli(capsys, "run", "--baseline", "none")
+    code, out, err = cli("run", "--baseline", "none")
     assert code == 2
     assert "unexpected tensor" in err
     assert_no_injected_command(out + err)
@@ -45,22 +45,22 @@ def test_a_tensor_name_cannot_write_workflow_commands(repo, capsys):
     assert results(repo)["verdict"] == "refused"
 
 
-def test_a_file_name_cannot_write_workflow_commands(repo, capsys):
+def test_a_file_name_cannot_write_workflow_commands(repo, cli):
     os.mkfifo(repo / "data" / "checkpoints" / "demo" / INJECTED.replace("\r", ""))
-    code, out, err = run_cli(capsys, "run", "--baseline", "none")
+    code, out, err = cli("run", "--baseline", "none")
     assert code == 2
     assert "not a regular file" in err
     assert_no_injected_command(out + err)
 
 
-def test_a_probe_id_cannot_write_workflow_commands(repo, capsys):
+def test_a_probe_id_cannot_write_workflow_commands(repo, cli):
     path = repo / "data" / "eval" / "ordinal.jsonl"
     with path.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps({"id": INJECTED, "prompt": INJECTED}) + "\n")
-    code, out, err = run_cli(capsys, "validate", "--format", "text")
+    code, out, err = cli("validate", "--format", "text")
     assert code == 2
     assert_no_injected_command(out + err)
-    code, out, err = run_cli(capsys, "validate", "--format", "github")
+    code, out, err = cli("validate", "--format", "github")
     assert code == 2
     assert_no_injected_command(out + err)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from helpers.hostile_repo import make_repo, run_cli
+from helpers.hostile_repo import make_repo
 
 OUTPUTS = ("REPORT.md", "results.json", "per_slice.csv", "per_slice.png", "badge.json", "badge.svg")
 
@@ -23,34 +23,34 @@ def repo(tmp_path, monkeypatch):
     sys.modules.pop("boom_loader", None)
 
 
-def test_a_run_that_stops_early_leaves_no_earlier_report(repo, capsys):
+def test_a_run_that_stops_early_leaves_no_earlier_report(repo, cli):
     out = repo / "evalgate-out"
     out.mkdir()
     for name in OUTPUTS:
         (out / name).write_text("verdict: PASS (committed by the pull request)\n", encoding="utf-8")
     (out / ".REPORT.md.abc123.tmp").write_text("half", encoding="utf-8")
     (out / "notes.txt").write_text("not ours\n", encoding="utf-8")
-    code, _, _ = run_cli(capsys, "run", "--loader", "boom_loader:load", "--baseline", "none")
+    code, _, _ = cli("run", "--loader", "boom_loader:load", "--baseline", "none")
     assert code == 3  # stopped before any output of its own
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
 
 
-def test_a_symlinked_output_folder_is_refused(repo, tmp_path, capsys):
+def test_a_symlinked_output_folder_is_refused(repo, tmp_path, cli):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (repo / "evalgate-out").symlink_to(elsewhere)
-    code, _, err = run_cli(capsys, "run", "--baseline", "none")
+    code, _, err = cli("run", "--baseline", "none")
     assert code == 2
     assert "symbolic link" in err
     assert list(elsewhere.iterdir()) == []
 
 
-def test_a_symlinked_output_file_is_refused(repo, tmp_path, capsys):
+def test_a_symlinked_output_file_is_refused(repo, tmp_path, cli):
     target = tmp_path / "victim.md"
     target.write_text("keep me\n", encoding="utf-8")
     (repo / "evalgate-out").mkdir()
     (repo / "evalgate-out" / "REPORT.md").symlink_to(target)
-    code, _, err = run_cli(capsys, "compare", "baselines/demo.json", "baselines/demo.json")
+    code, _, err = cli("compare", "baselines/demo.json", "baselines/demo.json")
     assert code == 2
     assert "REPORT.md" in err and "symbolic link" in err
     assert target.read_text(encoding="utf-8") == "keep me\n"

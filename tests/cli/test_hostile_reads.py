@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.hostile_repo import make_repo, results, run_cli
+from helpers.hostile_repo import make_repo, results
 
 SECRET = "TOP-SECRET-TOKEN-1234567890"
 
@@ -25,52 +25,52 @@ def _secret(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_grammar_table_linked_outside_the_repository_is_refused_unread(repo, tmp_path, capsys):
+def test_a_grammar_table_linked_outside_the_repository_is_refused_unread(repo, tmp_path, cli):
     grammar = repo / "data" / "grammar" / "verbs.yaml"
     grammar.unlink()
     grammar.symlink_to(_secret(tmp_path))
-    code, out, err = run_cli(capsys, "validate")
+    code, out, err = cli("validate")
     assert code == 2
     assert "data/grammar/verbs.yaml" in out and "outside the repository" in out
     assert SECRET not in out + err
 
-    code, out, err = run_cli(capsys, "run", "--out", "evalgate-out")
+    code, out, err = cli("run", "--out", "evalgate-out")
     assert code == 2
     written = "".join(p.read_text(encoding="utf-8") for p in (repo / "evalgate-out").iterdir())
     assert results(repo)["verdict"] == "refused"
     assert SECRET not in out + err + written
 
 
-def test_a_probe_file_that_is_a_fifo_is_refused_by_type(repo, capsys):
+def test_a_probe_file_that_is_a_fifo_is_refused_by_type(repo, cli):
     probes = repo / "data" / "eval" / "ordinal.jsonl"
     probes.unlink()
     os.mkfifo(probes)  # reading it would block forever
-    code, out, _ = run_cli(capsys, "validate")
+    code, out, _ = cli("validate")
     assert code == 2
     assert "not a regular file" in out
 
 
-def test_a_checkpoint_file_linked_to_proc_is_refused_by_type(repo, tmp_path, capsys):
+def test_a_checkpoint_file_linked_to_proc_is_refused_by_type(repo, tmp_path, cli):
     ckpt = repo / "data" / "checkpoints" / "demo"
     (ckpt / "notes.txt").symlink_to("/proc/self/pagemap")  # "regular", 0 bytes, never ends
-    code, _, err = run_cli(capsys, "run", "--baseline", "none")
+    code, _, err = cli("run", "--baseline", "none")
     assert code == 2
     assert "notes.txt" in err and "kernel file" in err
     assert results(repo)["verdict"] == "refused"
 
 
-def test_a_checkpoint_file_linked_outside_the_repository_is_refused(repo, tmp_path, capsys):
+def test_a_checkpoint_file_linked_outside_the_repository_is_refused(repo, tmp_path, cli):
     ckpt = repo / "data" / "checkpoints" / "demo"
     elsewhere = tmp_path / "outside-weights"
     elsewhere.mkdir()
     shutil.move(ckpt / "tokenizer.json", elsewhere / "tokenizer.json")
     (ckpt / "tokenizer.json").symlink_to(elsewhere / "tokenizer.json")
-    code, _, err = run_cli(capsys, "run", "--baseline", "none")
+    code, _, err = cli("run", "--baseline", "none")
     assert code == 2
     assert "tokenizer.json" in err and "outside the repository" in err
 
 
-def test_a_git_lfs_pointer_is_refused_as_one(repo, capsys):
+def test_a_git_lfs_pointer_is_refused_as_one(repo, cli):
     weights = repo / "data" / "checkpoints" / "demo" / "model.safetensors"
     weights.write_text(
         "version https://git-lfs.github.com/spec/v1\n"
@@ -78,7 +78,7 @@ def test_a_git_lfs_pointer_is_refused_as_one(repo, capsys):
         "size 3734840\n",
         encoding="utf-8",
     )
-    code, _, err = run_cli(capsys, "run", "--baseline", "none")
+    code, _, err = cli("run", "--baseline", "none")
     assert code == 2
     assert "model.safetensors: this is a Git LFS pointer, not the weights" in err
     assert "corrupt" not in err
@@ -98,17 +98,17 @@ BOMB = (
 )
 
 
-def test_a_yaml_alias_bomb_in_the_grammar_table_is_refused(repo, capsys):
+def test_a_yaml_alias_bomb_in_the_grammar_table_is_refused(repo, cli):
     assert len(BOMB) < 500
     (repo / "data" / "grammar" / "verbs.yaml").write_text(BOMB, encoding="utf-8")
-    code, out, _ = run_cli(capsys, "validate")
+    code, out, _ = cli("validate")
     assert code == 2
     assert "data/grammar/verbs.yaml:1" in out and "anchors and aliases are not allowed" in out
 
 
-def test_a_yaml_alias_bomb_in_evalgate_yml_is_refused(repo, capsys):
+def test_a_yaml_alias_bomb_in_evalgate_yml_is_refused(repo, cli):
     with (repo / "evalgate.yml").open("a", encoding="utf-8") as fh:
         fh.write("x_bomb:\n" + "".join("  " + line + "\n" for line in BOMB.splitlines()))
-    code, _, err = run_cli(capsys, "validate")
+    code, _, err = cli("validate")
     assert code == 2
     assert "evalgate.yml:" in err and "anchors and aliases are not allowed" in err

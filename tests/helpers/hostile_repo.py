@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from evalgate.cli import main
 from helpers.paths import REPO
 
 
@@ -25,12 +24,6 @@ def make_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("EVALGATE_HOME", str(repo))
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     return repo
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    cap = capsys.readouterr()
-    return code, cap.out, cap.err
 
 
 def results(repo: Path, out: str = "evalgate-out") -> dict:

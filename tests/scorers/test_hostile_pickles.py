@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 import torch
-from helpers.hostile_repo import make_repo, results, run_cli
+from helpers.hostile_repo import make_repo, results
 from helpers.lm_fixtures import hf_gpt2_dir
 from safetensors.torch import load_file
 
@@ -36,14 +36,14 @@ def bin_dir(tmp_path):
     return ckpt
 
 
-def run_refused(repo, capsys, ckpt) -> str:
-    code, _, err = run_cli(capsys, "run", "--checkpoint", str(ckpt), "--baseline", "none")
+def run_refused(repo, cli, ckpt) -> str:
+    code, _, err = cli("run", "--checkpoint", str(ckpt), "--baseline", "none")
     assert code == 2, err
     assert results(repo)["verdict"] == "refused"
     return err
 
 
-def test_a_zip_with_two_data_pkl_entries_is_refused(repo, capsys, bin_dir):
+def test_a_zip_with_two_data_pkl_entries_is_refused(repo, cli, bin_dir):
     weights = bin_dir / "pytorch_model.bin"
     original = weights.read_bytes()
     buf = io.BytesIO()
@@ -53,20 +53,20 @@ def test_a_zip_with_two_data_pkl_entries_is_refused(repo, capsys, bin_dir):
         for info in src.infolist():
             dst.writestr(info, src.read(info))
     weights.write_bytes(buf.getvalue())
-    err = run_refused(repo, capsys, bin_dir)
+    err = run_refused(repo, cli, bin_dir)
     assert "data.pkl more than once" in err
 
 
-def test_a_protocol_0_pickle_inside_a_legacy_stream_is_scanned(repo, capsys, bin_dir):
+def test_a_protocol_0_pickle_inside_a_legacy_stream_is_scanned(repo, cli, bin_dir):
     stream = pickle.dumps(0x1950A86A20F9469CFC6C, protocol=2) + pickle.dumps(Evil(), protocol=0)
     (bin_dir / "pytorch_model.bin").write_bytes(stream + pickle.dumps({}, protocol=2) * 3)
-    err = run_refused(repo, capsys, bin_dir)
+    err = run_refused(repo, cli, bin_dir)
     assert "unsafe pickle" in err and "system" in err
 
 
-def test_a_legacy_pickle_followed_by_a_zip_is_refused(repo, capsys, bin_dir):
+def test_a_legacy_pickle_followed_by_a_zip_is_refused(repo, cli, bin_dir):
     weights = bin_dir / "pytorch_model.bin"
     weights.write_bytes(pickle.dumps(Evil(), protocol=2) + weights.read_bytes())
     assert zipfile.is_zipfile(weights)  # what the scanner used to look at
-    err = run_refused(repo, capsys, bin_dir)
+    err = run_refused(repo, cli, bin_dir)
     assert "zip archive appended" in err
