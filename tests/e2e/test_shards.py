@@ -6,6 +6,7 @@ import pytest
 from helpers.paths import REPO
 
 from evalgate.cli import main
+from evalgate.edges import plot
 from evalgate.errors import RefusedError
 from evalgate.gate.shards import blocks, merge_parts, select_shard
 from evalgate.pipeline import BASE_KEYS
@@ -57,20 +58,38 @@ def test_merge_refuses_parts_that_are_not_one_run(parts, message):
         merge_parts(parts, BASE_KEYS)
 
 
-def test_three_shards_merge_into_the_unsharded_results_byte_for_byte(tmp_path, monkeypatch):
-    """The real demo checkpoint, the shipped probes, a short test set (perplexity is shard 1's)."""
-    monkeypatch.chdir(REPO)
-    lines = (REPO / "data/corpus/test.jsonl").read_text(encoding="utf-8").splitlines()[:40]
-    (tmp_path / "test.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    common = ["--baseline", "none", "--test", str(tmp_path / "test.jsonl")]
-    assert main(["run", *common, "--out", str(tmp_path / "whole")]) == 0
-    for i in (1, 2, 3):
-        assert main(["run", *common, "--shard", f"{i}/3", "--out", str(tmp_path / f"part{i}")]) == 0
-    parts = [str(tmp_path / f"part{i}" / "results.json") for i in (3, 1, 2)]
-    assert main(["merge", *parts, "--baseline", "none", "--out", str(tmp_path / "merged")]) == 0
-    for name in ("results.json", "REPORT.md", "per_slice.csv", "badge.json"):
-        assert (tmp_path / "merged" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
-    # A partial result is not the whole: its probes are a third of the set.
-    assert (tmp_path / "part1" / "results.json").stat().st_size < (
-        tmp_path / "whole" / "results.json"
+@pytest.fixture(scope="module")
+def sharded(tmp_path_factory):
+    """The real demo checkpoint, the shipped probes, a short test set (perplexity is shard 1's):
+    scored whole and as three shards, then merged. Once per module: the model runs four times, and
+    each test below checks one part of the result.
+
+    per_slice.png is not compared (tests/report/test_plot.py holds its bytes), so it is not drawn:
+    it cost a third of each run's time."""
+    tmp_path = tmp_path_factory.mktemp("shards")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(REPO)
+        mp.setattr(plot, "render_png", lambda results: b"not drawn")
+        lines = (REPO / "data/corpus/test.jsonl").read_text(encoding="utf-8").splitlines()[:40]
+        (tmp_path / "test.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        common = ["--baseline", "none", "--test", str(tmp_path / "test.jsonl")]
+        assert main(["run", *common, "--out", str(tmp_path / "whole")]) == 0
+        for i in (1, 2, 3):
+            assert main(["run", *common, "--shard", f"{i}/3", "--out", str(tmp_path / f"part{i}")]) == 0
+        parts = [str(tmp_path / f"part{i}" / "results.json") for i in (3, 1, 2)]
+        assert main(["merge", *parts, "--baseline", "none", "--out", str(tmp_path / "merged")]) == 0
+    return tmp_path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["results.json", "REPORT.md", "per_slice.csv", "badge.json"])
+def test_three_shards_merge_into_the_unsharded_results_byte_for_byte(sharded, name):
+    assert (sharded / "merged" / name).read_bytes() == (sharded / "whole" / name).read_bytes(), name
+
+
+@pytest.mark.slow
+def test_a_partial_result_is_not_the_whole(sharded):
+    """Its probes are a third of the set."""
+    assert (sharded / "part1" / "results.json").stat().st_size < (
+        sharded / "whole" / "results.json"
     ).stat().st_size
