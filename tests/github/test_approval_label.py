@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from helpers import paths
-from helpers.fake_github_api import FakeGitHub
+from helpers.github_standin import FakeGitHub
 
 from evalgate.cli import main
 

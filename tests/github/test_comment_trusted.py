@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers import paths
-from helpers.fake_github_api import FakeGitHub
+from helpers.github_standin import FakeGitHub
 from helpers.paths import GOLDEN
 
 from evalgate.cli import main

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.fake_github_api import PAGE_SIZE, FakeGitHub
+from helpers.github_standin import PAGE_SIZE, FakeGitHub
 
 from evalgate.cli import main
 from evalgate.commands.comment import post_report

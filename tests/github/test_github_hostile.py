@@ -1,4 +1,4 @@
-"""The sticky comment against a second, pickier stand-in GitHub (tests/hostile_github.py).
+"""The sticky comment against a second, pickier stand-in GitHub (helpers/github_standin.py).
 
 GitHub Enterprise path prefix, capped per_page, `Link` headers with rel last and extra parameters,
 redirects, dropped connections, rate limits in both shapes, 404/422, fork tokens, deleted users and
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from helpers import paths
-from helpers.hostile_github import BOT, PREFIX, Elsewhere, HostileGitHub
+from helpers.github_standin import BOT, PREFIX, Elsewhere, HostileGitHub
 
 from evalgate.cli import main
 from evalgate.errors import GitHubError

@@ -1,6 +1,6 @@
 """`evalgate comment` and `run --comment`, end to end, against a stand-in API that is not ours.
 
-The stand-in (`other_github_api.OtherGitHub`) imitates real GitHub where our own stand-ins are
+The stand-in (helpers.github_standin.OtherGitHub) imitates real GitHub where our own stand-ins are
 friendly, and the CLI is driven as the hidden CI checks drive it: environment variables only, a
 REPORT.md made by a real `evalgate run` on the bundled demo.
 """
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 from helpers import paths
-from helpers.other_github_api import BOT, REPO, OtherGitHub
+from helpers.github_standin import BOT, OtherGitHub
+from helpers.github_standin import OTHER_REPO as REPO
 
 from evalgate.cli import main
 from evalgate.github.rest import GitHubClient
