@@ -31,6 +31,7 @@ def _results(out: Path) -> dict:
     return doc
 
 
+@pytest.mark.slow
 def test_plain_evalgate_gates_the_demo_and_passes(tmp_path):
     assert main(["--out", str(tmp_path)]) == 0
     for name in OUTPUTS:
@@ -58,6 +59,7 @@ def test_plain_evalgate_gates_the_demo_and_passes(tmp_path):
     assert badge["schemaVersion"] == 1 and badge["message"].startswith("pass")
 
 
+@pytest.mark.slow
 def test_regressed_checkpoint_fails_naming_the_regressed_slices(tmp_path):
     code = main(["--checkpoint", "data/checkpoints/demo-regressed", "--out", str(tmp_path)])
     assert code == 1
@@ -79,6 +81,7 @@ def test_regressed_checkpoint_fails_naming_the_regressed_slices(tmp_path):
     assert report.startswith("## ❌") and "tense:past\\_simple" in report
 
 
+@pytest.mark.slow
 def test_same_command_twice_gives_byte_identical_results(tmp_path):
     for out in ("a", "b"):
         assert main(["--baseline", "none", "--out", str(tmp_path / out)]) == 0
@@ -160,6 +163,7 @@ def test_compare_gates_two_existing_results_without_a_model(tmp_path, monkeypatc
     assert main(["compare", results, results, "--out", str(tmp_path / "same")]) == 0
 
 
+@pytest.mark.slow
 def test_incomparable_baseline_is_refused_naming_the_difference(tmp_path, capsys):
     cfg = tmp_path / "evalgate.yml"
     text = (
@@ -178,6 +182,7 @@ def test_incomparable_baseline_is_refused_naming_the_difference(tmp_path, capsys
     assert _results(tmp_path / "out")["verdict"] == "refused"
 
 
+@pytest.mark.slow
 def test_baseline_update_writes_the_same_bytes_twice(tmp_path):
     for sub in ("data",):
         (tmp_path / sub).symlink_to(REPO / sub)

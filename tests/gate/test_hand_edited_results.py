@@ -163,6 +163,7 @@ def test_refused_compare_still_lists_the_files_it_read(tmp_path):
     assert "base.json" in (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_refused_run_lists_the_baseline_and_checkpoint_it_read(tmp_path):
     base = json.loads((REPO / "baselines" / "demo.json").read_text(encoding="utf-8"))
     base["manifest"]["method"] = "sentence"  # refused by the gate, after scoring

@@ -65,6 +65,7 @@ def test_action_yml_runs_the_console_script_entry():
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 def test_a_decoy_package_in_the_workspace_cannot_replace_the_gate(workspace):
     result = run([str(EVALGATE), "action"], workspace)
     assert "DECOY GATE RAN" not in result.stdout
@@ -73,6 +74,7 @@ def test_a_decoy_package_in_the_workspace_cannot_replace_the_gate(workspace):
     assert "verdict=pass" not in output and "\nfail\n" in output
 
 
+@pytest.mark.slow
 def test_the_module_entry_with_pythonsafepath_ignores_the_decoy(workspace):
     # The compatibility entry, as the image runs it (PYTHONSAFEPATH=1). A bad input makes the real
     # entry refuse at once (exit 2); the decoy would exit 0 with verdict=pass.

@@ -23,6 +23,9 @@ from evalgate.cli import main
 from evalgate.github.rest import GitHubClient
 from evalgate.report.full_report import MARKER_PREFIX
 
+# The report every test posts comes from a real run on the demo checkpoint (module fixture).
+pytestmark = pytest.mark.slow
+
 PR = 9
 SHA = "c0ffee" * 6 + "abcd"
 

@@ -16,6 +16,9 @@ import pytest
 from helpers.paths import REPO
 from helpers.probeset_factory import CORE, EVAL, apply_step, cli, dump_jsonl, probe, write_base
 
+# Every test here scores the demo checkpoint several times.
+pytestmark = pytest.mark.slow
+
 DEMO = REPO / "data/checkpoints/demo"
 NEW = probe("en-work-pres-3sg-new", "en", "work", "regular", "present_simple", "3sg",
             "Every morning she ___ at the bakery.", ["works", "work", "worked"], "works")  # fmt: skip
