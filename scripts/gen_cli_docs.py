@@ -72,7 +72,7 @@ def render() -> str:
         "so it cannot read as a regression.",
         "",
         f"Regenerate after changing a flag: `.venv/bin/python {SCRIPT}`",
-        "(tests/test_cli_docs.py fails while this page is stale).",
+        "(tests/project/test_cli_docs.py fails while this page is stale).",
         "",
         "| command | what it does |",
         "|---|---|",

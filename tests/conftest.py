@@ -1,14 +1,58 @@
-"""Shared fixtures. Tests are offline: nothing here reaches beyond 127.0.0.1."""
+"""Shared fixtures. Tests are offline: a guard refuses any socket connection beyond loopback."""
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
+from helpers.network import guarded_connect, guarded_connect_ex
+from helpers.paths import REPO
 
 
 @pytest.fixture
 def repo_root() -> Path:
     return REPO
+
+
+# --- the network guard ------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every connection made in the test process goes to loopback or is refused.
+
+    `socket.create_connection`, urllib and http.client all end in `socket.connect`, so patching it
+    covers them. Child processes (the Action's shell steps, `python -c`) are not covered.
+    """
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+
+
+# --- the command line, in-process -------------------------------------------------------------
+
+
+class CliResult(NamedTuple):
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
+    """Run `evalgate ARGS...` in this process: (exit code, stdout, stderr), the streams apart.
+
+    Whatever the test printed before is dropped, so `out` and `err` hold this command's alone.
+    """
+
+    from evalgate.cli import main
+
+    def run(*argv: str | Path) -> CliResult:
+        capsys.readouterr()
+        code = main([str(a) for a in argv])
+        cap = capsys.readouterr()
+        return CliResult(code, cap.out, cap.err)
+
+    return run

@@ -10,7 +10,7 @@ The fraction converges in O(sqrt(max(a, b))) steps, so one tail costs O(sqrt(n))
 Error bound: each fraction is iterated until every relative step is below 1e-15; the prefactor
 x^a (1-x)^b / B(a, b) comes from `math.lgamma`, whose absolute error grows with its argument
 (about 1e-16 * n log n). The relative error of a tail is therefore below 1e-12 for n up to
-10^4, below 1e-9 up to 10^5 and below 1e-7 up to 10^7; tests/test_noninferiority.py checks the
+10^4, below 1e-9 up to 10^5 and below 1e-7 up to 10^7; tests/gate/test_noninferiority.py checks the
 bound at 2,000 and 20,000 against exact rational sums. A fraction that does not converge raises instead of
 returning a wrong number.
 """

@@ -8,7 +8,7 @@ ours before it is written and an untrusted artifact's before it is read.
 
 A few keys the code writes are not (yet) in the schema; they sit below the schema's keys of their
 object, marked "not in the schema", and are `NotRequired` for the same reason: a schema-valid
-document from another tool need not have them. tests/test_document_schema.py fails when the types
+document from another tool need not have them. tests/gate/test_document_schema.py fails when the types
 and the schema disagree.
 
 Types only: no code runs here, and nothing checks a document against these at run time.

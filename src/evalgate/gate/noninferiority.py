@@ -20,7 +20,7 @@ p_b with p_c fixed only makes b larger, so that supremum lies on the boundary p_
 a one-parameter family in s, searched on a grid and refined around its maximum. Each point is a
 sum over c of Bin(n, p_c)(c) * P(Bin(n - c, p_b / (1 - p_c)) >= b_min(c)), with the tails from
 gate/binomial.py: O(sqrt(n)) work per c, so a p-value at 100k probes takes well under a second.
-tests/test_noninferiority.py enumerates every outcome to check the size at drop = tolerance.
+tests/gate/test_noninferiority.py enumerates every outcome to check the size at drop = tolerance.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ their weights), so its standard error is the sentence-level (cluster-robust) one
     se^2 = m / (m - 1) * sum((Δ_i - D n_i)^2) / (sum n_i)^2,       Δ_i = new_i - old_i,
 
 and t = (D - log max_ratio) / se is referred to Student's t with m - 1 degrees of freedom. With
-equal token counts this is exactly the paired t-test (tests/test_perplexity_test.py checks it
+equal token counts this is exactly the paired t-test (tests/gate/test_perplexity_test.py checks it
 against Student's sleep data). A t-test rather than a sign-flip permutation: the null is a shifted
 mean, not symmetry about zero, so sign flips would need the shift assumed anyway; with the
 hundreds to thousands of sentences a test set holds, the mean of the differences is close to

@@ -267,7 +267,7 @@ def _accept(results: ResultsDocument) -> str:
 
 # Entities that decode to `@` or `#` (`&#64;`, `&#x40;`, `&commat;`, `&num;`, ...).
 _ENTITY_RE = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);?")
-# Every character whose NFKC form is `@` or `#` (tests/test_comment_trusted.py checks the list is whole).
+# Every character whose NFKC form is `@` or `#` (tests/github/test_comment_trusted.py: the list is whole).
 _ESCAPED_ENTITY_RE = re.compile(r"&amp;(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)")
 _AT_LIKE = frozenset("\ufe6b\uff20")  # small and full-width commercial at
 _HASH_LIKE = frozenset("\ufe5f\uff03")  # small and full-width number sign

@@ -23,7 +23,7 @@ Which row serves a request thus depends on its group alone. Reuse never crosses 
 
 Fixed-shape forwards: a batch holds rows of exactly one length, so nothing is ever padded, and a
 row's logits are the same bits whatever other rows share its forward (CPU matmuls and attention
-give a row the same result for any batch size at a fixed length; tests/test_prefix_sharing.py
+give a row the same result for any batch size at a fixed length; tests/scorers/test_prefix_sharing.py
 checks it). So a request's log-likelihood depends on the request alone: a probe scored with the
 whole set, in a shard, alone, or read back from the score cache (edges/score_cache.py) has the
 same numbers to the last bit. Only the positions that predict a target are projected onto the
@@ -49,7 +49,7 @@ LogitsFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 # matmuls take another code path (another float rounding) for one row or for fewer than ~12
 # positions (measured on x86 with torch's default BLAS), so a smaller batch is filled with
 # copies of its first row whose outputs are computed and ignored. Above these sizes a row's
-# result does not depend on the batch (tests/test_prefix_sharing.py holds it to the bit).
+# result does not depend on the batch (tests/scorers/test_prefix_sharing.py holds it to the bit).
 MIN_ROWS, MIN_POSITIONS = 2, 16
 
 # Largest logits tensor (elements) one forward may produce: 2**24 float32 = 64 MiB (+ its float64 copy).

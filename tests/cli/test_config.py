@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import pytest
+from helpers.paths import REPO
+
+from evalgate.config import default_config_text, load_config
+from evalgate.errors import ConfigError
+
+
+def test_repository_config_is_the_embedded_default():
+    assert (REPO / "evalgate.yml").read_text(encoding="utf-8") == default_config_text()
+
+
+def test_defaults_load_with_seed_thresholds(tmp_path):
+    cfg = load_config(cwd=tmp_path)
+    assert cfg.coverage.per_language == 30 and cfg.coverage.irregular_verb_min == 2
+    assert cfg.leaks.window == 5 and cfg.gate.alpha == 0.05
+    assert cfg.scoring.method == "candidate" and cfg.scoring.normalization == "tokens"
+
+
+def test_unknown_key_is_refused_with_its_name(tmp_path):
+    (tmp_path / "evalgate.yml").write_text("gate:\n  alpah: 0.01\nprobez: []\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as exc:
+        load_config(cwd=tmp_path)
+    assert "alpah" in exc.value.message and "probez" in exc.value.message
+
+
+def test_bad_value_is_refused(tmp_path):
+    (tmp_path / "evalgate.yml").write_text("gate:\n  rule: bonferroni\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="bonferroni"):
+        load_config(cwd=tmp_path)
+
+
+def test_flags_override_file_and_none_baseline(tmp_path):
+    (tmp_path / "evalgate.yml").write_text("out: here\n", encoding="utf-8")
+    cfg = load_config(cwd=tmp_path, overrides={"baseline": "none", "out": None})
+    assert cfg.baseline is None and cfg.out == "here" and cfg.root == tmp_path
+
+
+def test_pin_is_plain_json(tmp_path):
+    import json
+
+    pin = load_config(cwd=tmp_path).pin()
+    assert json.loads(json.dumps(pin)) == pin
+    assert pin["gate"]["slices"][0] == "overall"

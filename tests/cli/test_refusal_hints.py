@@ -1,0 +1,68 @@
+"""A refusal tells the user what to type next: a mistyped command, a flag missing or misplaced,
+an unsealed file, and never a claim about scoring that is not true."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers.paths import REPO
+
+from evalgate.cli import main
+
+PROBES = REPO / "data" / "eval" / "probes.jsonl"
+ADVERSARIAL = REPO / "data" / "eval" / "adversarial.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def _in_repo(monkeypatch):
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+
+
+def _json_stdout(capsys) -> dict:
+    out = capsys.readouterr().out
+    return json.loads(out)  # the whole of stdout is one JSON document
+
+
+def test_a_mistyped_command_is_named_with_a_guess(capsys):
+    assert main(["valdate"]) == 2
+    assert "unknown command 'valdate' (did you mean 'validate'?)" in capsys.readouterr().err
+
+
+def test_a_refusal_message_does_not_claim_nothing_was_scored_twice_or_wrongly(capsys):
+    from evalgate.cli import report_error
+    from evalgate.errors import RefusedError
+    from evalgate.types import Finding
+
+    changed = RefusedError("probe p-1 changed since the baseline", findings=[Finding("probe-changed", "x")])
+    report_error(changed)  # raised after scoring: the run was scored, only not gated
+    invalid = RefusedError(
+        "the probe set is invalid: 1 problem(s); nothing was scored", findings=[Finding("a", "b")]
+    )
+    report_error(invalid)
+    err = capsys.readouterr().err
+    assert err.count("nothing was scored") == 1 and "(1 problem(s), listed above)" in err
+
+
+def test_an_unsealed_file_given_with_probes_says_how_to_seal_it(tmp_path, capsys):
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text((REPO / "data" / "eval" / "ordinal.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["validate", "--format", "json", "--probes", str(PROBES), str(ADVERSARIAL), str(mine)]) == 2
+    (f,) = [f for f in _json_stdout(capsys)["findings"] if f["check"] == "manifest-file-unsealed"]
+    assert "evalgate probes seal --probes FILE ..." in f["hint"]
+
+
+def test_a_checkpoint_folder_given_without_its_flag_gets_the_flag_in_the_hint(capsys):
+    assert main(["data/checkpoints/demo"]) == 2
+    assert "evalgate --checkpoint data/checkpoints/demo" in capsys.readouterr().err
+
+
+def test_a_malformed_loader_flag_is_named_as_the_flag(tmp_path, capsys):
+    assert main(["--loader", "mylab.model.load", "--out", str(tmp_path)]) == 2
+    assert "--loader mylab.model.load: expected package.module:function" in capsys.readouterr().err
+
+
+def test_a_command_after_the_flags_gets_a_hint(capsys):
+    assert main(["--config", "evalgate.yml", "validate"]) == 2
+    assert "the command comes first: evalgate validate" in capsys.readouterr().err

@@ -1,0 +1,25 @@
+"""bench/gate_power.py --quick prints the size-at-tolerance and power tables (issue 14 "Must show")."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from helpers.paths import REPO
+
+
+def test_quick_bench_shows_size_at_tolerance_within_alpha():
+    out = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "gate_power.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    ).stdout
+    table_e = out.split("E. ")[1].split("F. ")[0]
+    rows = [line.split("|") for line in table_e.splitlines() if line.startswith("| ") and "%" in line]
+    assert len(rows) == 8
+    old = [float(r[3]) for r in rows]
+    new = [float(r[4]) for r in rows]
+    assert max(new) <= 0.05 < max(old)  # the old rule broke the promise at 120 probes
+    assert "ceiling" in out and "0.512" in out

@@ -1,0 +1,327 @@
+"""The Action and the workflows: actionlint, GitHub's JSON schemas, the security structure, and the
+shell steps that matter run for real against throwaway git repositories."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers.paths import REPO
+
+WORKFLOWS = REPO / ".github" / "workflows"
+BIN = Path(sys.executable).parent  # the venv's bin: actionlint, check-jsonschema
+PINNED = re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{40}$")
+
+
+def load(name: str) -> dict:
+    return yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
+
+
+def triggers(wf: dict) -> dict:
+    return wf.get("on", wf.get(True))  # YAML 1.1 reads a bare `on` as True
+
+
+def steps(wf: dict) -> list[dict]:
+    return [s for job in wf["jobs"].values() for s in job.get("steps", [])]
+
+
+def step(wf: dict, name_part: str) -> dict:
+    return next(s for s in steps(wf) if name_part in s.get("name", ""))
+
+
+ALL = sorted(p.name for p in WORKFLOWS.glob("*.yml"))
+
+
+def run_tool(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_every_workflow_exists():
+    assert ALL == [
+        "badge.yml",
+        "ci.yml",
+        "eval-gate-comment.yml",
+        "eval-gate-sharded.yml",
+        "eval-gate.yml",
+        "release.yml",
+        "update-baseline.yml",
+    ]
+
+
+def test_the_sharded_gate_scores_a_matrix_and_merges_offline():
+    wf = load("eval-gate-sharded.yml")
+    shard, merge = wf["jobs"]["shard"], wf["jobs"]["merge"]
+    assert shard["strategy"]["matrix"]["shard"] == [1, 2, 3, 4] and wf["env"]["SHARDS"] == "4"
+    assert merge["needs"] == "shard"
+    assert all(not writes(job) for job in wf["jobs"].values())
+    score = step(wf, "Score shard")["run"]
+    assert '--shard "$SHARD/$SHARDS"' in score and "--network none" in score
+    merged = step(wf, "Merge")["run"]
+    assert "merge parts/evalgate-shard-*/results.json" in merged and "--network none" in merged
+
+
+def test_actionlint_passes_and_catches_a_broken_workflow(tmp_path):
+    actionlint = str(BIN / "actionlint")
+    result = run_tool(actionlint, "-no-color", *(str(WORKFLOWS / n) for n in ALL))
+    assert result.returncode == 0, result.stdout + result.stderr
+    broken = tmp_path / "broken.yml"
+    broken.write_text(
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-24.04\n    steps:\n"
+        "      - run: echo ${{ github.nope }}\n",
+        encoding="utf-8",
+    )
+    assert run_tool(actionlint, "-no-color", str(broken)).returncode != 0
+
+
+def test_github_json_schemas():
+    cj = str(BIN / "check-jsonschema")
+    wf = run_tool(cj, "--builtin-schema", "vendor.github-workflows", *(str(WORKFLOWS / n) for n in ALL))
+    assert wf.returncode == 0, wf.stdout + wf.stderr
+    action = run_tool(cj, "--builtin-schema", "vendor.github-actions", str(REPO / "action.yml"))
+    assert action.returncode == 0, action.stdout + action.stderr
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_least_privilege_and_pinned_actions(name):
+    wf = load(name)
+    assert wf["permissions"] == {}, "the workflow default grants nothing; jobs ask for what they need"
+    for job_name, job in wf["jobs"].items():
+        assert "permissions" in job, f"{name}: job {job_name} has no permissions block"
+    for s in steps(wf):
+        if "uses" in s and not s["uses"].startswith("./"):
+            assert PINNED.match(s["uses"]), f"{name}: {s['uses']} is not pinned to a commit SHA"
+    assert "concurrency" in wf
+
+
+def writes(job: dict) -> set[str]:
+    return {scope for scope, level in (job.get("permissions") or {}).items() if level == "write"}
+
+
+def test_the_gate_runs_on_every_pr_with_a_read_only_token_and_the_base_action():
+    wf = load("eval-gate.yml")
+    assert set(triggers(wf)) == {"pull_request"}
+    # No paths filter: a required check skipped by one stays pending (docs/security.md).
+    assert triggers(wf)["pull_request"] == {
+        "types": ["opened", "synchronize", "reopened", "labeled", "unlabeled"]
+    }
+    assert all(not writes(job) for job in wf["jobs"].values())
+    gate = step(wf, "Gate")
+    # The base commit's action and Dockerfile, checked out beside the PR; never `uses: ./`.
+    assert gate["uses"] == "./.evalgate-base"
+    assert gate["with"]["gate-changes"] == ".evalgate/gate-changes.diff"
+    assert "approve-gate-change" in gate["with"]["approve-gate-changes"]
+    assert "worktree add" in step(wf, "base commit")["run"]
+    upload = next(s for s in steps(wf) if "upload-artifact" in s.get("uses", ""))
+    assert upload["if"] == "${{ !cancelled() && steps.scope.outputs.relevant == 'true' }}"
+    assert all(line.rsplit("/", 1)[-1] != "" for line in upload["with"]["path"].split())  # files only
+    record = step(wf, "Collect the report")
+    assert "pull_request.head.sha" in str(record["env"]) and "number" not in str(record)
+
+
+def test_badge_scoring_holds_no_write_token():
+    wf = load("badge.yml")
+    assert triggers(wf)["push"] == {"branches": ["main"]}
+    assert not writes(wf["jobs"]["gate"]) and writes(wf["jobs"]["publish"]) == {"contents"}
+    assert not any(s.get("uses") == "./" for s in wf["jobs"]["publish"]["steps"])
+
+
+def test_action_is_composite_with_an_offline_scoring_container():
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    assert action["runs"]["using"] == "composite"
+    assert set(action["inputs"]) >= {
+        "checkpoint",
+        "config",
+        "baseline",
+        "comment",
+        "github-token",
+        "fail-on-regression",
+        "out",
+        "image",
+    }
+    assert set(action["outputs"]) == {"verdict", "accuracy", "report-path"}
+    gate, comment = action["runs"]["steps"][1], action["runs"]["steps"][2]
+    assert "--network none" in gate["run"] and '--user "$(id -u):$(id -g)"' in gate["run"]
+    assert '"$IMAGE" action' in gate["run"] and gate["env"]["INPUT_COMMENT"] == "false"
+    assert "--network none" not in comment["run"] and "comment --report" in comment["run"]
+    assert "GITHUB_TOKEN" not in str(gate["env"])  # the container that loads the checkpoint has no token
+
+
+# -- the shell steps, run for real ------------------------------------------------------------------
+
+
+def git(*args: str, cwd: Path) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t"}
+    env["GIT_COMMITTER_EMAIL"] = "t@t"
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def bash(script: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-e", "-c", script],
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def pr_checkout(tmp_path) -> Path:
+    """A clone whose origin/main has the gate files and whose HEAD is a PR that changes them."""
+    if not shutil.which("git"):
+        pytest.skip("git is not installed")
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    git("init", "-q", "-b", "main", cwd=origin)
+    (origin / "evalgate.yml").write_text("gate:\n  tolerance: 0.02\n", encoding="utf-8")
+    (origin / "baselines").mkdir()
+    (origin / "baselines" / "demo.json").write_text('{"accuracy": 0.9}\n', encoding="utf-8")
+    git("add", ".", cwd=origin)
+    git("commit", "-q", "-m", "base", cwd=origin)
+    work = tmp_path / "work"
+    git("clone", "-q", str(origin), str(work), cwd=tmp_path)
+    git("checkout", "-q", "-b", "pr", cwd=work)
+    (work / "evalgate.yml").write_text("gate:\n  tolerance: 0.5\n", encoding="utf-8")
+    (work / "baselines" / "demo.json").write_text('{"accuracy": 0.1}\n', encoding="utf-8")
+    (work / "baselines" / "sneaky.json").write_text("{}\n", encoding="utf-8")
+    git("add", ".", cwd=work)
+    git("commit", "-q", "-m", "pr", cwd=work)
+    return work
+
+
+def base_sha(work: Path) -> str:
+    return git("rev-parse", "origin/main", cwd=work).strip()
+
+
+def test_the_gate_restores_config_and_baselines_from_the_base_branch(pr_checkout):
+    script = step(load("eval-gate.yml"), "from the base branch")["run"]
+    result = bash(script, pr_checkout, BASE_SHA=base_sha(pr_checkout), APPROVED="false", GATE_PATHS="")
+    assert result.returncode == 0, result.stderr
+    assert (pr_checkout / "evalgate.yml").read_text(encoding="utf-8") == "gate:\n  tolerance: 0.02\n"
+    assert (pr_checkout / "baselines" / "demo.json").read_text(encoding="utf-8") == '{"accuracy": 0.9}\n'
+    assert not (pr_checkout / "baselines" / "sneaky.json").exists()
+    diff = (pr_checkout / ".evalgate" / "gate-changes.diff").read_text(encoding="utf-8")
+    assert "+  tolerance: 0.5" in diff and "baselines/sneaky.json" in diff
+
+
+def test_with_the_label_the_prs_own_gate_files_are_used(pr_checkout):
+    script = step(load("eval-gate.yml"), "from the base branch")["run"]
+    result = bash(script, pr_checkout, BASE_SHA=base_sha(pr_checkout), APPROVED="true", GATE_PATHS="")
+    assert result.returncode == 0, result.stderr
+    assert (pr_checkout / "evalgate.yml").read_text(encoding="utf-8") == "gate:\n  tolerance: 0.5\n"
+    assert (pr_checkout / "baselines" / "sneaky.json").exists()
+    assert "evalgate:update-baseline" in result.stdout
+
+
+def test_the_badge_is_published_to_the_badges_branch(tmp_path):
+    if not shutil.which("git"):
+        pytest.skip("git is not installed")
+    remote = tmp_path / "remote.git"
+    git("init", "-q", "--bare", str(remote), cwd=tmp_path)
+    folder = tmp_path / "badges"
+    folder.mkdir()
+    (folder / "badge.json").write_text('{"schemaVersion": 1}\n', encoding="utf-8")
+    (folder / "badge.svg").write_text("<svg/>\n", encoding="utf-8")
+    script = step(load("badge.yml"), "badges branch")["run"]
+    env = {"GH_TOKEN": "t", "REMOTE": str(remote), "SOURCE_SHA": "abc"}
+    env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    for _ in range(2):  # force-pushed: the branch keeps one commit
+        assert bash(script, folder, **env).returncode == 0
+        shutil.rmtree(folder / ".git")
+    assert git("show", "badges:badge.json", cwd=remote) == '{"schemaVersion": 1}\n'
+    assert git("rev-list", "--count", "badges", cwd=remote).strip() == "1"
+
+
+# -- issue 10: required check, exit codes, artifacts, LFS, copied workflows -------------------------
+
+OWNED = ["badge.yml", "ci.yml", "eval-gate-sharded.yml", "eval-gate.yml", "release.yml"]
+
+
+def test_ci_never_cancels_a_run_on_main():
+    conc = load("ci.yml")["concurrency"]
+    # Each run on main gets a group of its own: GitHub cancels a *pending* run that shares a group
+    # even when cancel-in-progress is false.
+    assert conc["group"] == "ci-${{ github.ref == 'refs/heads/main' && github.run_id || github.ref }}"
+    assert conc["cancel-in-progress"] == "${{ github.ref != 'refs/heads/main' }}"
+
+
+def test_artifacts_list_files_never_a_folder():
+    uploads = [(n, s) for n in ALL for s in steps(load(n)) if "upload-artifact" in s.get("uses", "")]
+    assert uploads
+    for name, s in uploads:
+        for path in str(s["with"]["path"]).splitlines():
+            path = path.strip()
+            assert not path.endswith("/") and "*" not in path, f"{name}: {path} is a folder or a glob"
+            assert Path(path).suffix, f"{name}: {path} does not name a file"
+
+
+@pytest.mark.parametrize("name", OWNED)
+def test_workflows_check_out_with_lfs(name):
+    checkouts = [s for s in steps(load(name)) if s.get("uses", "").startswith("actions/checkout@")]
+    assert checkouts
+    for s in checkouts:
+        assert s["with"]["lfs"] is True and s["with"]["persist-credentials"] is False
+
+
+def yaml_blocks(path: Path) -> list[str]:
+    return re.findall(r"```yaml\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
+
+
+def test_copied_workflows_never_build_or_run_the_local_tree():
+    blocks = yaml_blocks(REPO / "docs" / "github.md") + yaml_blocks(REPO / "README.md")
+    workflows = [b for b in blocks if "jobs:" in b]
+    assert len(workflows) >= 2
+    for block in workflows:
+        assert not re.search(r"uses:\s*\./", block), block[:200]
+        assert "docker build" not in block
+        wf = yaml.safe_load(block)
+        for job in wf["jobs"].values():
+            for s in job.get("steps", []):
+                uses = s.get("uses", "")
+                assert not uses or PINNED.match(uses.split(" ")[0]) or uses.startswith("OWNER/evalgate@")
+    gate = yaml.safe_load(yaml_blocks(REPO / "docs" / "github.md")[0])
+    assert "paths" not in triggers(gate)["pull_request"]
+    assert any(s.get("uses", "").startswith("OWNER/evalgate@") for s in steps(gate))
+
+
+@pytest.mark.parametrize("code", [2, 3])
+def test_the_sharded_merge_keeps_exit_codes_2_and_3(tmp_path, code):
+    fake = tmp_path / "bin" / "docker"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\nexit {code}\n", encoding="utf-8")  # a refusal writes no report
+    fake.chmod(0o755)
+    summary = tmp_path / "summary.md"
+    script = step(load("eval-gate-sharded.yml"), "Merge")["run"]
+    env = {"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}", "GITHUB_WORKSPACE": str(tmp_path)}
+    result = bash(script, tmp_path, GITHUB_STEP_SUMMARY=str(summary), IMAGE="sha256:" + "a" * 64, **env)
+    assert result.returncode == code, result.stderr
+    assert f"exit code {code}" in summary.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("code", "approved"), [(0, "true"), (1, "false"), (2, "false")])
+def test_the_approval_step_maps_evalgate_approvals_exit_code(tmp_path, code, approved):
+    # `evalgate approval` (base commit's install) exits 0 approved, 1 not, 2 usage/API error.
+    venv_bin = tmp_path / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "evalgate").write_text(
+        f'#!/bin/sh\necho "$PYTHONSAFEPATH $*" >> "{tmp_path}/calls"\nexit {code}\n', encoding="utf-8"
+    )
+    (venv_bin / "evalgate").chmod(0o755)
+    output = tmp_path / "output"
+    script = step(load("eval-gate.yml"), "maintainer approvals")["run"]
+    env = dict(VENV=str(tmp_path / "venv"), GITHUB_OUTPUT=str(output), REPO="o/r", PR="7", HEAD_SHA="abc")
+    result = bash(script, tmp_path, **env)
+    assert result.returncode == 0, result.stderr
+    assert output.read_text(encoding="utf-8").splitlines() == [
+        f"approve-gate-change={approved}",
+        f"update-baseline={approved}",
+    ]
+    calls = (tmp_path / "calls").read_text(encoding="utf-8").splitlines()
+    assert calls[0] == "1 approval --repo o/r --pr 7 --sha abc --label evalgate:approve-gate-change"

@@ -1,0 +1,119 @@
+"""Each distinct token prefix runs once, and a request's log-likelihood is the same bits whatever
+else is scored with it (scorers/torch_lm.py "Fixed-shape forwards"), on tiny real models built
+here (Hugging Face GPT-2, the native GPT) and a plugin model without any cache support. Values
+agree with a direct one-forward-per-pair reference to float32 resolution."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from helpers.lm_fixtures import hf_gpt2_dir
+from helpers.paths import REPO
+from test_torch_lm import REQUESTS, reference_loglik
+
+from evalgate.scorers.loaders import load_scorer
+from evalgate.types import LoglikRequest
+
+DEMO = REPO / "data/checkpoints/demo"
+
+# Probes as score_probes asks them: the candidates of one probe form a group.
+PROBES = {
+    "p1": ("She", [" works", " work", " worked", " works every day"]),
+    "p2": ("Ayer yo", [" fui", " iba", " voy"]),
+    "p3": ("They have gone to the", [" market", " marketplace", " beach"]),
+    "p4": ("Mañana tú", [" tendrás", " tienes", " tuviste"]),
+    "p5": ("She", [" works", " plays"]),  # the same context as p1, another group
+}
+
+
+def probe_requests(*ids: str) -> list[LoglikRequest]:
+    return [LoglikRequest(PROBES[i][0], c, i) for i in ids for c in PROBES[i][1]]
+
+
+@pytest.fixture(scope="module")
+def gpt2_dir(tmp_path_factory) -> Path:
+    return hf_gpt2_dir(tmp_path_factory.mktemp("gpt2-prefix"))
+
+
+@pytest.fixture(params=["hf", "native"])
+def scorer(request, gpt2_dir):
+    path = gpt2_dir if request.param == "hf" else DEMO
+    return load_scorer(path, None, root=path, batch_size=64)
+
+
+def test_a_probe_scores_the_same_bits_alone_and_among_others(scorer):
+    everything = probe_requests(*PROBES)
+    together = [r.logprob for r in scorer.loglikelihood(everything)]
+    for pid in PROBES:
+        alone = [r.logprob for r in scorer.loglikelihood(probe_requests(pid))]
+        mine = [v for req, v in zip(everything, together, strict=True) if req.group == pid]
+        assert alone == mine, pid  # exact, not approx: the score cache relies on it
+    # reversed order, other batch sizes: still the same bits
+    back = [r.logprob for r in scorer.loglikelihood(everything[::-1])][::-1]
+    assert back == together
+    scorer.batch_size = 3
+    assert [r.logprob for r in scorer.loglikelihood(everything)] == together
+
+
+def test_each_distinct_prefix_of_a_probe_runs_once(gpt2_dir):
+    scorer = load_scorer(gpt2_dir, None, root=gpt2_dir, batch_size=64)
+    reqs = probe_requests("p1")
+    encoded = [scorer.encode_pair(r.context, r.continuation) for r in reqs]
+    inputs = {ctx + cont[:-1] for ctx, cont in encoded}
+    longest = max(inputs, key=len)
+    assert all(longest[: len(i)] == i for i in inputs)  # every input is a prefix of one row
+    seen = []
+    inner = scorer.model_fn
+
+    def spy(ids, keep):
+        seen.append(ids.tolist())
+        return inner(ids, keep)
+
+    spy.selects_positions = inner.selects_positions
+    scorer.model_fn = spy
+    scorer.loglikelihood(reqs)
+    # one forward, whose rows are all the longest input (copies fill a small batch, see MIN_ROWS)
+    assert len(seen) == 1
+    assert {tuple(row) for row in seen[0]} == {longest}
+
+
+def test_identical_inputs_of_different_probes_run_once(gpt2_dir):
+    scorer = load_scorer(gpt2_dir, None, root=gpt2_dir, batch_size=64)
+    one = [LoglikRequest("She", " works", "a")]
+    scorer.loglikelihood(one)
+    alone = dict(scorer.counters)
+    twice = [LoglikRequest("She", " works", "a"), LoglikRequest("She", " works", "b")]
+    res = scorer.loglikelihood(twice)
+    assert scorer.counters["positions"] - alone["positions"] == alone["positions"]
+    assert res[0].logprob == res[1].logprob
+
+
+def test_shared_rows_agree_with_one_forward_per_pair(gpt2_dir):
+    scorer = load_scorer(gpt2_dir, None, root=gpt2_dir, batch_size=64)
+    reqs = probe_requests(*PROBES) + [LoglikRequest(r.context, r.continuation, "x") for r in REQUESTS]
+    for req, res in zip(reqs, scorer.loglikelihood(reqs), strict=True):
+        assert res.logprob == pytest.approx(
+            reference_loglik(gpt2_dir, req.context, req.continuation), abs=1e-5
+        )
+
+
+def test_a_plugin_model_without_cache_support_shares_rows_too(gpt2_dir):
+    """A plain callable returning (B, T, V) logits: no KV cache, no logits_to_keep."""
+    from evalgate.scorers.torch_lm import TorchScorer, full_logits_fn
+
+    hf = load_scorer(gpt2_dir, None, root=gpt2_dir, batch_size=64)
+    model = hf.model_fn.model
+
+    def plain(ids: torch.Tensor) -> torch.Tensor:
+        return model(input_ids=ids, use_cache=False).logits
+
+    plugin = TorchScorer(
+        full_logits_fn(plain), hf.tok, 64, info=hf.info, max_length=64, vocab_size=hf.vocab_size
+    )
+    reqs = probe_requests(*PROBES)
+    got = [r.logprob for r in plugin.loglikelihood(reqs)]
+    assert got == pytest.approx([r.logprob for r in hf.loglikelihood(reqs)], abs=1e-5)
+    alone = [r.logprob for r in plugin.loglikelihood(probe_requests("p3"))]
+    assert alone == [v for r, v in zip(reqs, got, strict=True) if r.group == "p3"]
