@@ -107,12 +107,12 @@ def test_unwritable_output_is_a_refusal_not_a_bug(tmp_path, monkeypatch, capsys)
 
 
 def test_read_only_output_folder_is_refused_before_scoring(tmp_path, monkeypatch, capsys):
-    import evalgate.commands.run as run
+    import evalgate.commands._args as cli_args
 
     ro = tmp_path / "ro"
     ro.mkdir()
-    real_access = run.os.access
-    monkeypatch.setattr(run.os, "access", lambda p, mode: Path(p) != ro and real_access(p, mode))
+    real_access = cli_args.os.access
+    monkeypatch.setattr(cli_args.os, "access", lambda p, mode: Path(p) != ro and real_access(p, mode))
     code = main(["--out", str(ro / "out")])
     err = capsys.readouterr().err
     assert code == 2
@@ -257,16 +257,17 @@ def test_under_github_actions_an_early_refusal_is_annotated_without_format(tmp_p
 
 
 def test_a_refusal_message_does_not_claim_nothing_was_scored_twice_or_wrongly(capsys):
-    from evalgate.cli import report_error
+    from evalgate.console import console_for
     from evalgate.errors import RefusedError
     from evalgate.types import Finding
 
+    console = console_for("text")
     changed = RefusedError("probe p-1 changed since the baseline", findings=[Finding("probe-changed", "x")])
-    report_error(changed)  # raised after scoring: the run was scored, only not gated
+    console.error(changed)  # raised after scoring: the run was scored, only not gated
     invalid = RefusedError(
         "the probe set is invalid: 1 problem(s); nothing was scored", findings=[Finding("a", "b")]
     )
-    report_error(invalid)
+    console.error(invalid)
     err = capsys.readouterr().err
     assert err.count("nothing was scored") == 1 and "(1 problem(s), listed above)" in err
 
@@ -305,7 +306,7 @@ def test_a_malformed_loader_flag_is_named_as_the_flag(tmp_path, capsys):
 
 
 def test_run_warnings_reach_the_console_and_annotations(capsys):
-    from evalgate.commands.run import print_summary
+    from evalgate.console import console_for
 
     results = {
         "verdict": "pass",
@@ -315,13 +316,13 @@ def test_run_warnings_reach_the_console_and_annotations(capsys):
             {"check": "manifest-partial", "message": "part of the set", "file": "data/eval/MANIFEST.json"}
         ],
     }
-    print_summary(results, Path("out"), "text")
+    console_for("text").summary(results, Path("out"))
     assert "evalgate: warning: data/eval/MANIFEST.json: part of the set" in capsys.readouterr().err
-    print_summary(results, Path("out"), "github")
+    console_for("github").summary(results, Path("out"))
     assert "::warning file=data/eval/MANIFEST.json,title=evalgate manifest-partial::part of the set" in (
         capsys.readouterr().out
     )
-    print_summary(results, Path("out"), "json")
+    console_for("json").summary(results, Path("out"))
     assert json.loads(capsys.readouterr().out)["warnings"][0]["check"] == "manifest-partial"
 
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalgate.console import print_commands
+from evalgate.console import Console, print_commands
 from evalgate.errors import EXIT_PASS, EvalgateError, GitHubError, RefusedError
 from evalgate.github.comment import (
     CommentResult,
@@ -319,7 +319,7 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, console: Console) -> int:
     overrides = {
         "run_url": getattr(args, "run_url", None),
         "conclusion": getattr(args, "conclusion", None),

@@ -16,6 +16,7 @@ import yaml
 
 from evalgate import safe_yaml
 from evalgate.config import load_config
+from evalgate.console import Console
 from evalgate.edges.files import atomic_write_text
 from evalgate.errors import RefusedError
 from evalgate.probeset.grammar import Grammar, grammar_from_dict
@@ -56,7 +57,7 @@ def load_grammar_and_lexicon(grammar_path: Path) -> tuple[Grammar, Lexicon]:
     return grammar, lexicon
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, console: Console) -> int:
     cfg = load_config(getattr(args, "config", None))
     grammar_path = Path(args.grammar) if getattr(args, "grammar", None) else cfg.path(cfg.grammar)
     grammar, lexicon = load_grammar_and_lexicon(grammar_path)

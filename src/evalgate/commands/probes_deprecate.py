@@ -25,10 +25,10 @@ from evalgate.commands.probes_import import (
     editable_config,
     read_input,
     read_set,
-    refuse,
     write_and_seal,
 )
-from evalgate.errors import EXIT_PASS, RefusedError
+from evalgate.console import Console
+from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
 from evalgate.probeset.authoring import deprecated_line, next_id, parse_import_jsonl, plan_import, probe_line
 from evalgate.probeset.records import expected_category
 from evalgate.types import CATEGORIES, Finding
@@ -110,7 +110,7 @@ def _add_replacement(
     return [], {(dest, line): (args.replacement, 1)}, f"{probe.id} at {dest}:{line}"
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, console: Console) -> int:
     cfg = editable_config(args.config)
     probe_set = read_set(cfg)
     old_file, old_line, old = _find(probe_set, args.id)
@@ -128,10 +128,12 @@ def main(args: argparse.Namespace) -> int:
     if args.replacement:
         problems, origin, added = _add_replacement(args, probe_set, old_file, contents)
         if problems:
-            return refuse(problems, (), refused)
+            console.refusal(refused, problems)
+            return EXIT_REFUSED
     checked = check_change(cfg, contents, origin)
     if checked.on_rows or checked.on_set:
-        return refuse(checked.on_rows + checked.on_set, (), refused)
+        console.refusal(refused, checked.on_rows + checked.on_set)
+        return EXIT_REFUSED
     sealed = write_and_seal(cfg, contents, checked.outcome, args.bump or "patch")
     print(f'evalgate: deprecated {args.id} at {where} ("deprecated": true; its content hash is unchanged)')
     if added:

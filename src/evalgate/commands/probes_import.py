@@ -25,6 +25,7 @@ import yaml
 from evalgate import safe_yaml
 from evalgate.commands.probes_seal import sealed_manifest
 from evalgate.config import GateConfig, load_config
+from evalgate.console import Console
 from evalgate.edges.files import atomic_write_bytes, atomic_write_json, dump_json
 from evalgate.edges.journal import commit, recover_set
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED, EvalgateError, RefusedError
@@ -46,7 +47,6 @@ from evalgate.probeset_io import (
     probe_paths,
     validate,
 )
-from evalgate.report.findings import render_text
 from evalgate.types import Finding, Probe
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl"}
@@ -179,12 +179,6 @@ def write_and_seal(
     return f"sealed {shown}: {change}; {new['n_probes']} probes, {len(new['lock'])} ids locked"
 
 
-def refuse(problems: Sequence[Finding], warnings: Sequence[Finding], lead: str) -> int:
-    print(lead)
-    print(render_text(problems, warnings, closing="nothing was written"))
-    return EXIT_REFUSED
-
-
 def read_input(name: str) -> bytes:
     try:
         return Path(name).read_bytes()
@@ -255,7 +249,7 @@ def _refusal(source: str, fmt: str, rows: int, problems: list[Finding], on_set: 
     return lead
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, console: Console) -> int:
     cfg = editable_config(args.config)
     fmt = FORMATS.get(Path(args.file).suffix.lower())
     if fmt is None:
@@ -294,7 +288,8 @@ def main(args: argparse.Namespace) -> int:
     on_set = checked.on_set if checked else []
     twins = plan.twins if args.allow_twins else []
     if problems or on_set or checked is None:
-        return refuse(problems + on_set, twins, _refusal(args.file, fmt, plan.rows, problems, on_set))
+        console.refusal(_refusal(args.file, fmt, plan.rows, problems, on_set), problems + on_set, twins)
+        return EXIT_REFUSED
     sealed = write_and_seal(cfg, staged.contents, checked.outcome, args.bump or "patch")
     n = sum(len(a) for a in plan.additions.values())
     print(f"evalgate: imported {n} probe(s) from {args.file}:")

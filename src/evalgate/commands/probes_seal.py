@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalgate.commands.validate import absolute
+from evalgate.commands._args import cli_paths
 from evalgate.config import GateConfig, load_config
+from evalgate.console import Console
 from evalgate.edges.files import atomic_write_json, refused_if_unwritable
 from evalgate.edges.journal import recover_set
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED
@@ -45,10 +46,10 @@ def sealed_manifest(
     return path, previous, seal(previous, files, list(outcome.probes), bump)
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, console: Console) -> int:
     cfg = load_config(args.config)
     recover_set(cfg)  # a change a killed run left half-done: finished or dropped first
-    probe_files = absolute(args.probes)
+    probe_files = cli_paths(args.probes)
     outcome = validate(cfg, probe_files)
     approvable = [f for f in outcome.findings if f.check in APPROVABLE_CHECKS]
     outcome = outcome.with_approvable_as_warnings()
