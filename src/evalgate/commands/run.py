@@ -57,10 +57,10 @@ def read_gate_changes(path: str | None) -> str | None:
 
 def maybe_comment(args: argparse.Namespace, out_dir: Path, console: Console) -> None:
     """`--comment`: post the sticky PR comment; a failure is a warning and never changes the exit
-    code (commands/comment.py). With --format json its lines go to stderr."""
+    code (github/report_comment.py). With --format json its lines go to stderr."""
     if not getattr(args, "comment", False):
         return
-    from evalgate.commands.comment import post_report
+    from evalgate.github.report_comment import post_report
 
     with console.aside():
         post_report(out_dir, own_report=True)
