@@ -5,7 +5,7 @@ probe stays in the file and is never scored again. Its content hash does not cov
 so the manifest's lock still holds. The replacement (a JSON object, or a one-line JSONL file)
 is checked like an imported row, must carry a new id, and is appended to the retired probe's
 file (or, for another category, to that category's file). The would-be set is validated, written
-atomically and re-sealed: see commands/probes_import.py, whose edge this command shares.
+atomically and re-sealed by probeset_io.py, the edge `probes import` shares.
 """
 
 from __future__ import annotations
@@ -17,20 +17,20 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evalgate.commands.probes_import import (
+from evalgate.console import Console
+from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
+from evalgate.probeset.authoring import deprecated_line, next_id, parse_import_jsonl, plan_import, probe_line
+from evalgate.probeset.records import expected_category
+from evalgate.probeset_io import (
     ProbeSet,
     SetFile,
     appended,
     check_change,
     editable_config,
-    read_input,
+    read_edit_input,
     read_set,
     write_and_seal,
 )
-from evalgate.console import Console
-from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
-from evalgate.probeset.authoring import deprecated_line, next_id, parse_import_jsonl, plan_import, probe_line
-from evalgate.probeset.records import expected_category
 from evalgate.types import CATEGORIES, Finding
 
 
@@ -57,7 +57,7 @@ def _rewrite(data: bytes, line: int, rec: dict[str, Any]) -> bytes:
 
 def _replacement(name: str) -> tuple[dict[str, Any] | None, list[Finding]]:
     """A JSON object (pretty-printed is fine) or a JSONL file of exactly one line."""
-    data = read_input(name)
+    data = read_edit_input(name)
     records, found = parse_import_jsonl(data, name)  # one line: its reader catches duplicate keys too
     if not found and len(records) == 1:
         return records[0][1], []
