@@ -4,8 +4,10 @@ The command line is a contract (scripts and the Action call it; docs/cli.md): fl
 added, never renamed. `run` is the default command: `evalgate --checkpoint X` is
 `evalgate run --checkpoint X`.
 
-Each sub-command lives in `evalgate.commands.<name>` as `main(args) -> int` and is imported only
-when used, so `evalgate --help` and `evalgate validate` never pay for importing torch.
+Each sub-command lives in `evalgate.commands.<name>` as `main(args, console) -> int` and is
+imported only when used, so `evalgate --help` and `evalgate validate` never pay for importing
+torch. The console (console.py) is chosen here once, from `--format`: every rule of what goes to
+stdout, stderr and as a workflow command is the console's, and an expected error is printed by it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
-import json
 import os
 import signal
 import sys
@@ -22,7 +23,8 @@ import traceback
 from collections.abc import Sequence
 
 from evalgate import __version__
-from evalgate.errors import EXIT_REFUSED, EXIT_UNEXPECTED, ConfigError, EvalgateError
+from evalgate.console import clean, console_for, guarded_output
+from evalgate.errors import EXIT_REFUSED, EXIT_UNEXPECTED, EvalgateError
 
 COMMANDS = (
     "run",
@@ -38,6 +40,9 @@ COMMANDS = (
 )
 
 _FORMAT_HELP = "output format: text (default), json, or github (workflow-command annotations)"
+# Commands whose --format is text|json|github and chooses their console (`probes export --format`
+# is csv|jsonl: the export's own format).
+_CONSOLE_FORMAT_COMMANDS = ("run", "validate", "compare")
 
 
 def _add_config(p: argparse.ArgumentParser) -> None:
@@ -294,8 +299,6 @@ def _default_sigpipe() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         _default_sigpipe()
-    from evalgate.console import guarded_output
-
     # Every line printed from here on, by us or by a library, cannot start a workflow command.
     with guarded_output():
         return _main(argv)
@@ -336,12 +339,12 @@ def _main(argv: Sequence[str] | None) -> int:
         or getattr(args, "corpus_command", None)
     )
     module_name = f"evalgate.commands.{name}" + (f"_{sub_action}" if sub_action else "")
+    console = console_for((args.format or "text") if name in _CONSOLE_FORMAT_COMMANDS else None, name)
     try:
         module = importlib.import_module(module_name)
-        return int(module.main(args))
+        return int(module.main(args, console))
     except EvalgateError as exc:
-        report_error(exc)
-        report_error_for_machines(args, exc)
+        console.error(exc)
         return exc.exit_code
     except KeyboardInterrupt:
         print("evalgate: interrupted", file=sys.stderr)
@@ -352,8 +355,6 @@ def _main(argv: Sequence[str] | None) -> int:
         # BaseException, not Exception: a Rust panic (pyo3's PanicException) or a GeneratorExit
         # would otherwise escape with a traceback and Python's exit code 1, which reads as
         # "regression". Panics on checkpoint input are caught where they happen (exit 2, located).
-        from evalgate.console import clean
-
         if os.environ.get("EVALGATE_DEBUG"):
             traceback.print_exc()
         else:
@@ -366,53 +367,6 @@ def _main(argv: Sequence[str] | None) -> int:
                 file=sys.stderr,
             )
         return EXIT_UNEXPECTED
-
-
-# Commands whose --format is text|json|github (`probes export --format` is csv|jsonl).
-_MACHINE_FORMAT_COMMANDS = ("run", "validate", "compare")
-
-
-def report_error_for_machines(args: argparse.Namespace, exc: EvalgateError) -> None:
-    """`--format json`: stdout holds one JSON document even when the command stops early (a bad
-    config, a missing results file, an unwritable --out); `--format github` or GitHub Actions: the
-    reason is an `::error` annotation on the run, not only a line in the log."""
-    fmt = (getattr(args, "format", None) or "text") if args.command in _MACHINE_FORMAT_COMMANDS else None
-    if fmt == "json" and not getattr(exc, "json_printed", False):
-        from evalgate.report.findings import render_json
-        from evalgate.types import Finding
-
-        findings = list(exc.findings) or [
-            Finding("config" if isinstance(exc, ConfigError) else "input", exc.message, hint=exc.hint)
-        ]
-        if args.command == "validate":
-            print(render_json(findings))
-        else:
-            doc = {
-                "verdict": "refused" if exc.exit_code == EXIT_REFUSED else "error",
-                "accuracy": None,
-                "reasons": [exc.message],
-                "findings": [f.to_dict() for f in findings],
-                "out": None,
-            }
-            print(json.dumps(doc, indent=2, ensure_ascii=False))
-    if fmt == "github" or (fmt is not None and os.environ.get("GITHUB_ACTIONS") == "true"):
-        from evalgate.console import print_commands
-        from evalgate.report.findings import escape_data
-
-        verdict = "refused" if exc.exit_code == EXIT_REFUSED else "error"
-        stream = sys.stderr if fmt == "json" else sys.stdout  # stdout stays one JSON document
-        print_commands(f"::error title=evalgate {verdict}::{escape_data(exc.message)}", file=stream)
-
-
-def report_error(exc: EvalgateError) -> None:
-    """Print an expected failure: the message, then a 'hint:' line when we know what to do."""
-    print(f"evalgate: error: {exc.message}", file=sys.stderr)
-    if exc.hint:
-        print(f"  hint: {exc.hint}", file=sys.stderr)
-    if exc.exit_code == EXIT_REFUSED and exc.findings and "problem(s)" not in exc.message:
-        # Not "nothing was scored": a probe changed under its id or a test-set problem is found
-        # after (or while) scoring; the message itself says what happened.
-        print(f"  ({len(exc.findings)} problem(s), listed above)", file=sys.stderr)
 
 
 if __name__ == "__main__":

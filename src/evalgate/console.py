@@ -13,20 +13,35 @@ messages, so:
   even when a line arrives in several writes;
 - `print_commands(text)` is the one way out for the workflow commands evalgate builds itself
   (`::error`/`::warning`/`::notice` annotations whose data is escaped by
-  `core.findings_render.escape_data`): only those three commands pass, anything else is defused;
+  `report.findings.escape_data`): only those three commands pass, anything else is defused;
 - `clean(value)` is for interpolating untrusted values into a message: CR, LF and other control
   characters are shown escaped and the value is cut to a short excerpt.
 
 See docs/hostile-inputs.md ("Log injection").
+
+Below those, the output rules: one `Console` per `--format` (text, json, github), chosen once by
+`cli.main` (`console_for`) and handed to the command. A command says what happened (a summary, the
+problems that stopped it, an error); its console decides what goes to stdout, to stderr and as a
+workflow command. The JSON console remembers that it printed its one document, so an error raised
+after the summary adds no second one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import re
 import sys
-from collections.abc import Iterator
-from typing import Any, TextIO
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from evalgate.errors import EvalgateError
+    from evalgate.progress import Progress
+    from evalgate.types import Finding
 
 _BREAKS = re.compile(r"(\r\n|\r|\n)")
 _COMMAND = re.compile(r"::(error|warning|notice)( [^\r\n:]*)?::[^\r\n]*")
@@ -165,3 +180,326 @@ def print_mask(secret: str, file: TextIO | None = None) -> None:
         raw = stream.raw
     raw.write(f"::add-mask::{secret}\n")
     raw.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+# One console per output format
+
+
+def in_github_actions() -> bool:
+    """Under GitHub Actions the runner reads workflow commands on both streams: problems and
+    verdicts are annotated on the run whatever --format says (docs/github.md)."""
+    return os.environ.get("GITHUB_ACTIONS") == "true"
+
+
+def shown_path(path: Path) -> str:
+    """`path` as the caller sees it: relative to the working folder when inside it, so that
+    `docker run -v "$PWD:/work" -w /work` prints `evalgate-out/REPORT.md`, not the container's
+    `/work/evalgate-out/REPORT.md`."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """What `evalgate validate` found, in the shapes its consoles print."""
+
+    findings: Sequence[Finding]
+    warnings: Sequence[Finding]
+    summary: Mapping[str, Any]  # the JSON document's `summary`
+    text: str  # the report for people
+    headline: str  # one line, for the `::notice` of a clean set
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+class Console:
+    """`--format text` (the default): lines for people on stdout, problems on stderr, and under
+    GitHub Actions the workflow commands besides.
+
+    `command` is the sub-command being run; `errors_annotated` is False for the commands that take
+    no text|json|github --format (their early errors are a line on stderr only).
+    """
+
+    format = "text"
+
+    def __init__(self, command: str = "run", *, errors_annotated: bool = True):
+        self.command = command
+        self.errors_annotated = errors_annotated
+
+    # -- where annotations go -------------------------------------------------------------------
+
+    def _annotating(self) -> bool:
+        """Verdict and error annotations beyond what the format itself prints."""
+        return in_github_actions()
+
+    def _annotations(self) -> TextIO:
+        return sys.stdout
+
+    # -- what commands call ---------------------------------------------------------------------
+
+    def progress(self) -> Progress:
+        """The phase lines on stderr."""
+        from evalgate.progress import Progress
+
+        return Progress(quiet=False)
+
+    def aside(self) -> contextlib.AbstractContextManager[Any]:
+        """Where side output goes (the PR comment's lines after a run): stdout, except for JSON."""
+        return contextlib.nullcontext()
+
+    def findings(self, findings: Sequence[Finding]) -> None:
+        """The problems that stopped the command."""
+        from evalgate.report.findings import render_github, render_text
+
+        if not findings:
+            return
+        print(render_text(findings), file=sys.stderr)
+        if in_github_actions():
+            print_commands(render_github(findings))
+
+    def summary(self, results: Mapping[str, Any], out_dir: Path) -> None:
+        """The verdict of a run (or of `compare`, `merge`), its reasons and warnings."""
+        self._verdict(results, out_dir)
+        warnings = results_warnings(results)
+        self._warnings(warnings)
+        if self._annotating():
+            from evalgate.report.findings import escape_data, render_github
+
+            verdict = results["verdict"]
+            level = {"pass": "notice", "fail": "error"}.get(verdict, "error")
+            stream = self._annotations()
+            acc = _accuracy(results)
+            for reason in results.get("reasons", []) or [f"evalgate: {verdict}, overall accuracy {acc}"]:
+                print_commands(f"::{level} title=evalgate {verdict}::{escape_data(reason)}", file=stream)
+            if warnings:
+                print_commands(render_github((), warnings), file=stream)
+
+    def refused(self, results: Mapping[str, Any], out_dir: Path, findings: Sequence[Finding]) -> None:
+        """A run (or `compare`) refused after its results were written: the error itself follows
+        through `error` once the refusal reaches `cli.main`."""
+        self.findings(findings)
+
+    def validation(self, report: ValidationReport) -> None:
+        from evalgate.report.findings import render_github
+
+        print(report.text)
+        if in_github_actions() and (report.findings or report.warnings):
+            print_commands(render_github(report.findings, report.warnings))
+
+    def refusal(self, lead: str, problems: Sequence[Finding], warnings: Sequence[Finding] = ()) -> None:
+        """A probe-set edit refused before anything was written."""
+        from evalgate.report.findings import render_text
+
+        print(lead)
+        print(render_text(problems, warnings, closing="nothing was written"))
+
+    def error(self, exc: EvalgateError) -> None:
+        """An expected failure: the message, then a 'hint:' line when we know what to do."""
+        from evalgate.errors import EXIT_REFUSED
+
+        print(f"evalgate: error: {exc.message}", file=sys.stderr)
+        if exc.hint:
+            print(f"  hint: {exc.hint}", file=sys.stderr)
+        if exc.exit_code == EXIT_REFUSED and exc.findings and "problem(s)" not in exc.message:
+            # Not "nothing was scored": a probe changed under its id or a test-set problem is found
+            # after (or while) scoring; the message itself says what happened.
+            print(f"  ({len(exc.findings)} problem(s), listed above)", file=sys.stderr)
+        if self.errors_annotated:
+            self._error_for_machines(exc)
+
+    # -- the parts the formats change -----------------------------------------------------------
+
+    def _verdict(self, results: Mapping[str, Any], out_dir: Path) -> None:
+        verdict, acc = results["verdict"], _accuracy(results)
+        report = shown_path(out_dir / "REPORT.md")
+        print(f"evalgate: verdict {verdict.upper()} (overall accuracy {acc}); report in {report}")
+        for reason in results.get("reasons", []):
+            print(f"  - {reason}")
+        _print_approved_changes(results)
+
+    def _warnings(self, warnings: Sequence[Finding]) -> None:
+        # e.g. a partial probe set: the deleted-probe check was skipped
+        from evalgate.report.findings import finding_line
+
+        for w in warnings:
+            print(f"evalgate: warning: {finding_line(w)}", file=sys.stderr)
+
+    def _error_for_machines(self, exc: EvalgateError) -> None:
+        """Under GitHub Actions the reason is an `::error` annotation on the run, not only a line
+        in the log."""
+        if self._annotating():
+            from evalgate.errors import EXIT_REFUSED
+            from evalgate.report.findings import escape_data
+
+            verdict = "refused" if exc.exit_code == EXIT_REFUSED else "error"
+            command = f"::error title=evalgate {verdict}::{escape_data(exc.message)}"
+            print_commands(command, file=self._annotations())
+
+
+class GithubConsole(Console):
+    """`--format github`: the problems and the verdict as workflow commands (annotations)."""
+
+    format = "github"
+
+    def _annotating(self) -> bool:
+        return True
+
+    def findings(self, findings: Sequence[Finding]) -> None:
+        from evalgate.report.findings import render_github
+
+        if findings:
+            print_commands(render_github(findings), file=sys.stderr)
+
+    def _warnings(self, warnings: Sequence[Finding]) -> None:
+        pass  # annotated with the verdict
+
+    def validation(self, report: ValidationReport) -> None:
+        from evalgate.report.findings import escape_data, render_github
+
+        if report.findings or report.warnings:
+            print_commands(render_github(report.findings, report.warnings))
+        if report.ok:
+            print_commands(f"::notice title=evalgate validate::{escape_data(report.headline)}")
+
+
+class JsonConsole(Console):
+    """`--format json`: stdout holds exactly one JSON document, whatever happens (a verdict, a
+    refusal, an error before anything ran); everything else goes to stderr, workflow commands
+    included (the runner reads those there too)."""
+
+    format = "json"
+
+    def __init__(self, command: str = "run", *, errors_annotated: bool = True):
+        super().__init__(command, errors_annotated=errors_annotated)
+        self.printed = False  # the one document is on stdout: nothing more may be
+
+    def _annotations(self) -> TextIO:
+        return sys.stderr
+
+    def _document(self, text: str) -> None:
+        print(text)
+        self.printed = True
+
+    def progress(self) -> Progress:
+        from evalgate.progress import Progress
+
+        return Progress(quiet=True)
+
+    def aside(self) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.redirect_stdout(sys.stderr)
+
+    def findings(self, findings: Sequence[Finding]) -> None:
+        # The JSON document carries them; under Actions the annotations go to stderr.
+        from evalgate.report.findings import render_github
+
+        if findings and in_github_actions():
+            print_commands(render_github(findings), file=sys.stderr)
+
+    def refused(self, results: Mapping[str, Any], out_dir: Path, findings: Sequence[Finding]) -> None:
+        self.findings(findings)
+        self.summary(results, out_dir)  # stdout is one JSON document whatever the verdict
+
+    def _verdict(self, results: Mapping[str, Any], out_dir: Path) -> None:
+        overall = (results.get("slices") or {}).get("overall") or {}
+        summary = {
+            "verdict": results["verdict"],
+            "accuracy": overall.get("accuracy"),
+            "reasons": results.get("reasons", []),
+            "findings": results.get("findings", []),
+            "warnings": results.get("warnings", []),
+            "out": str(out_dir),
+        }
+        summary.update(comment_numbers(results))
+        self._document(json.dumps(summary, indent=2, ensure_ascii=False))
+
+    def _warnings(self, warnings: Sequence[Finding]) -> None:
+        pass  # in the document
+
+    def validation(self, report: ValidationReport) -> None:
+        from evalgate.report.findings import render_github, render_json
+
+        self._document(render_json(report.findings, report.warnings, report.summary))
+        if in_github_actions() and (report.findings or report.warnings):
+            print_commands(render_github(report.findings, report.warnings), file=sys.stderr)
+
+    def _error_for_machines(self, exc: EvalgateError) -> None:
+        """The document of a command that stopped early (a bad config, a missing results file, an
+        unwritable --out), unless the command printed its own before it stopped."""
+        if not self.printed:
+            from evalgate.errors import EXIT_REFUSED, ConfigError
+            from evalgate.report.findings import render_json
+            from evalgate.types import Finding
+
+            findings = list(exc.findings) or [
+                Finding("config" if isinstance(exc, ConfigError) else "input", exc.message, hint=exc.hint)
+            ]
+            if self.command == "validate":
+                self._document(render_json(findings))
+            else:
+                doc = {
+                    "verdict": "refused" if exc.exit_code == EXIT_REFUSED else "error",
+                    "accuracy": None,
+                    "reasons": [exc.message],
+                    "findings": [f.to_dict() for f in findings],
+                    "out": None,
+                }
+                self._document(json.dumps(doc, indent=2, ensure_ascii=False))
+        super()._error_for_machines(exc)
+
+
+_CONSOLES: dict[str, type[Console]] = {"text": Console, "json": JsonConsole, "github": GithubConsole}
+
+
+def console_for(fmt: str | None, command: str = "run") -> Console:
+    """The console of one invocation; `fmt` None for a command without a text|json|github --format."""
+    if fmt is None:
+        return Console(command, errors_annotated=False)
+    return _CONSOLES[fmt](command)
+
+
+def _accuracy(results: Mapping[str, Any]) -> str:
+    accuracy = ((results.get("slices") or {}).get("overall") or {}).get("accuracy")
+    return f"{accuracy:.1%}" if isinstance(accuracy, float) else "n/a"
+
+
+def comment_numbers(results: Mapping[str, Any]) -> dict[str, Any]:
+    """The PR comment's numbers for `--format json`: every gated slice (`slices`), and which of
+    them the comment's table shows (`comment_slices`: regressed, else closest to the line)."""
+    from evalgate.report.comment import focus_slices, slice_rows
+
+    kind, rows = focus_slices(results)
+    return {
+        "slices": slice_rows(results),
+        "comment_slices": {"kind": kind, "slices": [r["slice"] for r in rows]},
+    }
+
+
+def _print_approved_changes(results: Mapping[str, Any], shown: int = 20) -> None:
+    """An approved run still says, in its log, that it changed its own gate (docs/approval.md)."""
+    from evalgate.gate.yardstick import describe
+
+    changes = results.get("gate_changes_vs_baseline") or []
+    if not changes or results.get("verdict") == "refused":
+        return
+    print(f"evalgate: {len(changes)} approved gate change(s) since the baseline:", file=sys.stderr)
+    for change in changes[:shown]:
+        print(f"  - {describe(change)}", file=sys.stderr)
+    if len(changes) > shown:
+        print(f"  ... and {len(changes) - shown} more (REPORT.md, results.json)", file=sys.stderr)
+
+
+def results_warnings(results: Mapping[str, Any]) -> list[Finding]:
+    """results.json `warnings` (validation warnings, as dicts) back as Findings for the renderers."""
+    from evalgate.types import Finding
+
+    keys = ("check", "message", "file", "line", "probe_id", "field", "hint")
+    out = []
+    for w in results.get("warnings") or []:
+        if isinstance(w, dict) and isinstance(w.get("check"), str) and isinstance(w.get("message"), str):
+            out.append(Finding(**{k: w[k] for k in keys if k in w}))
+    return out

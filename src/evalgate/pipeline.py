@@ -14,7 +14,6 @@ from typing import Any
 
 from evalgate.config import GateConfig, default_config_dict
 from evalgate.edges.files import file_record
-from evalgate.edges.progress import Progress
 from evalgate.errors import EvalgateError
 from evalgate.gate import results as results_mod
 from evalgate.gate.holds import count_unscorable_as_wrong, hold_perplexity
@@ -23,6 +22,7 @@ from evalgate.gate.shards import blocks, select_shard
 from evalgate.gate.yardstick import check_gate_changes
 from evalgate.paths import display_path as files_display_path
 from evalgate.probeset_io import config_input, read_test_sentences
+from evalgate.progress import Progress
 from evalgate.types import STATUS_DEPRECATED, STATUS_EXCLUDED, sha256_text
 
 

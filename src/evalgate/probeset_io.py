@@ -13,41 +13,48 @@ leaks against the training files, coverage. Every problem lands in one `Validati
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from evalgate import safe_yaml
-from evalgate.config import CONFIG_FILENAME, GateConfig, default_config_text
-from evalgate.edges.files import file_record
+from evalgate.config import CONFIG_FILENAME, GateConfig, default_config_text, load_config
+from evalgate.edges.files import atomic_write_bytes, atomic_write_json, dump_json, file_record
 from evalgate.edges.input_files import NotRegularFile, TooLarge, read_input
 from evalgate.edges.inputs import check_input, input_problem
+from evalgate.edges.journal import commit, recover_set
 from evalgate.edges.json_input import load_json_file
 from evalgate.errors import EvalgateError, RefusedError
 from evalgate.gate import results as results_mod
 from evalgate.gate.baseline import validate_baseline
 from evalgate.paths import allowed_roots, display_path
+from evalgate.probeset.authoring import default_destinations
 from evalgate.probeset.configured_files import same_file_findings
 from evalgate.probeset.corpus import read_sentences
 from evalgate.probeset.coverage import checked_coverage, coverage_matrix, reason_code_findings
 from evalgate.probeset.grammar import Grammar, grammar_from_dict
+from evalgate.probeset.jsonl import Record, parse_jsonl
 from evalgate.probeset.leaks import LeakIndex, find_leaks, leak_detectors, leak_policy
-from evalgate.probeset.manifest import ProbeFile
+from evalgate.probeset.manifest import SEALABLE_CHECKS, ProbeFile, seal
 from evalgate.probeset.manifest_file import check_manifest_file, unsealed_warning
 from evalgate.probeset.outcome import ValidationOutcome, probe_set_record
 from evalgate.probeset.probe_file import read_probe_file
 from evalgate.probeset.prompt_template import check_template
-from evalgate.probeset.records import duplicate_ids, twins
+from evalgate.probeset.records import duplicate_ids, probes_from_records, twins
 from evalgate.probeset.sealed_history import baseline_findings
 from evalgate.types import Finding, Probe, sha256_text
 
+if TYPE_CHECKING:
+    from evalgate.synth.lexicon import Lexicon
+
 MANIFEST_NAME = "MANIFEST.json"
-# libyaml's safe loader when present: the same safe subset, ~10x faster on the 300-line verb table.
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _MISSING_HINTS = {
     "probes": "check the path (--probes, or `probes:` in evalgate.yml); `evalgate probes build` writes the "
@@ -406,3 +413,197 @@ def validate(
         probe_set=probe_set,
         template=template,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Editing and sealing the probe set (`probes import`, `probes deprecate`, `probes seal`), and
+# reading the verb table with its lexicon (`probes build`, `corpus build`). The commands share
+# these; they never import each other (tests/cli/test_command_boundaries.py).
+#
+# An edit is all or nothing: the would-be bytes of every touched file are validated from memory
+# (`check_change`), then written atomically with the manifest re-sealed last (`write_and_seal`).
+
+LEXICON_FILENAME = "lexicon.yaml"  # read from the grammar table's folder
+
+
+@dataclass(frozen=True)
+class SetFile:
+    """One probe file of the configuration as it is on disk now (`data` None: not there yet)."""
+
+    path: Path
+    display: str
+    data: bytes | None
+    records: list[Record]
+
+
+@dataclass(frozen=True)
+class ProbeSet:
+    files: list[SetFile]
+    ids: list[tuple[str, int, str]]  # (file, line, id) of every record, in file order
+    probes: list[Probe]
+    grammar: Grammar | None
+
+    def file_of(self, path: Path) -> SetFile | None:
+        return next((f for f in self.files if f.path.resolve() == path.resolve()), None)
+
+    def destinations(self) -> dict[tuple[str, str], str]:
+        return default_destinations([f.display for f in self.files])
+
+
+def _grammar_if_readable(cfg: GateConfig) -> Grammar | None:
+    # A missing or broken table is the validator's to report (pass 2); the rows skip verb checks.
+    try:
+        return parse_grammar(cfg.path(cfg.grammar).read_text(encoding="utf-8"), cfg.grammar)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, EvalgateError, RecursionError):
+        return None
+
+
+def editable_config(path: str | None) -> GateConfig:
+    """The configuration of the set to change; never the bundled demo the embedded default falls back to."""
+    cfg = load_config(path)
+    if path is None and cfg.source == "embedded default" and cfg.root.resolve() != Path.cwd().resolve():
+        raise RefusedError(
+            f"no evalgate.yml here, and the embedded default reads the bundled demo set in {cfg.root}, "
+            "which this command does not change",
+            hint="run it in your repository (beside its evalgate.yml), or name one with --config",
+        )
+    return cfg
+
+
+def read_set(cfg: GateConfig) -> ProbeSet:
+    recover_set(cfg)  # a change a killed run left half-done: finished or dropped first
+    grammar = _grammar_if_readable(cfg)
+    files, ids, probes = [], [], []
+    for path in probe_paths(cfg, None):
+        shown = display_path(cfg.root, path)
+        try:
+            data = path.read_bytes() if path.is_file() else None
+        except OSError as exc:
+            raise RefusedError(f"{shown}: cannot read the probe file: {exc.strerror or exc}") from None
+        records = parse_jsonl(data, shown)[0] if data and data.strip() else []
+        parsed, _, file_ids = probes_from_records(records, shown, grammar)
+        files.append(SetFile(path, shown, data, records))
+        ids += [(shown, line, pid) for line, pid in file_ids]
+        probes += parsed
+    return ProbeSet(files, ids, probes, grammar)
+
+
+def read_edit_input(name: str) -> bytes:
+    """The bytes of a file handed to an edit (the import file, a replacement probe)."""
+    try:
+        return Path(name).read_bytes()
+    except FileNotFoundError:
+        raise RefusedError(
+            f"{name}: file not found", hint="check the path (relative to where you run)"
+        ) from None
+    except OSError as exc:
+        raise RefusedError(f"{name}: cannot read it: {exc.strerror or exc}") from None
+
+
+def appended(data: bytes | None, lines: Sequence[str]) -> tuple[bytes, int]:
+    """The file with `lines` added at its end, and the line number of the first one."""
+    data = data if data and data.strip() else b""
+    eol = b"\r\n" if b"\r\n" in data else b"\n"
+    if data and not data.endswith(b"\n"):
+        data += eol
+    return data + b"".join(line.encode("utf-8") + eol for line in lines), data.count(b"\n") + 1
+
+
+@dataclass(frozen=True)
+class Checked:
+    outcome: ValidationOutcome
+    on_rows: list[Finding]  # blocking findings on added lines, moved onto their rows
+    on_set: list[Finding]  # blocking findings of the set as a whole
+
+
+def check_change(
+    cfg: GateConfig, contents: Mapping[Path, bytes], origin: Mapping[tuple[str, int], tuple[str, int]]
+) -> Checked:
+    """Validate the would-be set; `origin` maps (probe file, line) of an added line to (source, row)."""
+    outcome = validate(cfg, contents=contents)
+    # The same as `probes seal` refuses: everything but "the files changed since the last seal".
+    blocking = [f for f in outcome.findings if f.check not in SEALABLE_CHECKS]
+    blocking += [w for w in outcome.warnings if w.check == "manifest-partial"]
+    on_rows, on_set = [], []
+    for f in blocking:
+        where = origin.get((f.file or "", f.line or 0))
+        if where is None:
+            on_set.append(f)
+        else:
+            on_rows.append(dataclasses.replace(f, file=where[0], line=where[1]))
+    return Checked(outcome, on_rows, on_set)
+
+
+def sealed_manifest(
+    cfg: GateConfig, outcome: ValidationOutcome, probe_files: Sequence[str] | None, bump: str
+) -> tuple[Path, dict[str, Any] | None, dict[str, Any]]:
+    """(manifest path, the manifest now on disk or None, the manifest sealing `outcome` gives)."""
+    path = manifest_path(cfg, probe_files)
+    previous = json.loads(path.read_bytes().decode("utf-8")) if path.is_file() else None
+    files = []
+    for p in probe_paths(cfg, probe_files):
+        shown = display_path(cfg.root, p)
+        entry = outcome.probe_set["files"][shown]
+        files.append(ProbeFile(manifest_key(path, p), shown, entry["sha256"], entry["cases"]))
+    return path, previous, seal(previous, files, list(outcome.probes), bump)
+
+
+def write_and_seal(
+    cfg: GateConfig, contents: Mapping[Path, bytes], outcome: ValidationOutcome, bump: str
+) -> str:
+    """Write the files atomically, the manifest last; say what the seal did."""
+    path, previous, new = sealed_manifest(cfg, outcome, None, bump)
+    shown = display_path(cfg.root, path)
+    written: list[str] = []
+    folder = path.parent
+    try:
+        if all(Path(t).parent.resolve() == folder.resolve() for t in contents):
+            # The probe files and the manifest change together or not at all (edges/journal.py).
+            commit(folder, {**contents, path: dump_json(new).encode("utf-8")})
+        else:  # probe files outside the manifest's folder: one file at a time, manifest last
+            for target, data in contents.items():
+                atomic_write_bytes(target, data)
+                written.append(display_path(cfg.root, target))
+            atomic_write_json(path, new)
+    except OSError as exc:
+        done = f"; already written: {', '.join(written)}" if written else "; nothing was changed"
+        raise RefusedError(
+            f"cannot write {exc.filename or 'a probe file'}: {exc.strerror or exc}{done}",
+            hint="make the files writable; after a partial write, `evalgate probes seal` finishes the job",
+        ) from None
+    if previous is None:
+        change = f"version {new['version']} (first seal)"
+    else:
+        change = f"version {previous['version']} -> {new['version']} ({bump})"
+    return f"sealed {shown}: {change}; {new['n_probes']} probes, {len(new['lock'])} ids locked"
+
+
+def read_yaml(path: Path, what: str, parse: Callable[[str], Any] = safe_yaml.load) -> Any:
+    """A YAML file the generators read (verb table, lexicon); every failure a located refusal."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RefusedError(f"{path}: {what} not found", hint="run from the repository root") from None
+    except IsADirectoryError:
+        raise RefusedError(f"{path}: {what} is a folder, not a file", hint="name the YAML file") from None
+    except OSError as exc:
+        raise RefusedError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise RefusedError(f"{path}: {what} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    try:
+        return parse(text)
+    except yaml.YAMLError as exc:
+        where, problem = safe_yaml.located(str(path), exc)
+        raise RefusedError(f"{where}: {what} is not valid YAML ({problem})") from None
+    except RecursionError:
+        raise RefusedError(f"{path}: {what} is nested too deeply") from None
+
+
+def load_grammar_and_lexicon(grammar_path: Path) -> tuple[Grammar, Lexicon]:
+    """The verb table and the lexicon beside it (synth/lexicon.py), for the generators."""
+    from evalgate.synth.lexicon import lexicon_from_dict
+
+    grammar = read_yaml(grammar_path, "verb table", lambda text: parse_grammar(text, str(grammar_path)))
+    lexicon_path = grammar_path.with_name(LEXICON_FILENAME)
+    lexicon = lexicon_from_dict(read_yaml(lexicon_path, "lexicon"), grammar, str(lexicon_path))
+    return grammar, lexicon

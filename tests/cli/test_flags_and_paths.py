@@ -56,12 +56,12 @@ def test_unwritable_output_is_a_refusal_not_a_bug(tmp_path, monkeypatch, capsys)
 
 
 def test_read_only_output_folder_is_refused_before_scoring(tmp_path, monkeypatch, capsys):
-    import evalgate.commands.run as run
+    import evalgate.commands._args as cli_args
 
     ro = tmp_path / "ro"
     ro.mkdir()
-    real_access = run.os.access
-    monkeypatch.setattr(run.os, "access", lambda p, mode: Path(p) != ro and real_access(p, mode))
+    real_access = cli_args.os.access
+    monkeypatch.setattr(cli_args.os, "access", lambda p, mode: Path(p) != ro and real_access(p, mode))
     code = main(["--out", str(ro / "out")])
     err = capsys.readouterr().err
     assert code == 2

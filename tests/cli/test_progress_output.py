@@ -9,7 +9,7 @@ import re
 from helpers.paths import REPO
 from helpers.probeset_factory import apply_step, cli, write_base
 
-from evalgate.edges.progress import Progress
+from evalgate.progress import Progress
 from evalgate.scorers.loaders import load_scorer
 
 DEMO = REPO / "data/checkpoints/demo"
@@ -21,7 +21,7 @@ def test_perplexity_draws_a_bar_on_a_terminal(monkeypatch):
     progress = Progress(stream, interactive=True)
     scorer = load_scorer(DEMO, None, root=DEMO, batch_size=4)
     clock = iter(range(10_000))
-    monkeypatch.setattr("evalgate.edges.progress.time.perf_counter", lambda: float(next(clock)))
+    monkeypatch.setattr("evalgate.progress.time.perf_counter", lambda: float(next(clock)))
     with progress.phase("perplexity on 90 test sentences"):
         scorer.on_progress = progress.update
         scorer.perplexity(TEXTS)

@@ -31,16 +31,17 @@ def test_a_mistyped_command_is_named_with_a_guess(capsys):
 
 
 def test_a_refusal_message_does_not_claim_nothing_was_scored_twice_or_wrongly(capsys):
-    from evalgate.cli import report_error
+    from evalgate.console import console_for
     from evalgate.errors import RefusedError
     from evalgate.types import Finding
 
+    console = console_for("text")
     changed = RefusedError("probe p-1 changed since the baseline", findings=[Finding("probe-changed", "x")])
-    report_error(changed)  # raised after scoring: the run was scored, only not gated
+    console.error(changed)  # raised after scoring: the run was scored, only not gated
     invalid = RefusedError(
         "the probe set is invalid: 1 problem(s); nothing was scored", findings=[Finding("a", "b")]
     )
-    report_error(invalid)
+    console.error(invalid)
     err = capsys.readouterr().err
     assert err.count("nothing was scored") == 1 and "(1 problem(s), listed above)" in err
 

@@ -91,7 +91,7 @@ def test_under_github_actions_an_early_refusal_is_annotated_without_format(tmp_p
 
 
 def test_run_warnings_reach_the_console_and_annotations(capsys):
-    from evalgate.commands.run import print_summary
+    from evalgate.console import console_for
 
     results = {  # the keys the schema requires, and the warning
         "schema_version": 1,
@@ -111,11 +111,11 @@ def test_run_warnings_reach_the_console_and_annotations(capsys):
             {"check": "manifest-partial", "message": "part of the set", "file": "data/eval/MANIFEST.json"}
         ],
     }
-    print_summary(results, Path("out"), "text")
+    console_for("text").summary(results, Path("out"))
     assert "evalgate: warning: data/eval/MANIFEST.json: part of the set" in capsys.readouterr().err
-    print_summary(results, Path("out"), "github")
+    console_for("github").summary(results, Path("out"))
     assert "::warning file=data/eval/MANIFEST.json,title=evalgate manifest-partial::part of the set" in (
         capsys.readouterr().out
     )
-    print_summary(results, Path("out"), "json")
+    console_for("json").summary(results, Path("out"))
     assert json.loads(capsys.readouterr().out)["warnings"][0]["check"] == "manifest-partial"

@@ -17,7 +17,7 @@ from helpers.github_standin import FakeGitHub
 from helpers.paths import GOLDEN
 
 from evalgate.cli import main
-from evalgate.commands import comment as comment_cmd
+from evalgate.github import report_comment
 from evalgate.github.comment import BOT_LOGIN
 from evalgate.report import comment as rc
 
@@ -131,7 +131,7 @@ def test_a_hostile_results_file_is_refused(gh, run_env, tmp_path, monkeypatch, c
         results.unlink()
         results.symlink_to(outside)
     elif attack == "huge":
-        monkeypatch.setattr(comment_cmd, "MAX_RESULTS_BYTES", 1000)
+        monkeypatch.setattr(report_comment, "MAX_RESULTS_BYTES", 1000)
     elif attack == "deep":
         results.write_text("[" * (sys.getrecursionlimit() + 100) + "]" * (sys.getrecursionlimit() + 100))
     else:

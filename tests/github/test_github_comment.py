@@ -9,7 +9,6 @@ import pytest
 from helpers.github_standin import PAGE_SIZE, FakeGitHub
 
 from evalgate.cli import main
-from evalgate.commands.comment import post_report
 from evalgate.errors import GitHubError
 from evalgate.gate.results import assemble_refused
 from evalgate.github.comment import (
@@ -20,6 +19,7 @@ from evalgate.github.comment import (
     fit_body,
     post_or_update_comment,
 )
+from evalgate.github.report_comment import post_report
 
 REPO = "octo/gate"
 PR = 12

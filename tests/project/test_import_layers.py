@@ -6,7 +6,8 @@ functions included, since a lazy import is an arrow all the same; imports under
 
     0 pure        types, errors, schemas/ (package data), probeset/, scoring/, gate/, report/, synth/
                   (no torch, no file, no network: tests/project/test_import_boundary.py)
-    1 foundation  console (every printed line and `clean`), safe_yaml (the one YAML parser,
+    1 foundation  console (every printed line, one console per --format, and `clean`),
+                  progress (the bar or phase lines on stderr), safe_yaml (the one YAML parser,
                   which cleans what it quotes with console.clean), paths (allowed roots, display
                   names), config (parses evalgate.yml)
     2 edges       edges/, scorers/, github/: reading, writing, hashing, the model, GitHub
@@ -33,7 +34,7 @@ SRC = REPO / "src" / "evalgate"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("pure", ("types", "errors", "schemas", "probeset", "scoring", "gate", "report", "synth")),
-    ("foundation", ("console", "safe_yaml", "paths", "config")),
+    ("foundation", ("console", "progress", "safe_yaml", "paths", "config")),
     ("edges", ("edges", "scorers", "github")),
     ("wiring", ("probeset_io", "pipeline")),
     ("commands", ("commands",)),

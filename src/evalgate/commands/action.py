@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 
+from evalgate.console import Console
 
-def main(args: argparse.Namespace) -> int:
+
+def main(args: argparse.Namespace, console: Console) -> int:
     from evalgate.github.action import main as entry
 
     return entry()

@@ -11,6 +11,7 @@ import os
 import re
 import sys
 
+from evalgate.console import Console
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, GitHubError, RefusedError
 from evalgate.github.approval import check_approval
 from evalgate.github.rest import GitHubClient, ReadOnlyToken, api_url_from_env
@@ -19,7 +20,7 @@ _REPO_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _SHA_RE = re.compile(r"[0-9a-fA-F]{40}")
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, console: Console) -> int:
     if not _REPO_RE.fullmatch(args.repo):
         raise RefusedError(f"--repo {args.repo!r}: expected OWNER/NAME")
     if not _SHA_RE.fullmatch(args.sha):

@@ -14,11 +14,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from evalgate.commands.run import cli_loader, cli_path
+from evalgate.commands._args import cli_loader, cli_path
 from evalgate.config import GateConfig, load_config
+from evalgate.console import Console
 from evalgate.edges.files import atomic_write_json, refused_if_unwritable
 from evalgate.edges.json_input import load_json_file
-from evalgate.edges.progress import Progress
 from evalgate.errors import EXIT_PASS, RefusedError
 from evalgate.gate.baseline import baseline_from_results, validate_baseline
 from evalgate.gate.results import refuse_partial, validate_results
@@ -72,11 +72,11 @@ def baseline_name(given: str | None, checkpoint_path: str | None) -> str:
     return name
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, console: Console) -> int:
     cfg = load_config(
         args.config, {"checkpoint": cli_path(args.checkpoint), "loader": cli_loader(args.loader)}
     )
-    progress = Progress()
+    progress = console.progress()
     if not args.from_results:  # a name that cannot be written is refused before the scoring, not after
         baseline_name(args.name, str(cfg.path(cfg.checkpoint)) if cfg.checkpoint else None)
     if args.from_results:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalgate.commands.run import cli_path, output_folder, print_findings, print_summary, write
+from evalgate.commands._args import cli_path, output_folder, write_outputs
 from evalgate.config import load_config
+from evalgate.console import Console
 from evalgate.edges.files import file_record
 from evalgate.edges.json_input import load_json_file
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, RefusedError
@@ -15,9 +16,8 @@ from evalgate.pipeline import gate, refused_results
 from evalgate.probeset_io import config_input
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, console: Console) -> int:
     cfg = load_config(args.config, {"out": cli_path(args.out), "baseline": cli_path(args.baseline)})
-    fmt = args.format or "text"
     out_dir = output_folder(cfg)
     results_path = Path(args.results)
     if results_path.is_dir():  # the output folder of a run, as `evalgate merge` takes it
@@ -53,12 +53,9 @@ def main(args: argparse.Namespace) -> int:
         )
     except RefusedError as exc:
         refused = refused_results(cfg, exc, extra_inputs=read)
-        write(refused, out_dir, cfg)
-        print_findings(list(exc.findings), fmt)
-        if fmt == "json":  # stdout is one JSON document whatever the verdict, as for `run`
-            print_summary(refused, out_dir, fmt)
-            exc.json_printed = True  # type: ignore[attr-defined]
+        write_outputs(refused, out_dir, cfg)
+        console.refused(refused, out_dir, list(exc.findings))
         raise
-    write(results, out_dir, cfg)
-    print_summary(results, out_dir, fmt)
+    write_outputs(results, out_dir, cfg)
+    console.summary(results, out_dir)
     return EXIT_REGRESSION if results["verdict"] == "fail" else EXIT_PASS

@@ -11,11 +11,12 @@ import argparse
 import json
 from pathlib import Path
 
-from evalgate.commands.probes_build import load_grammar_and_lexicon
 from evalgate.config import GateConfig, load_config
+from evalgate.console import Console
 from evalgate.edges.files import atomic_write_text, refused_if_unwritable
 from evalgate.errors import RefusedError
 from evalgate.probeset import text as T
+from evalgate.probeset_io import load_grammar_and_lexicon
 from evalgate.synth import jsonl_text
 from evalgate.synth.corpus import ProbeFilter, build_corpus, split_sizes
 
@@ -48,7 +49,7 @@ def held_out_texts(cfg: GateConfig) -> list[tuple[str, str]]:
     return out
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, console: Console) -> int:
     cfg = load_config(getattr(args, "config", None))
     if args.train_size < 12:
         raise RefusedError(f"--train-size {args.train_size} is too small", hint="use 12 or more")

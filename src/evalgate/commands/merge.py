@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalgate.commands.run import cli_path, output_folder, print_summary, write
+from evalgate.commands._args import cli_path, output_folder, write_outputs
 from evalgate.config import load_config
+from evalgate.console import Console
 from evalgate.edges.json_input import load_json_file
-from evalgate.edges.progress import Progress
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, RefusedError
 from evalgate.gate.results import validate_results
 from evalgate.gate.shards import merge_parts
@@ -21,10 +21,10 @@ from evalgate.pipeline import BASE_KEYS, finalize, gate, refused_results
 from evalgate.probeset_io import load_baseline
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, console: Console) -> int:
     cfg = load_config(args.config, {"out": cli_path(args.out), "baseline": cli_path(args.baseline)})
     out_dir = output_folder(cfg)
-    progress = Progress()
+    progress = console.progress()
     try:
         with progress.phase(f"merge {len(args.parts)} partial results"):
             parts = []
@@ -46,8 +46,8 @@ def main(args: argparse.Namespace) -> int:
             approve_gate_changes=bool(getattr(args, "approve_gate_changes", False)),
         )
     except RefusedError as exc:
-        write(refused_results(cfg, exc), out_dir, cfg)
+        write_outputs(refused_results(cfg, exc), out_dir, cfg)
         raise
-    write(results, out_dir, cfg)
-    print_summary(results, out_dir, "text")
+    write_outputs(results, out_dir, cfg)
+    console.summary(results, out_dir)
     return EXIT_REGRESSION if results["verdict"] == "fail" else EXIT_PASS

@@ -9,55 +9,21 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import yaml
-
-from evalgate import safe_yaml
 from evalgate.config import load_config
+from evalgate.console import Console
 from evalgate.edges.files import atomic_write_text
 from evalgate.errors import RefusedError
-from evalgate.probeset.grammar import Grammar
-from evalgate.probeset_io import parse_grammar
+from evalgate.probeset_io import load_grammar_and_lexicon
 from evalgate.synth import jsonl_text
-from evalgate.synth.lexicon import Lexicon, lexicon_from_dict
 from evalgate.synth.probes import build_probes
 
 # For our small LMs the template adds nothing around the sentence: the prompt, then a newline.
 PROBE_PROMPT_TEMPLATE = "{prompt}\n"
-LEXICON_FILENAME = "lexicon.yaml"  # read from the grammar table's folder
 
 
-def read_yaml(path: Path, what: str, parse: Callable[[str], Any] = safe_yaml.load) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RefusedError(f"{path}: {what} not found", hint="run from the repository root") from None
-    except IsADirectoryError:
-        raise RefusedError(f"{path}: {what} is a folder, not a file", hint="name the YAML file") from None
-    except OSError as exc:
-        raise RefusedError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise RefusedError(f"{path}: {what} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    try:
-        return parse(text)
-    except yaml.YAMLError as exc:
-        where, problem = safe_yaml.located(str(path), exc)
-        raise RefusedError(f"{where}: {what} is not valid YAML ({problem})") from None
-    except RecursionError:
-        raise RefusedError(f"{path}: {what} is nested too deeply") from None
-
-
-def load_grammar_and_lexicon(grammar_path: Path) -> tuple[Grammar, Lexicon]:
-    grammar = read_yaml(grammar_path, "verb table", lambda text: parse_grammar(text, str(grammar_path)))
-    lexicon_path = grammar_path.with_name(LEXICON_FILENAME)
-    lexicon = lexicon_from_dict(read_yaml(lexicon_path, "lexicon"), grammar, str(lexicon_path))
-    return grammar, lexicon
-
-
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, console: Console) -> int:
     cfg = load_config(getattr(args, "config", None))
     grammar_path = Path(args.grammar) if getattr(args, "grammar", None) else cfg.path(cfg.grammar)
     grammar, lexicon = load_grammar_and_lexicon(grammar_path)

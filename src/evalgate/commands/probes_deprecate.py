@@ -5,7 +5,7 @@ probe stays in the file and is never scored again. Its content hash does not cov
 so the manifest's lock still holds. The replacement (a JSON object, or a one-line JSONL file)
 is checked like an imported row, must carry a new id, and is appended to the retired probe's
 file (or, for another category, to that category's file). The would-be set is validated, written
-atomically and re-sealed: see commands/probes_import.py, whose edge this command shares.
+atomically and re-sealed by probeset_io.py, the edge `probes import` shares.
 """
 
 from __future__ import annotations
@@ -17,20 +17,20 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evalgate.commands.probes_import import (
+from evalgate.console import Console
+from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
+from evalgate.probeset.authoring import deprecated_line, next_id, parse_import_jsonl, plan_import, probe_line
+from evalgate.probeset.records import expected_category
+from evalgate.probeset_io import (
     ProbeSet,
     SetFile,
     appended,
     check_change,
     editable_config,
-    read_input,
+    read_edit_input,
     read_set,
-    refuse,
     write_and_seal,
 )
-from evalgate.errors import EXIT_PASS, RefusedError
-from evalgate.probeset.authoring import deprecated_line, next_id, parse_import_jsonl, plan_import, probe_line
-from evalgate.probeset.records import expected_category
 from evalgate.types import CATEGORIES, Finding
 
 
@@ -57,7 +57,7 @@ def _rewrite(data: bytes, line: int, rec: dict[str, Any]) -> bytes:
 
 def _replacement(name: str) -> tuple[dict[str, Any] | None, list[Finding]]:
     """A JSON object (pretty-printed is fine) or a JSONL file of exactly one line."""
-    data = read_input(name)
+    data = read_edit_input(name)
     records, found = parse_import_jsonl(data, name)  # one line: its reader catches duplicate keys too
     if not found and len(records) == 1:
         return records[0][1], []
@@ -110,7 +110,7 @@ def _add_replacement(
     return [], {(dest, line): (args.replacement, 1)}, f"{probe.id} at {dest}:{line}"
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, console: Console) -> int:
     cfg = editable_config(args.config)
     probe_set = read_set(cfg)
     old_file, old_line, old = _find(probe_set, args.id)
@@ -128,10 +128,12 @@ def main(args: argparse.Namespace) -> int:
     if args.replacement:
         problems, origin, added = _add_replacement(args, probe_set, old_file, contents)
         if problems:
-            return refuse(problems, (), refused)
+            console.refusal(refused, problems)
+            return EXIT_REFUSED
     checked = check_change(cfg, contents, origin)
     if checked.on_rows or checked.on_set:
-        return refuse(checked.on_rows + checked.on_set, (), refused)
+        console.refusal(refused, checked.on_rows + checked.on_set)
+        return EXIT_REFUSED
     sealed = write_and_seal(cfg, contents, checked.outcome, args.bump or "patch")
     print(f'evalgate: deprecated {args.id} at {where} ("deprecated": true; its content hash is unchanged)')
     if added:

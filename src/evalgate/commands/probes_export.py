@@ -13,12 +13,12 @@ import os
 import sys
 from pathlib import Path
 
-from evalgate.commands.probes_import import refuse
-from evalgate.commands.validate import absolute
+from evalgate.commands._args import cli_paths
 from evalgate.config import load_config
+from evalgate.console import Console
 from evalgate.edges.files import atomic_write_text
 from evalgate.edges.output_paths import refuse_special_output
-from evalgate.errors import EXIT_PASS, RefusedError
+from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
 from evalgate.probeset.authoring import export_csv, export_jsonl
 from evalgate.probeset.jsonl import parse_jsonl
 from evalgate.probeset.records import probes_from_records
@@ -31,12 +31,12 @@ def _lossy(f: Finding) -> bool:
     return f.check == "schema" or (f.check.startswith("jsonl-") and f.check != "jsonl-bom")
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, console: Console) -> int:
     cfg = load_config(args.config)
     probes: list[Probe] = []
     lossy: list[Finding] = []
     files = []
-    for path in probe_paths(cfg, absolute(args.probes)):
+    for path in probe_paths(cfg, cli_paths(args.probes)):
         shown = display_path(cfg.root, path)
         try:
             data = path.read_bytes()
@@ -51,7 +51,8 @@ def main(args: argparse.Namespace) -> int:
         files.append(f"{shown} ({len(parsed)})")
     if lossy:
         lead = "evalgate probes export: refused; these records could not be exported without loss"
-        return refuse(lossy, (), lead)
+        console.refusal(lead, lossy)
+        return EXIT_REFUSED
     text = export_csv(probes) if args.format == "csv" else export_jsonl(probes)
     summary = f"{len(probes)} probe(s) from {', '.join(files)} as {args.format.upper()}"
     if args.output:

@@ -8,47 +8,23 @@ that breaks the probe lock are refused, or re-sealing would be a way around immu
 from __future__ import annotations
 
 import argparse
-import json
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
-from evalgate.commands.validate import absolute
-from evalgate.config import GateConfig, load_config
+from evalgate.commands._args import cli_paths
+from evalgate.config import load_config
+from evalgate.console import Console
 from evalgate.edges.files import atomic_write_json, refused_if_unwritable
 from evalgate.edges.journal import recover_set
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED
-from evalgate.probeset.manifest import SEALABLE_CHECKS, ProbeFile, seal
+from evalgate.probeset.manifest import SEALABLE_CHECKS
 from evalgate.probeset.outcome import APPROVABLE_CHECKS
-from evalgate.probeset_io import (
-    ValidationOutcome,
-    display_path,
-    manifest_key,
-    manifest_path,
-    probe_paths,
-    validate,
-)
+from evalgate.probeset_io import display_path, sealed_manifest, validate
 from evalgate.report.findings import render_text
 
 
-def sealed_manifest(
-    cfg: GateConfig, outcome: ValidationOutcome, probe_files: Sequence[str] | None, bump: str
-) -> tuple[Path, dict[str, Any] | None, dict[str, Any]]:
-    """(manifest path, the manifest now on disk or None, the manifest sealing `outcome` gives)."""
-    path = manifest_path(cfg, probe_files)
-    previous = json.loads(path.read_bytes().decode("utf-8")) if path.is_file() else None
-    files = []
-    for p in probe_paths(cfg, probe_files):
-        shown = display_path(cfg.root, p)
-        entry = outcome.probe_set["files"][shown]
-        files.append(ProbeFile(manifest_key(path, p), shown, entry["sha256"], entry["cases"]))
-    return path, previous, seal(previous, files, list(outcome.probes), bump)
-
-
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, console: Console) -> int:
     cfg = load_config(args.config)
     recover_set(cfg)  # a change a killed run left half-done: finished or dropped first
-    probe_files = absolute(args.probes)
+    probe_files = cli_paths(args.probes)
     outcome = validate(cfg, probe_files)
     approvable = [f for f in outcome.findings if f.check in APPROVABLE_CHECKS]
     outcome = outcome.with_approvable_as_warnings()

@@ -1,26 +1,21 @@
 """`evalgate validate`: every problem of the probe set at once; exit 0 when clean, 2 otherwise.
 
-Under GitHub Actions (GITHUB_ACTIONS=true) the problems are also printed as `::error` workflow
-commands, whatever --format says, so they show on the pull request's diff.
+The console prints the report in its format (console.py); under GitHub Actions
+(GITHUB_ACTIONS=true) the problems are also `::error` workflow commands whatever --format says,
+so they show on the pull request's diff.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
-from pathlib import Path
 
+from evalgate.commands._args import cli_paths
 from evalgate.config import GateConfig, load_config
+from evalgate.console import Console, ValidationReport
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED
 from evalgate.probeset_io import ValidationOutcome, validate
 from evalgate.report.coverage_table import coverage_rows, coverage_text
-from evalgate.report.findings import escape_data, render_github, render_json, render_text
-
-
-def absolute(paths: list[str] | None) -> list[str] | None:
-    """Path flags are relative to where the command runs, not to the configuration's folder."""
-    return None if not paths else [str(Path(p).absolute()) for p in paths]
+from evalgate.report.findings import render_text
 
 
 def summary(cfg: GateConfig, outcome: ValidationOutcome) -> dict:
@@ -82,36 +77,28 @@ def one_line(s: dict) -> str:
     )
 
 
-def main(args: argparse.Namespace) -> int:
-    from evalgate.console import print_commands
+def text_report(cfg: GateConfig, outcome: ValidationOutcome, s: dict) -> str:
+    """The report for people: a short summary when clean, else every problem and the coverage."""
+    if outcome.ok:
+        lines = [clean_text(cfg, s, outcome.coverage)]
+        if outcome.warnings:
+            lines += ["", render_text((), outcome.warnings)]
+        return "\n".join(lines)
+    closing = "the probe set is refused (nothing was scored)"
+    lines = [render_text(outcome.findings, outcome.warnings, closing=closing)]
+    if s["coverage_ok"] is not None:
+        lines += ["", "coverage (cells outside their bounds are marked):"]
+        lines.append(_indent(coverage_text(outcome.coverage, only_families=True)))
+    return "\n".join(lines)
 
+
+def main(args: argparse.Namespace, console: Console) -> int:
     cfg = load_config(args.config)
     from evalgate.edges.journal import recover_set
 
     recover_set(cfg)  # a probe change a killed run left half-done: finished or dropped first
-    fmt = args.format or "text"
-    outcome = validate(cfg, absolute(args.probes), absolute(args.train))
-    findings, warnings = outcome.findings, outcome.warnings
-    if fmt == "json":
-        print(render_json(findings, warnings, summary(cfg, outcome)))
-    elif fmt == "github":
-        if findings or warnings:
-            print_commands(render_github(findings, warnings))
-        if outcome.ok:
-            print_commands(
-                f"::notice title=evalgate validate::{escape_data(one_line(summary(cfg, outcome)))}"
-            )
-    elif outcome.ok:
-        print(clean_text(cfg, summary(cfg, outcome), outcome.coverage))
-        if warnings:
-            print()
-            print(render_text((), warnings))
-    else:
-        print(render_text(findings, warnings, closing="the probe set is refused (nothing was scored)"))
-        if summary(cfg, outcome)["coverage_ok"] is not None:
-            print("\ncoverage (cells outside their bounds are marked):")
-            print(_indent(coverage_text(outcome.coverage, only_families=True)))
-    if fmt != "github" and os.environ.get("GITHUB_ACTIONS") == "true" and (findings or warnings):
-        # The runner reads workflow commands on both streams; JSON output must stay one document.
-        print_commands(render_github(findings, warnings), file=sys.stderr if fmt == "json" else sys.stdout)
+    outcome = validate(cfg, cli_paths(args.probes), cli_paths(args.train))
+    s = summary(cfg, outcome)
+    text = text_report(cfg, outcome, s)
+    console.validation(ValidationReport(outcome.findings, outcome.warnings, s, text, one_line(s)))
     return EXIT_PASS if outcome.ok else EXIT_REFUSED

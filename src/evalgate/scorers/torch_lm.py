@@ -141,7 +141,7 @@ class TorchScorer:
         self.vocab_size = vocab_size
         self.dtype = dtype
         # Called as on_progress(done, total) after every forward (token positions): the run's
-        # progress bar (edges/progress.py) for the long phases, perplexity above all.
+        # progress bar (progress.py) for the long phases, perplexity above all.
         self.on_progress: Callable[[int, int], None] | None = None
         # Forwards and token positions run through the model so far (the benchmark reads them).
         self.counters = {"forwards": 0, "positions": 0}
