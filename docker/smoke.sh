@@ -184,9 +184,9 @@ print("DECOY GATE RAN")
 sys.stdout.flush()
 os._exit(0)
 '
-  mkdir -p "$work/evalgate/edges" "$work/evalgate/commands"
-  for f in __init__.py __main__.py cli.py edges/__init__.py github/action.py commands/__init__.py \
-    commands/action.py commands/run.py; do
+  mkdir -p "$work/evalgate/edges" "$work/evalgate/github" "$work/evalgate/commands"
+  for f in __init__.py __main__.py cli.py edges/__init__.py edges/action.py github/__init__.py \
+    github/action.py commands/__init__.py commands/action.py commands/run.py; do
     printf '%s' "$code" >"$work/evalgate/$f"
   done
 }

@@ -35,8 +35,9 @@ os._exit(0)
 def workspace(tmp_path) -> Path:
     """A PR's workspace: the regressed demo checkpoint and a decoy `evalgate` package at the root."""
     ws = tmp_path / "workspace"
-    for rel in ("__init__.py", "__main__.py", "cli.py", "edges/__init__.py", "github/action.py",
-                "commands/__init__.py", "commands/action.py", "commands/run.py"):  # fmt: skip
+    for rel in ("__init__.py", "__main__.py", "cli.py", "edges/__init__.py", "edges/action.py",
+                "github/__init__.py", "github/action.py", "commands/__init__.py", "commands/action.py",
+                "commands/run.py"):  # fmt: skip
         path = ws / "evalgate" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(DECOY, encoding="utf-8")
