@@ -18,7 +18,7 @@ from helpers.paths import GOLDEN
 
 from evalgate.cli import main
 from evalgate.github import report_comment
-from evalgate.github.comment import BOT_LOGIN
+from evalgate.github.sticky import BOT_LOGIN
 from evalgate.report import comment as rc
 
 REPO = "octo/gate"

@@ -11,7 +11,8 @@ from helpers.github_standin import PAGE_SIZE, FakeGitHub
 from evalgate.cli import main
 from evalgate.errors import GitHubError
 from evalgate.gate.results import assemble_refused
-from evalgate.github.comment import (
+from evalgate.github.report_comment import post_report
+from evalgate.github.sticky import (
     BOT_LOGIN,
     MARKER_PREFIX,
     MAX_COMMENT_CHARS,
@@ -19,7 +20,6 @@ from evalgate.github.comment import (
     fit_body,
     post_or_update_comment,
 )
-from evalgate.github.report_comment import post_report
 
 REPO = "octo/gate"
 PR = 12

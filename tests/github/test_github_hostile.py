@@ -25,7 +25,7 @@ from helpers.github_standin import BOT, PREFIX, Elsewhere, HostileGitHub
 from evalgate.cli import main
 from evalgate.errors import GitHubError
 from evalgate.gate.results import assemble_refused
-from evalgate.github.comment import MARKER_PREFIX, post_or_update_comment
+from evalgate.github.sticky import MARKER_PREFIX, post_or_update_comment
 
 REPO = "acme/models"
 PR = 31
@@ -372,7 +372,7 @@ def test_a_cut_inside_a_long_fence_closes_it_with_a_long_enough_fence(fence):
     """A fence that quotes shorter fences (the gate diff does) closes only with one as long."""
     from markdown_it import MarkdownIt
 
-    from evalgate.github.comment import fit_body
+    from evalgate.github.sticky import fit_body
 
     quoted = "" if fence == "```" else " ``` <details>"
     inner = "\n".join(f"+ line {i}{quoted}" for i in range(9000))

@@ -28,7 +28,7 @@ from typing import Any
 
 from evalgate.console import print_commands
 from evalgate.errors import EvalgateError, GitHubError, RefusedError
-from evalgate.github.comment import (
+from evalgate.github.sticky import (
     CommentResult,
     GitHubClient,
     GitHubHTTPError,
