@@ -31,8 +31,6 @@ EXEMPT_LINES = {
     "src/evalgate/report/ordinal.py": ("judged on an ordinal scale (seed 002), reported",),
     "docs/ordinal.md": ("judged on an ordinal scale (seed 002), reported",),  # quotes the report
     "src/evalgate/defaults/evalgate.yml": ("seed 00",),
-    # the lead's page, rewritten in the same change (issue 12): drop this line when it is merged
-    "docs/ARCHITECTURE.md": ("SPEC keys (`id, status, context",),
 }
 
 
