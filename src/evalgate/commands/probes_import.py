@@ -2,7 +2,7 @@
 
 All or nothing, in two passes, and nothing is written unless both are clean:
 
-1. every row on its own and against the set it joins (core/authoring.plan_import: schema,
+1. every row on its own and against the set it joins (probeset/authoring.plan_import: schema,
    semantics, duplicate ids, twins), reported on the rows of the import file;
 2. the real validation (`probeset_io.validate`) of the would-be set, read from memory: leaks,
    coverage, the probe lock... Its findings on the added lines are moved back onto their rows.
