@@ -2,7 +2,7 @@
 
 `write_base(root)` lays out a repository in miniature (evalgate.yml with lowered coverage
 thresholds, data/eval/{probes,adversarial}.jsonl, probe_prompt.txt, the real verb table,
-data/corpus/{train,val}.jsonl) that validates clean. Each case of tests/fixtures/probesets/ is
+data/corpus/{train,val}.jsonl) that validates clean. Each case of tests/helpers/fixtures/probesets/ is
 a few `steps` applied to it (see that folder's README).
 """
 
@@ -155,7 +155,7 @@ def _rewrite(path: Path, pid: str, change) -> None:
 
 
 def apply_step(root: Path, step: dict[str, Any]) -> None:
-    """One edit of a fixture case (the verbs are listed in tests/fixtures/probesets/README.md)."""
+    """One edit of a fixture case (the verbs are listed in tests/helpers/fixtures/probesets/README.md)."""
     (verb, arg), *rest = step.items()
     assert not rest, f"one verb per step: {step}"
     if verb == "seal":

@@ -1,4 +1,4 @@
-"""The broken probe sets of tests/fixtures/probesets/, one failure kind each, through the real CLI.
+"""The broken probe sets of tests/helpers/fixtures/probesets/, one failure kind each, through the real CLI.
 
 Each case is a few edits of the valid base set (probeset_factory.write_base); the test asserts
 exit code 2 and that both the text and the JSON output name the right file, line, probe and field.

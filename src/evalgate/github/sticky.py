@@ -8,7 +8,7 @@ A plain 403 on a write is a read-only token (a fork's `pull_request` run): the r
 `fallback` instead of raising, so the caller can put the report into the job summary and keep the
 gate's exit code. A body over
 GitHub's limit is cut with a note, the marker kept last. The REST transport (retries, rate limits,
-pagination, finding a PR from a SHA) is `github_rest.GitHubClient`.
+pagination, finding a PR from a SHA) is `github.rest.GitHubClient`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """How the report keeps under GitHub's comment limit: every long list is a `Listing` whose row
 count the budget can lower, and every section says what it left out and where the rest is.
 
-`render_md` renders the whole report, and while it is too long, lowers the row limit of the
+`full_report.render_report` renders the whole report, and while it is too long, lowers the row limit of the
 largest list section (down to the size of the next largest, or to what is needed) and renders
 again. The verdict, the gated table and the SHA-256 table are not lists: they are never cut.
 """

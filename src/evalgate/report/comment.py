@@ -33,7 +33,7 @@ from evalgate.report.markdown import (
     table,
 )
 
-MARKER_PREFIX = "<!-- evalgate:report"  # the one sticky marker (render_md and github/comment use it)
+MARKER_PREFIX = "<!-- evalgate:report"  # the one sticky marker (report/full_report.py and github/sticky.py use it)
 APPROVE_GATE_LABEL = "evalgate:approve-gate-change"
 UPDATE_BASELINE_LABEL = "evalgate:update-baseline"
 MAX_REASONS = 6
@@ -55,7 +55,7 @@ def focus_slices(results: ResultsDocument) -> tuple[str, list[dict[str, Any]]]:
 
     The closest to the line are the gated slices that did not regress, lowest p (Holm-adjusted
     where there is one) first, then the largest drop: the ones a reviewer should look at next.
-    `--format json` prints the same rows (commands/run.py, commands/compare.py).
+    `--format json` prints the same rows (console.comment_numbers).
     """
     slices: Mapping[str, SliceComparison] = (results.get("comparison") or {}).get("slices") or {}
     rows = [_row(k, slices[k]) for k in ordered(slices) if isinstance(slices[k], Mapping)]

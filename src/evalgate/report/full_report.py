@@ -7,7 +7,7 @@ ordinal and new probes), the SHA-256 of every input, the method, the limitations
 hidden sticky marker the comment job looks for.
 
 The report must fit one GitHub comment (65,536 characters): while it is too long, the longest
-list is shortened (report_budget) and says so; the verdict, the gated table and the SHA-256
+list is shortened (report/budget.py) and says so; the verdict, the gated table and the SHA-256
 table are never cut. Lengths are counted in UTF-16 code units, which is never less than what
 GitHub counts. Pure and deterministic: the same results give the same text.
 """

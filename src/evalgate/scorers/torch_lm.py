@@ -1,6 +1,6 @@
 """`TorchScorer`: batched log-likelihoods and perplexity for any causal LM; the only torch math.
 
-Token alignment (lm-evaluation-harness's convention, docs/model_guide.md), for context "Ayer"
+Token alignment (the convention of lm-evaluation-harness's model guide; docs/scoring.md), for context "Ayer"
 and continuation " fui" (trailing whitespace of a context is moved to its continuation first):
 
     whole       = encode(context + continuation)            [bos]? Ayer  ·fui
