@@ -33,7 +33,7 @@ from evalgate.report.markdown import (
     table,
 )
 
-MARKER_PREFIX = "<!-- evalgate:report"  # the one sticky marker (report/full_report.py and github/sticky.py use it)
+MARKER_PREFIX = "<!-- evalgate:report"  # the one sticky marker (full_report.py, github/sticky.py)
 APPROVE_GATE_LABEL = "evalgate:approve-gate-change"
 UPDATE_BASELINE_LABEL = "evalgate:update-baseline"
 MAX_REASONS = 6
