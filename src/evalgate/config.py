@@ -22,6 +22,7 @@ import jsonschema
 import yaml
 
 from evalgate.errors import ConfigError
+from evalgate.gate.rules import GateRules
 from evalgate.paths import allowed_roots, bundled_root, display_path
 from evalgate.probeset.coverage import CoverageConfig
 from evalgate.schemas import schema
@@ -51,19 +52,6 @@ class LeakConfig:
     policy: str  # refuse | exclude
     detectors: tuple[str, ...]  # subset of exact, template, ngram
     window: int  # n-gram window of the proximity detector
-
-
-@dataclass(frozen=True)
-class GateRules:
-    rule: str  # paired | wilson
-    alpha: float
-    tolerance: float  # accuracy drop (absolute) that is tolerated
-    min_n: int  # slices smaller than this are shown, not gated
-    mde_max: float  # slices that cannot detect a drop this large are gated but marked low power
-    assumed_disagreement: float  # share of probes two equally good checkpoints disagree on (MDE model)
-    z: float  # Wilson interval z (1.96 = 95%)
-    perplexity_max_ratio: float
-    slices: tuple[str, ...]  # slice families that are gated (overall, language, ...)
 
 
 @dataclass(frozen=True)

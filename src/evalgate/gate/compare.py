@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evalgate.errors import NotComparableError, RefusedError
 from evalgate.gate import noninferiority, perplexity_test
 from evalgate.gate.baseline import BASELINE_KIND, validate_baseline
 from evalgate.gate.document import Comparison
 from evalgate.gate.results import refuse_partial
+from evalgate.gate.rules import GateRules  # the rules only: a configuration is never loaded here
 from evalgate.gate.slice_order import slice_sort_key
 from evalgate.gate.slices import slice_keys
 from evalgate.gate.stats import (
@@ -36,9 +37,6 @@ from evalgate.gate.stats import (
 )
 from evalgate.scoring.ordinal import is_ordinal
 from evalgate.types import STATUS_DEPRECATED, STATUS_SCORED, Finding
-
-if TYPE_CHECKING:  # the core reads the rules, it never loads a configuration
-    from evalgate.config import GateRules
 
 # Manifest keys that must match for two runs to be comparable at all (docs/gate.md, "The comparison").
 # The probe-set digest is deliberately absent: new probes are allowed, and immutability is

@@ -1,0 +1,22 @@
+"""The gate's rules as the comparison reads them: the `gate:` section of evalgate.yml, typed.
+
+Defined here, in the pure gate package, so that gate/compare.py depends on nothing above it;
+config.py builds it from the configuration (docs/gate.md, docs/cli.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GateRules:
+    rule: str  # paired | wilson
+    alpha: float
+    tolerance: float  # accuracy drop (absolute) that is tolerated
+    min_n: int  # slices smaller than this are shown, not gated
+    mde_max: float  # slices that cannot detect a drop this large are gated but marked low power
+    assumed_disagreement: float  # share of probes two equally good checkpoints disagree on (MDE model)
+    z: float  # Wilson interval z (1.96 = 95%)
+    perplexity_max_ratio: float
+    slices: tuple[str, ...]  # slice families that are gated (overall, language, ...)
