@@ -55,12 +55,14 @@ def gated_table(results: ResultsDocument) -> Section:
     if rule == "wilson":
         how = (
             "a slice regresses when the baseline lies above the new Wilson upper bound plus the"
-            " tolerance; p (exact one-sided McNemar) is shown for information"
+            " tolerance; p (the exact non-inferiority test of a drop beyond the tolerance) is shown"
+            " for information"
         )
     else:
         how = (
-            "a slice regresses when the exact one-sided McNemar test, Holm-adjusted across the gated"
-            " slices, is below alpha and the drop exceeds the tolerance"
+            'a slice regresses when the exact non-inferiority test of H0 "the true drop is at most'
+            ' the tolerance", Holm-adjusted across the gated slices, is below alpha and the observed'
+            " drop exceeds the tolerance (docs/gate.md)"
         )
     head = (
         f"### Gated slices\n\nAgainst {inline(comparison.get('baseline', '?'))}, rule **{inline(rule)}**"
