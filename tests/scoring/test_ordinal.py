@@ -14,7 +14,7 @@ import math
 import pytest
 from helpers.factories import make_entry, make_results, make_rules
 from helpers.paths import REPO
-from helpers.probeset_factory import CONFIG, EVAL, cli, dump_jsonl, write_base
+from helpers.probeset_factory import CONFIG, EVAL, cli_merged, dump_jsonl, write_base
 
 from evalgate.config import load_config
 from evalgate.edges.outputs import write_outputs
@@ -195,7 +195,7 @@ def test_validate_names_every_broken_scale_with_file_line_id_and_field(tmp_path)
     form = {**ordinal_probe("ord-form", "5").to_record(), "candidates": ["5", "4", "3"]}
     form.pop("kind")
     (tmp_path / EVAL / "ordinal.jsonl").write_bytes(dump_jsonl([good, backwards, mixed, form]))
-    code, out = cli("validate", "--config", str(config), "--format", "json")
+    code, out = cli_merged("validate", "--config", str(config), "--format", "json")
     doc = json.loads(out)
     assert code == 2
     found = [f for f in doc["findings"] if f["check"] == "ordinal-scale"]
@@ -312,7 +312,7 @@ def test_the_example_file_validates_and_is_in_the_default_probe_set():
     assert {r["language"] for r in records} == {"en", "es"}
     assert len({r["reason_code"] for r in records}) >= 3
     assert all(scale_problem(r["candidates"]) is None for r in records)
-    code, out = cli("validate", "--config", str(REPO / "evalgate.yml"), "--format", "json")
+    code, out = cli_merged("validate", "--config", str(REPO / "evalgate.yml"), "--format", "json")
     doc = json.loads(out)
     assert code == 0, doc["findings"]
     assert doc["summary"]["leaks"] == 0 and "data/eval/ordinal.jsonl" in doc["summary"]["files"]
