@@ -1,6 +1,6 @@
 """Probe-set authoring: `evalgate probes import | export | deprecate` through the real CLI, on real files.
 
-Most tests use the small valid set of tests/probeset_factory.py (fast: a 6-sentence corpus); the
+Most tests use the small valid set of tests/helpers/probeset_factory.py (fast: a 6-sentence corpus); the
 round trip and deprecate also run on a copy of the shipped set (data/eval, the real corpus).
 """
 

@@ -13,6 +13,7 @@ import math
 
 import pytest
 from helpers.factories import make_entry, make_results, make_rules
+from helpers.ordinal import SCALE, ordinal_probe, run_results, scored
 from helpers.paths import REPO
 from helpers.probeset_factory import CONFIG, EVAL, cli_merged, dump_jsonl, write_base
 
@@ -22,79 +23,15 @@ from evalgate.edges.plot_ordinal import render_ordinal_png
 from evalgate.gate import results as results_mod
 from evalgate.gate.compare import compare
 from evalgate.gate.slices import aggregate
-from evalgate.pipeline import finalize
 from evalgate.probeset.coverage import coverage_matrix
 from evalgate.report.full_report import render_report
 from evalgate.report.ordinal import sparkline
-from evalgate.scorers.fake import FakeScorer
-from evalgate.scoring.multiple_choice import score_probes, split_whitespace
 from evalgate.scoring.ordinal import scale_problem, scale_values, summarize
-from evalgate.types import Probe
 
-SCALE = ("1", "2", "3", "4", "5")
-TEMPLATE = "{prompt}\n"
 # A leans towards the top of the scale; B is sure of the bottom; FLAT cannot decide.
 P_A = [0.05, 0.10, 0.15, 0.30, 0.40]
 P_B = [0.90, 0.04, 0.03, 0.02, 0.01]
 P_FLAT = [0.2] * 5
-
-
-def ordinal_probe(pid: str, expected: str, **extra) -> Probe:
-    fields = dict(
-        id=pid,
-        language="en",
-        verb="go",
-        regularity="irregular",
-        tense="past_simple",
-        person="3sg",
-        prompt=f'Sentence: "Last week {pid} went home." Rating from 1 (impossible) to 5 (perfect): ___',
-        candidates=SCALE,
-        expected=expected,
-        label="correct",
-        category="core",
-        source="hand",
-        kind="ordinal",
-    )
-    fields.update(extra)
-    return Probe(**fields)
-
-
-def fixture_scorer(probes_and_dists: list[tuple[Probe, list[float]]]) -> FakeScorer:
-    """log p of each scale point given each probe's context: a model with a known distribution."""
-    table = {}
-    for probe, dist in probes_and_dists:
-        context = probe.prompt.split("___")[0]
-        for point, p in zip(probe.candidates, dist, strict=True):
-            table[split_whitespace(context, point)] = math.log(p)
-    return FakeScorer(table)
-
-
-def scored(probes_and_dists: list[tuple[Probe, list[float]]]) -> list[dict]:
-    probes = [p for p, _ in probes_and_dists]
-    return score_probes(probes, TEMPLATE, fixture_scorer(probes_and_dists))
-
-
-def run_results(entries: list[dict]) -> dict:
-    """The results dict a run would write, through the pipeline's one `finalize`."""
-    cfg = load_config(REPO / "evalgate.yml")
-    base = {
-        "inputs": {},
-        "checkpoint": {"path": "fake", "format": "fake", "sha256": "0" * 64, "loader": None},
-        "config": cfg.pin(),
-        "manifest": results_mod.comparability_manifest(
-            method="candidate",
-            normalization="tokens",
-            template_sha256="0" * 64,
-            dtype="float32",
-            probe_set_digest="0" * 64,
-            probe_set_version=None,
-            tokenizer_sha256=None,
-        ),
-        "probe_set": {},
-        "perplexity": None,
-        "warnings": [],
-    }
-    return finalize(base, entries)
 
 
 A = ordinal_probe("ord-a", "5", reason_code="ACC-OK")

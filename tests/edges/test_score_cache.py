@@ -1,7 +1,7 @@
 """`evalgate run --cache DIR`: a probe-only change scores only its new probes, and the cache never
 changes a byte of results.json (cold, warm, none), nor trusts an entry it cannot verify.
 
-Real parts: the shipped demo checkpoint, a small probe set on disk (tests/probeset_factory.py),
+Real parts: the shipped demo checkpoint, a small probe set on disk (tests/helpers/probeset_factory.py),
 the real command line.
 """
 
