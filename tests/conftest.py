@@ -17,6 +17,15 @@ def repo_root() -> Path:
     return REPO
 
 
+@pytest.fixture
+def in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from the repository's root, as a user in a checkout does, and not inside GitHub Actions
+    even when the suite runs there (`GITHUB_ACTIONS` switches the console's output). A module asks
+    for it with `pytestmark = pytest.mark.usefixtures("in_repo")`."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+
+
 # --- the network guard ------------------------------------------------------------------------
 
 
