@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers.cli_output import json_stdout
 from helpers.paths import GOLDEN, REPO
 
 from evalgate.cli import main
@@ -17,20 +18,12 @@ PROBES = REPO / "data" / "eval" / "probes.jsonl"
 ADVERSARIAL = REPO / "data" / "eval" / "adversarial.jsonl"
 
 
-@pytest.fixture(autouse=True)
-def _in_repo(monkeypatch):
-    monkeypatch.chdir(REPO)
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-
-
-def _json_stdout(capsys) -> dict:
-    out = capsys.readouterr().out
-    return json.loads(out)  # the whole of stdout is one JSON document
+pytestmark = pytest.mark.usefixtures("in_repo")  # tests/conftest.py: run from the repository
 
 
 def test_probes_given_twice_means_both_files(capsys):
     code = main(["validate", "--format", "json", "--probes", str(PROBES), "--probes", str(ADVERSARIAL)])
-    doc = _json_stdout(capsys)
+    doc = json_stdout(capsys)
     assert doc["summary"]["files"] == ["data/eval/probes.jsonl", "data/eval/adversarial.jsonl"]
     assert doc["summary"]["core"] == 600 and doc["summary"]["adversarial"] == 25
     assert code == 0
@@ -39,7 +32,7 @@ def test_probes_given_twice_means_both_files(capsys):
 def test_train_given_twice_means_both_files(capsys):
     train, val = "data/corpus/train.jsonl", "data/corpus/val.jsonl"
     main(["validate", "--format", "json", "--train", train, "--train", val])
-    assert _json_stdout(capsys)["summary"]["train_files"] == [train, val]
+    assert json_stdout(capsys)["summary"]["train_files"] == [train, val]
 
 
 def test_unwritable_output_is_a_refusal_not_a_bug(tmp_path, monkeypatch, capsys):

@@ -7,7 +7,7 @@ import io
 import re
 
 from helpers.paths import REPO
-from helpers.probeset_factory import apply_step, cli, write_base
+from helpers.probeset_factory import apply_step, cli_merged, write_base
 
 from evalgate.progress import Progress
 from evalgate.scorers.loaders import load_scorer
@@ -39,7 +39,7 @@ def test_a_ci_log_gets_a_line_when_each_phase_starts_and_ends(tmp_path, monkeypa
     cfg = write_base(tmp_path)
     apply_step(tmp_path, {"seal": None})
     (tmp_path / "data/corpus/test.jsonl").write_text('{"text": "She works."}\n', encoding="utf-8")
-    code, log = cli("run", "--config", str(cfg), "--checkpoint", str(DEMO), "--baseline", "none",
+    code, log = cli_merged("run", "--config", str(cfg), "--checkpoint", str(DEMO), "--baseline", "none",
                     "--out", str(tmp_path / "out"))  # fmt: skip
     assert code == 0, log
     assert "\r" not in log and "█" not in log  # no bar in a log file

@@ -3,9 +3,8 @@ an unsealed file, and never a claim about scoring that is not true."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from helpers.cli_output import json_stdout
 from helpers.paths import REPO
 
 from evalgate.cli import main
@@ -14,15 +13,7 @@ PROBES = REPO / "data" / "eval" / "probes.jsonl"
 ADVERSARIAL = REPO / "data" / "eval" / "adversarial.jsonl"
 
 
-@pytest.fixture(autouse=True)
-def _in_repo(monkeypatch):
-    monkeypatch.chdir(REPO)
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-
-
-def _json_stdout(capsys) -> dict:
-    out = capsys.readouterr().out
-    return json.loads(out)  # the whole of stdout is one JSON document
+pytestmark = pytest.mark.usefixtures("in_repo")  # tests/conftest.py: run from the repository
 
 
 def test_a_mistyped_command_is_named_with_a_guess(capsys):
@@ -50,7 +41,7 @@ def test_an_unsealed_file_given_with_probes_says_how_to_seal_it(tmp_path, capsys
     mine = tmp_path / "mine.jsonl"
     mine.write_text((REPO / "data" / "eval" / "ordinal.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
     assert main(["validate", "--format", "json", "--probes", str(PROBES), str(ADVERSARIAL), str(mine)]) == 2
-    (f,) = [f for f in _json_stdout(capsys)["findings"] if f["check"] == "manifest-file-unsealed"]
+    (f,) = [f for f in json_stdout(capsys)["findings"] if f["check"] == "manifest-file-unsealed"]
     assert "evalgate probes seal --probes FILE ..." in f["hint"]
 
 

@@ -8,27 +8,18 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.paths import REPO
+from helpers.cli_output import json_stdout
 
 from evalgate.cli import main
 
-
-@pytest.fixture(autouse=True)
-def _in_repo(monkeypatch):
-    monkeypatch.chdir(REPO)
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-
-
-def _json_stdout(capsys) -> dict:
-    out = capsys.readouterr().out
-    return json.loads(out)  # the whole of stdout is one JSON document
+pytestmark = pytest.mark.usefixtures("in_repo")  # tests/conftest.py: run from the repository
 
 
 def test_run_json_config_error_is_one_json_document(tmp_path, capsys):
     bad = tmp_path / "bad.yml"
     bad.write_text("gate:\n  rule: pairs\n", encoding="utf-8")
     code = main(["run", "--config", str(bad), "--format", "json", "--out", str(tmp_path / "o")])
-    doc = _json_stdout(capsys)
+    doc = json_stdout(capsys)
     assert code == 2
     assert doc["verdict"] == "refused" and "pairs" in doc["reasons"][0]
     assert doc["findings"][0]["check"] == "config"
@@ -38,7 +29,7 @@ def test_validate_json_config_error_is_one_json_document(tmp_path, capsys):
     bad = tmp_path / "bad.yml"
     bad.write_text("scoring:\n  batch_size: 0\n", encoding="utf-8")
     assert main(["validate", "--config", str(bad), "--format", "json"]) == 2
-    doc = _json_stdout(capsys)
+    doc = json_stdout(capsys)
     assert doc["ok"] is False and "batch_size" in doc["findings"][0]["message"]
 
 
@@ -47,7 +38,7 @@ def test_compare_json_refusal_prints_the_summary(tmp_path, capsys):
     code = main(
         ["compare", str(tmp_path / "nosuch.json"), "baselines/demo.json", "--format", "json", "--out", out]
     )
-    doc = _json_stdout(capsys)
+    doc = json_stdout(capsys)
     assert code == 2 and doc["verdict"] == "refused"
     assert "nosuch.json: results not found" in doc["reasons"][0]
     assert (tmp_path / "o" / "results.json").is_file()
@@ -55,7 +46,7 @@ def test_compare_json_refusal_prints_the_summary(tmp_path, capsys):
 
 def test_run_json_refusal_after_config_prints_exactly_one_document(tmp_path, capsys):
     code = main(["--probes", str(tmp_path / "nosuch.jsonl"), "--format", "json", "--out", str(tmp_path)])
-    doc = _json_stdout(capsys)  # json.loads fails on two documents
+    doc = json_stdout(capsys)  # json.loads fails on two documents
     assert code == 2 and doc["verdict"] == "refused"
 
 

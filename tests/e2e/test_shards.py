@@ -64,7 +64,7 @@ def sharded(tmp_path_factory):
     scored whole and as three shards, then merged. Once per module: the model runs four times, and
     each test below checks one part of the result.
 
-    per_slice.png is not compared (tests/report/test_plot.py holds its bytes), so it is not drawn:
+    per_slice.png is not compared (tests/edges/test_plot.py holds its bytes), so it is not drawn:
     it cost a third of each run's time."""
     tmp_path = tmp_path_factory.mktemp("shards")
     with pytest.MonkeyPatch.context() as mp:

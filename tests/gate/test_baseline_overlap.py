@@ -3,37 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from helpers.factories import make_entry, make_results, make_rules
-from helpers.paths import REPO
+from helpers.gate_inputs import baseline_of, entries_of, write_json
 
 from evalgate.cli import main
 from evalgate.errors import NotComparableError, RefusedError
-from evalgate.gate.baseline import baseline_from_results
 from evalgate.gate.compare import compare, verdict
 
-
-@pytest.fixture(autouse=True)
-def _in_repo(monkeypatch):
-    monkeypatch.chdir(REPO)
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-
-
-def _entries(prefix: str = "p", n: int = 120, wrong_every: int = 5) -> list[dict]:
-    return [
-        make_entry(f"{prefix}-{i:03d}", i % wrong_every != 0, language=("en", "es")[i % 2]) for i in range(n)
-    ]
-
-
-def _baseline(entries: list[dict]) -> dict:
-    return baseline_from_results(make_results(entries), "demo", {"git_commit": None, "pr_number": None})
-
-
-def _write(path: Path, doc: dict) -> str:
-    path.write_text(json.dumps(doc), encoding="utf-8")
-    return str(path)
+pytestmark = pytest.mark.usefixtures("in_repo")  # tests/conftest.py: run from the repository
 
 
 # --- a baseline that shares no probe with the run ---------------------------------------------
@@ -41,8 +20,8 @@ def _write(path: Path, doc: dict) -> str:
 
 def test_baseline_of_another_probe_set_is_refused_not_passed():
     # Every id differs: before, every slice was "new", nothing was gated and the verdict was pass.
-    base = _baseline(_entries("old"))
-    results = make_results(_entries("new", wrong_every=2))
+    base = baseline_of(entries_of("old"))
+    results = make_results(entries_of("new", wrong_every=2))
     with pytest.raises(NotComparableError) as err:
         compare(results, base, make_rules(), "baselines/other.json")
     assert "shares no scored probe" in err.value.message
@@ -50,22 +29,22 @@ def test_baseline_of_another_probe_set_is_refused_not_passed():
 
 
 def test_baseline_with_no_outcomes_is_refused():
-    base = _baseline(_entries())
+    base = baseline_of(entries_of())
     base["outcomes"] = {}
     with pytest.raises(NotComparableError, match="shares no scored probe"):
-        compare(make_results(_entries()), base, make_rules(), "baselines/demo.json")
+        compare(make_results(entries_of()), base, make_rules(), "baselines/demo.json")
 
 
 def test_some_shared_probes_plus_new_ones_still_gate():
-    old = _entries("p", n=120)
+    old = entries_of("p", n=120)
     new = old + [make_entry(f"n-{i}", False) for i in range(30)]
-    cmp = compare(make_results(new), _baseline(old), make_rules(), "baselines/demo.json")
+    cmp = compare(make_results(new), baseline_of(old), make_rules(), "baselines/demo.json")
     assert cmp["n_paired"] == 120 and len(cmp["new_probes"]) == 30 and verdict(cmp)[0] == "pass"
 
 
 def test_compare_cli_zero_shared_exits_2(tmp_path, capsys):
-    results = _write(tmp_path / "results.json", make_results(_entries("new")))
-    base = _write(tmp_path / "other.json", _baseline(_entries("old")))
+    results = write_json(tmp_path / "results.json", make_results(entries_of("new")))
+    base = write_json(tmp_path / "other.json", baseline_of(entries_of("old")))
     assert main(["compare", results, base, "--out", str(tmp_path / "out")]) == 2
     assert "shares no scored probe" in capsys.readouterr().err
     written = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
@@ -74,14 +53,14 @@ def test_compare_cli_zero_shared_exits_2(tmp_path, capsys):
 
 def test_run_that_scored_none_of_the_baseline_probes_is_refused_not_passed():
     # A new tokenizer maps every candidate to the unknown token: all probes model_oov.
-    old = _entries()
+    old = entries_of()
     new = [make_entry(e["id"], None, status="model_oov", language=e["language"]) for e in old]
     with pytest.raises(RefusedError, match=r"none of the 120 probes .*\(model_oov: 120\)"):
-        compare(make_results(new), _baseline(old), make_rules(), "baselines/demo.json")
+        compare(make_results(new), baseline_of(old), make_rules(), "baselines/demo.json")
 
 
 def test_run_of_only_ordinal_or_deprecated_probes_is_not_refused_for_overlap():
-    old = _entries(n=10)
+    old = entries_of(n=10)
     new = [make_entry(e["id"], None, status="deprecated", language=e["language"]) for e in old]
-    cmp = compare(make_results(new), _baseline(old), make_rules(), "baselines/demo.json")
+    cmp = compare(make_results(new), baseline_of(old), make_rules(), "baselines/demo.json")
     assert cmp["n_paired"] == 0 and verdict(cmp)[0] == "pass"

@@ -8,43 +8,24 @@ from pathlib import Path
 
 import pytest
 from helpers.factories import make_entry, make_results, make_rules
+from helpers.gate_inputs import baseline_of, entries_of, write_json
 from helpers.paths import REPO
 
 from evalgate.cli import main
 from evalgate.errors import RefusedError
-from evalgate.gate.baseline import baseline_from_results
 from evalgate.gate.compare import compare
 
-
-@pytest.fixture(autouse=True)
-def _in_repo(monkeypatch):
-    monkeypatch.chdir(REPO)
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-
-
-def _entries(prefix: str = "p", n: int = 120, wrong_every: int = 5) -> list[dict]:
-    return [
-        make_entry(f"{prefix}-{i:03d}", i % wrong_every != 0, language=("en", "es")[i % 2]) for i in range(n)
-    ]
-
-
-def _baseline(entries: list[dict]) -> dict:
-    return baseline_from_results(make_results(entries), "demo", {"git_commit": None, "pr_number": None})
-
-
-def _write(path: Path, doc: dict) -> str:
-    path.write_text(json.dumps(doc), encoding="utf-8")
-    return str(path)
+pytestmark = pytest.mark.usefixtures("in_repo")  # tests/conftest.py: run from the repository
 
 
 # --- re-gating a results.json that was gated before ---------------------------------------------
 
 
 def test_regating_lists_only_the_baseline_used(tmp_path):
-    entries = _entries()
-    results = _write(tmp_path / "results.json", make_results(entries))
-    first = _write(tmp_path / "first.json", _baseline(entries))
-    second = _write(tmp_path / "second.json", _baseline(entries))
+    entries = entries_of()
+    results = write_json(tmp_path / "results.json", make_results(entries))
+    first = write_json(tmp_path / "first.json", baseline_of(entries))
+    second = write_json(tmp_path / "second.json", baseline_of(entries))
     assert main(["compare", results, first, "--out", str(tmp_path / "a")]) == 0
     gated = str(tmp_path / "a" / "results.json")
     assert main(["compare", gated, second, "--out", str(tmp_path / "b")]) == 0
@@ -55,9 +36,9 @@ def test_regating_lists_only_the_baseline_used(tmp_path):
 
 
 def test_compare_pins_and_hashes_the_gate_configuration_it_used(tmp_path):
-    entries = _entries()
-    results = _write(tmp_path / "results.json", make_results(entries))
-    base = _write(tmp_path / "base.json", _baseline(entries))
+    entries = entries_of()
+    results = write_json(tmp_path / "results.json", make_results(entries))
+    base = write_json(tmp_path / "base.json", baseline_of(entries))
     cfg = tmp_path / "gate.yml"
     text = (REPO / "evalgate.yml").read_text(encoding="utf-8")
     cfg.write_text(text.replace("rule: paired ", "rule: wilson ").replace("min_n: 20 ", "min_n: 7 "), "utf-8")
@@ -76,13 +57,13 @@ def test_compare_pins_and_hashes_the_gate_configuration_it_used(tmp_path):
 def test_text_bars_of_a_new_slice_count_the_probes_they_show():
     from evalgate.report.bars import bars_from_results
 
-    old = _entries()
+    old = entries_of()
     new = old + [
         make_entry(f"adv-{i}", i % 2 == 0, category="adversarial", reason_code="PAST-IRREG")
         for i in range(24)
     ]
     results = make_results(new)
-    results["comparison"] = compare(results, _baseline(old), make_rules(), "baselines/demo.json")
+    results["comparison"] = compare(results, baseline_of(old), make_rules(), "baselines/demo.json")
     bars = {b.label: b for b in bars_from_results(results)}
     adv = bars["category:adversarial"]
     assert adv.status == "new" and adv.accuracy == 0.5 and adv.n == 24  # not "n=0" beside 50%
@@ -103,15 +84,15 @@ def test_text_bars_of_a_new_slice_count_the_probes_they_show():
     ],
 )
 def test_compare_refuses_wrongly_typed_results_naming_the_field(tmp_path, capsys, path, value, field):
-    entries = _entries()
+    entries = entries_of()
     doc = make_results(entries)
     doc["warnings"] = []
     target = doc
     for key in path[:-1]:
         target = target[key]
     target[path[-1]] = value
-    results = _write(tmp_path / "results.json", doc)
-    base = _write(tmp_path / "base.json", _baseline(entries))
+    results = write_json(tmp_path / "results.json", doc)
+    base = write_json(tmp_path / "base.json", baseline_of(entries))
     assert main(["compare", results, base, "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "results.json" in err and field in err
@@ -129,7 +110,7 @@ def test_compare_refuses_wrongly_typed_results_naming_the_field(tmp_path, capsys
     ],
 )
 def test_compare_refuses_a_baseline_that_is_not_strict_json(tmp_path, capsys, text, why):
-    results = _write(tmp_path / "results.json", make_results(_entries()))
+    results = write_json(tmp_path / "results.json", make_results(entries_of()))
     (tmp_path / "base.json").write_text(text, encoding="utf-8")
     assert main(["compare", results, str(tmp_path / "base.json"), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
@@ -151,11 +132,11 @@ def test_unreadable_baseline_is_refused_naming_it(tmp_path, monkeypatch):
 
 
 def test_refused_compare_still_lists_the_files_it_read(tmp_path):
-    entries = _entries()
-    results = _write(tmp_path / "results.json", make_results(entries))
-    base = _baseline(entries)
+    entries = entries_of()
+    results = write_json(tmp_path / "results.json", make_results(entries))
+    base = baseline_of(entries)
     base["manifest"]["method"] = "sentence"  # measured differently: refused
-    base_path = _write(tmp_path / "base.json", base)
+    base_path = write_json(tmp_path / "base.json", base)
     assert main(["compare", results, base_path, "--out", str(tmp_path / "out")]) == 2
     doc = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     roles = {v.get("role") for v in doc["inputs"].values()}
@@ -167,7 +148,7 @@ def test_refused_compare_still_lists_the_files_it_read(tmp_path):
 def test_refused_run_lists_the_baseline_and_checkpoint_it_read(tmp_path):
     base = json.loads((REPO / "baselines" / "demo.json").read_text(encoding="utf-8"))
     base["manifest"]["method"] = "sentence"  # refused by the gate, after scoring
-    path = _write(tmp_path / "other.json", base)
+    path = write_json(tmp_path / "other.json", base)
     assert main(["--baseline", path, "--out", str(tmp_path / "out")]) == 2
     doc = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     roles = {v.get("role") for v in doc["inputs"].values()}

@@ -3,38 +3,16 @@ is a refusal, not a crash (fast, no model)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
-from helpers.factories import make_entry, make_results, make_rules
+from helpers.factories import make_results, make_rules
+from helpers.gate_inputs import baseline_of, entries_of, write_json
 from helpers.paths import REPO
 
 from evalgate.cli import main
 from evalgate.errors import RefusedError
-from evalgate.gate.baseline import baseline_from_results
 from evalgate.gate.compare import compare
 
-
-@pytest.fixture(autouse=True)
-def _in_repo(monkeypatch):
-    monkeypatch.chdir(REPO)
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-
-
-def _entries(prefix: str = "p", n: int = 120, wrong_every: int = 5) -> list[dict]:
-    return [
-        make_entry(f"{prefix}-{i:03d}", i % wrong_every != 0, language=("en", "es")[i % 2]) for i in range(n)
-    ]
-
-
-def _baseline(entries: list[dict]) -> dict:
-    return baseline_from_results(make_results(entries), "demo", {"git_commit": None, "pr_number": None})
-
-
-def _write(path: Path, doc: dict) -> str:
-    path.write_text(json.dumps(doc), encoding="utf-8")
-    return str(path)
+pytestmark = pytest.mark.usefixtures("in_repo")  # tests/conftest.py: run from the repository
 
 
 # --- partial results of `run --shard I/N` --------------------------------------------------------
@@ -47,21 +25,21 @@ def _partial(entries: list[dict], index: int = 1, count: int = 3) -> dict:
 
 
 def test_partial_result_cannot_be_the_baseline():
-    entries = _entries()
+    entries = entries_of()
     with pytest.raises(RefusedError, match=r"shard 2/3"):
         compare(make_results(entries), _partial(entries[::3], 2), make_rules(), "p2/results.json")
 
 
 def test_partial_result_cannot_be_gated():
-    entries = _entries()
+    entries = entries_of()
     with pytest.raises(RefusedError, match=r"shard 1/3"):
-        compare(_partial(entries[::3]), _baseline(entries), make_rules(), "baselines/demo.json")
+        compare(_partial(entries[::3]), baseline_of(entries), make_rules(), "baselines/demo.json")
 
 
 def test_compare_cli_refuses_a_shard_naming_the_file(tmp_path, capsys):
-    entries = _entries()
-    part = _write(tmp_path / "part.json", _partial(entries[::3]))
-    base = _write(tmp_path / "base.json", _baseline(entries))
+    entries = entries_of()
+    part = write_json(tmp_path / "part.json", _partial(entries[::3]))
+    base = write_json(tmp_path / "base.json", baseline_of(entries))
     assert main(["compare", part, base, "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "part.json" in err and "evalgate merge" in err
@@ -70,7 +48,7 @@ def test_compare_cli_refuses_a_shard_naming_the_file(tmp_path, capsys):
 def test_baseline_update_refuses_a_shard(tmp_path, capsys):
     cfg = tmp_path / "evalgate.yml"  # baselines/ is written beside the configuration
     cfg.write_text((REPO / "evalgate.yml").read_text(encoding="utf-8"), encoding="utf-8")
-    part = _write(tmp_path / "part.json", _partial(_entries()[::3]))
+    part = write_json(tmp_path / "part.json", _partial(entries_of()[::3]))
     argv = ["baseline", "update", "--config", str(cfg), "--from-results", part, "--name", "shard"]
     assert main(argv) == 2
     assert "shard 1/3" in capsys.readouterr().err
@@ -104,12 +82,12 @@ def test_merge_refuses_a_malformed_shard_record_not_exit_3(record):
 
 
 def test_merge_cli_malformed_shard_exits_2(tmp_path, capsys):
-    entries = _entries()
+    entries = entries_of()
     order = [e["id"] for e in entries]
     one = _partial(entries[0::2], 1, 2)
     two = _partial(entries[1::2], 2, 2)
     one["shard"]["order"] = two["shard"]["order"] = order
     one["shard"]["count"] = "2"
-    args = [_write(tmp_path / "1.json", one), _write(tmp_path / "2.json", two)]
+    args = [write_json(tmp_path / "1.json", one), write_json(tmp_path / "2.json", two)]
     assert main(["merge", *args, "--out", str(tmp_path / "out")]) == 2
     assert "shard" in capsys.readouterr().err  # named by the schema or by merge_parts

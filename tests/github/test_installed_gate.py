@@ -66,7 +66,6 @@ def test_action_yml_runs_the_console_script_entry():
 
 
 @pytest.mark.slow
-@pytest.mark.slow
 def test_a_decoy_package_in_the_workspace_cannot_replace_the_gate(workspace):
     result = run([str(EVALGATE), "action"], workspace)
     assert "DECOY GATE RAN" not in result.stdout

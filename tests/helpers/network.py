@@ -28,6 +28,12 @@ class NetworkRefused(OSError):
 
 _connect = socket.socket.connect
 _connect_ex = socket.socket.connect_ex
+_sendto = socket.socket.sendto
+
+# Set for every test (tests/conftest.py), so that a child process (`python -m evalgate`, the
+# Action's steps), which the socket patch cannot reach, and the model hub's libraries stay offline
+# too: they read these before opening any connection.
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 
 def _check(sock: socket.socket, address: object) -> None:
@@ -44,3 +50,9 @@ def guarded_connect(self: socket.socket, address: object) -> None:
 def guarded_connect_ex(self: socket.socket, address: object) -> int:
     _check(self, address)
     return _connect_ex(self, address)
+
+
+def guarded_sendto(self: socket.socket, data: bytes, *flags_and_address: object) -> int:
+    """`sendto(data, address)` or `sendto(data, flags, address)`: a datagram needs no connect."""
+    _check(self, flags_and_address[-1])
+    return _sendto(self, data, *flags_and_address)  # type: ignore[arg-type]

@@ -126,8 +126,11 @@ def write_base(root: Path, config: dict[str, Any] | None = None) -> Path:
     return cfg
 
 
-def cli(*args: str) -> tuple[int, str]:
-    """Run the real command line in-process; (exit code, stdout + stderr)."""
+def cli_merged(*args: str) -> tuple[int, str]:
+    """Run the real command line in-process; (exit code, stdout and stderr run together).
+
+    For a test that only looks for a message somewhere in the output. A test that checks which
+    stream a line goes to takes the `cli` fixture of tests/conftest.py, which keeps them apart."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(list(args))
@@ -159,7 +162,7 @@ def apply_step(root: Path, step: dict[str, Any]) -> None:
     (verb, arg), *rest = step.items()
     assert not rest, f"one verb per step: {step}"
     if verb == "seal":
-        code, out = cli("probes", "seal", "--config", str(root / "evalgate.yml"))
+        code, out = cli_merged("probes", "seal", "--config", str(root / "evalgate.yml"))
         assert code == 0, out
         return
     if verb == "config":

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from helpers.paths import REPO
-from helpers.probeset_factory import ADVERSARIAL, CORE, EVAL, TRAIN, cli, dump_jsonl, probe, write_base
+from helpers.probeset_factory import ADVERSARIAL, CORE, EVAL, TRAIN, cli_merged, dump_jsonl, probe, write_base
 
 from evalgate.config import load_config
 from evalgate.probeset.authoring import (
@@ -38,7 +38,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 def run(root: Path, *args: str) -> tuple[int, str]:
-    return cli(*args, "--config", str(root / "evalgate.yml"))
+    return cli_merged(*args, "--config", str(root / "evalgate.yml"))
 
 
 def validate(root: Path) -> tuple[int, dict]:
@@ -505,7 +505,7 @@ def test_commands_use_the_evalgate_yml_where_they_run_and_never_change_the_bundl
 ):
     write_csv(small / "new.csv", [fresh(1)])
     monkeypatch.chdir(small)
-    code, out = cli("probes", "import", "new.csv")
+    code, out = cli_merged("probes", "import", "new.csv")
     assert code == 0, out
     assert "1 into data/eval/probes.jsonl (line 9; from row 2)" in out
     elsewhere = tmp_path / "elsewhere"
@@ -513,5 +513,5 @@ def test_commands_use_the_evalgate_yml_where_they_run_and_never_change_the_bundl
     monkeypatch.chdir(elsewhere)
     write_csv(elsewhere / "new.csv", [fresh(2)])
     for args in (["probes", "import", "new.csv"], ["probes", "deprecate", CORE[0]["id"]]):
-        code, out = cli(*args)
+        code, out = cli_merged(*args)
         assert code == 2 and "bundled demo set" in out and "--config" in out

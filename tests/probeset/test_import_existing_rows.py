@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.probeset_factory import EVAL, cli, dump_jsonl, probe, write_base
+from helpers.probeset_factory import EVAL, cli_merged, dump_jsonl, probe, write_base
 
 
 def run(root: Path, *args: str) -> tuple[int, str]:
-    return cli(*args, "--config", str(root / "evalgate.yml"))
+    return cli_merged(*args, "--config", str(root / "evalgate.yml"))
 
 
 @pytest.fixture

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers.probeset_factory import cli, dump_jsonl, write_base
+from helpers.probeset_factory import cli_merged, dump_jsonl, write_base
 
 PROBES = Path("data/eval/probes.jsonl")
 
 
 def _findings(cfg: Path, *extra: str) -> tuple[int, list[dict]]:
-    code, out = cli("validate", "--config", str(cfg), "--format", "json", *extra)
+    code, out = cli_merged("validate", "--config", str(cfg), "--format", "json", *extra)
     return code, json.loads(out)["findings"]
 
 
@@ -26,7 +26,7 @@ def test_a_template_with_its_own_blank_is_refused_by_validate(tmp_path):
     [f] = [f for f in findings if f["check"] == "template"]
     assert f["file"] == "data/eval/probe_prompt.txt" and f["line"] == 1
     assert "___" in f["message"] and f["hint"]
-    code, out = cli(
+    code, out = cli_merged(
         "run", "--config", str(cfg), "--checkpoint", str(tmp_path / "no-such-checkpoint"),
         "--baseline", "none", "--out", str(tmp_path / "out"),
     )  # fmt: skip

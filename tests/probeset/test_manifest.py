@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.probeset_factory import ADVERSARIAL, CORE, apply_step, cli, write_base
+from helpers.probeset_factory import ADVERSARIAL, CORE, apply_step, cli_merged, write_base
 
 from evalgate.config import load_config
 from evalgate.probeset.manifest import bump_version, probe_set_digest
@@ -19,11 +19,11 @@ MANIFEST = Path("data/eval/MANIFEST.json")
 
 
 def seal(root: Path, *extra: str) -> tuple[int, str]:
-    return cli("probes", "seal", "--config", str(root / "evalgate.yml"), *extra)
+    return cli_merged("probes", "seal", "--config", str(root / "evalgate.yml"), *extra)
 
 
 def check(root: Path, *extra: str) -> tuple[int, dict]:
-    code, out = cli("validate", "--config", str(root / "evalgate.yml"), "--format", "json", *extra)
+    code, out = cli_merged("validate", "--config", str(root / "evalgate.yml"), "--format", "json", *extra)
     return code, json.loads(out)
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers.probeset_factory import CORE, cli, dump_jsonl, probe, write_base
+from helpers.probeset_factory import CORE, cli_merged, dump_jsonl, probe, write_base
 
 PROBES = Path("data/eval/probes.jsonl")
 
 
 def _sealed(root: Path) -> Path:
     cfg = write_base(root)
-    assert cli("probes", "seal", "--config", str(cfg))[0] == 0
+    assert cli_merged("probes", "seal", "--config", str(cfg))[0] == 0
     return cfg
 
 
@@ -22,7 +22,7 @@ def test_a_hand_edited_sealed_probe_gets_one_consistent_instruction(tmp_path):
         {**r, "prompt": r["prompt"].replace("___", "often ___")} if i == 0 else r for i, r in enumerate(CORE)
     ]
     (tmp_path / PROBES).write_bytes(dump_jsonl(recs))
-    code, out = cli("validate", "--config", str(cfg), "--format", "json")
+    code, out = cli_merged("validate", "--config", str(cfg), "--format", "json")
     assert code == 2
     findings = json.loads(out)["findings"]
     assert {f["check"] for f in findings} >= {"manifest-file-changed", "lock-changed"}
@@ -35,9 +35,9 @@ def test_seal_bump_after_an_import_that_sealed_says_what_to_do(tmp_path):
     row = probe("new-en-walk-past-1sg-001", "en", "walk", "regular", "past_simple", "1sg",
                 "Yesterday after lesson 1 I ___ home.", ["walk", "walked", "walks"], "walked")  # fmt: skip
     (tmp_path / "new.jsonl").write_bytes(dump_jsonl([row]))
-    code, out = cli("probes", "import", str(tmp_path / "new.jsonl"), "--config", str(cfg))
+    code, out = cli_merged("probes", "import", str(tmp_path / "new.jsonl"), "--config", str(cfg))
     assert code == 0, out
-    code, out = cli("probes", "seal", "--bump", "minor", "--config", str(cfg))
+    code, out = cli_merged("probes", "seal", "--bump", "minor", "--config", str(cfg))
     assert code == 0
     assert "--bump minor was not applied" in out and "probes import FILE --bump minor" in out
 
@@ -50,7 +50,7 @@ def test_a_long_grammar_error_is_summarised(tmp_path):
     table = yaml.safe_load(grammar.read_text(encoding="utf-8"))
     table["en"] = [table["en"]]  # a list where a mapping goes: jsonschema repeats the whole table
     grammar.write_text(yaml.safe_dump(table), encoding="utf-8")
-    code, out = cli("validate", "--config", str(cfg), "--format", "json")
+    code, out = cli_merged("validate", "--config", str(cfg), "--format", "json")
     assert code == 2
     [f] = [f for f in json.loads(out)["findings"] if f["check"] == "grammar"]
     assert len(f["message"]) < 400 and "en" in f["message"] and "type" in f["message"]

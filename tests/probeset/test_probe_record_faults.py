@@ -7,13 +7,13 @@ import json
 import re
 from pathlib import Path
 
-from helpers.probeset_factory import cli, dump_jsonl, write_base
+from helpers.probeset_factory import cli_merged, dump_jsonl, write_base
 
 PROBES = Path("data/eval/probes.jsonl")
 
 
 def _findings(cfg: Path, *extra: str) -> tuple[int, list[dict]]:
-    code, out = cli("validate", "--config", str(cfg), "--format", "json", *extra)
+    code, out = cli_merged("validate", "--config", str(cfg), "--format", "json", *extra)
     return code, json.loads(out)["findings"]
 
 
@@ -217,7 +217,7 @@ def test_a_broken_verb_table_is_named_and_does_not_flood_template_leaks(tmp_path
         cfg = write_base(tmp_path / name)
         path = tmp_path / name / "data/grammar/verbs.yaml"
         path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
-        code, out = cli("validate", "--config", str(cfg), "--format", "json")
+        code, out = cli_merged("validate", "--config", str(cfg), "--format", "json")
         doc = json.loads(out)
         assert code == 2, name
         assert [f["check"] for f in doc["findings"]] == ["grammar"], (name, doc["findings"])
@@ -252,11 +252,11 @@ def test_import_and_deprecate_refuse_json_nested_past_the_recursion_limit(tmp_pa
     header = "id,language,verb,regularity,tense,person,prompt,candidates,expected,label,category\n"
     row = f'n1,en,work,regular,present_simple,3sg,Each week Tom ___ late.,"{deep}",works,correct,core\n'
     (tmp_path / "deep.csv").write_text(header + row, encoding="utf-8")
-    code, out = cli("probes", "import", str(tmp_path / "deep.csv"), "--config", str(cfg))
+    code, out = cli_merged("probes", "import", str(tmp_path / "deep.csv"), "--config", str(cfg))
     assert code == 2 and "[csv-cell]" in out and "unexpected error" not in out
     (tmp_path / "deep.json").write_text(deep, encoding="utf-8")
     pid = json.loads((tmp_path / "set" / PROBES).read_text(encoding="utf-8").splitlines()[0])["id"]
-    code, out = cli(
+    code, out = cli_merged(
         "probes", "deprecate", pid, "--replacement", str(tmp_path / "deep.json"), "--config", str(cfg)
     )
     assert code == 2 and "nested too deeply" in out and "unexpected error" not in out

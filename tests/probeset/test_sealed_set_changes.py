@@ -6,19 +6,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers.probeset_factory import CONFIG, cli, dump_jsonl, write_base
+from helpers.probeset_factory import CONFIG, cli_merged, dump_jsonl, write_base
 
 PROBES = Path("data/eval/probes.jsonl")
 
 
 def _findings(cfg: Path, *extra: str) -> tuple[int, list[dict]]:
-    code, out = cli("validate", "--config", str(cfg), "--format", "json", *extra)
+    code, out = cli_merged("validate", "--config", str(cfg), "--format", "json", *extra)
     return code, json.loads(out)["findings"]
 
 
 def _sealed(root: Path) -> Path:
     cfg = write_base(root)
-    assert cli("probes", "seal", "--config", str(cfg))[0] == 0
+    assert cli_merged("probes", "seal", "--config", str(cfg))[0] == 0
     return cfg
 
 
@@ -77,7 +77,7 @@ def test_a_lock_entry_edited_in_the_manifest_is_not_blamed_on_the_probe(tmp_path
     assert '"en-go-past-1sg-001": "000' in path.read_text(encoding="utf-8").splitlines()[f["line"] - 1]
     assert "by hand" in f["message"] and "version control" in f["hint"]
     # sealing does not launder it
-    assert cli("probes", "seal", "--config", str(cfg))[0] == 2
+    assert cli_merged("probes", "seal", "--config", str(cfg))[0] == 2
 
 
 def test_a_probe_changed_since_the_baseline_is_refused_even_without_a_manifest(tmp_path):

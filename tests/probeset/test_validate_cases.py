@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import FIXTURES
-from helpers.probeset_factory import apply_step, case_names, cli, dump_jsonl, load_case, probe, write_base
+from helpers.probeset_factory import (
+    apply_step,
+    case_names,
+    cli_merged,
+    dump_jsonl,
+    load_case,
+    probe,
+    write_base,
+)
 
 REQUIRED_KINDS = {
     "bad_json",
@@ -38,7 +46,7 @@ REQUIRED_KINDS = {
 
 
 def _validate(cfg: Path, fmt: str) -> tuple[int, str]:
-    return cli("validate", "--config", str(cfg), "--format", fmt)
+    return cli_merged("validate", "--config", str(cfg), "--format", fmt)
 
 
 def _text_prefix(expected: dict) -> str:

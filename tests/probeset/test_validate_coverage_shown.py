@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import json
 
-from helpers.probeset_factory import CONFIG, cli, write_base
+from helpers.probeset_factory import CONFIG, cli_merged, write_base
 
 
 def test_the_matrix_is_shown_in_text_and_json_with_shortfalls_marked(tmp_path):
     cfg = write_base(tmp_path, {**CONFIG, "coverage": {**CONFIG["coverage"], "per_tense": 3}})
-    code, out = cli("validate", "--config", str(cfg))
+    code, out = cli_merged("validate", "--config", str(cfg))
     assert code == 2
     table = out[out.index("coverage (cells outside their bounds are marked):") :]
     rows = {tuple(line.split()[:2]): line.split() for line in table.splitlines()[3:] if line.strip()}
     assert rows[("tense", "future")][2:] == ["2", "3", "SHORT"]
     assert rows[("language", "en")][2:] == ["4", "2", "ok"]
 
-    code, out = cli("validate", "--config", str(cfg), "--format", "json")
+    code, out = cli_merged("validate", "--config", str(cfg), "--format", "json")
     cells = json.loads(out)["summary"]["coverage"]
     future = next(c for c in cells if (c["family"], c["cell"]) == ("tense", "future"))
     assert future == {"family": "tense", "cell": "future", "n": 2, "min": 3, "max": None, "status": "SHORT"}

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.probeset_factory import ADVERSARIAL, CORE, TRAIN, cli, dump_jsonl, write_base
+from helpers.probeset_factory import ADVERSARIAL, CORE, TRAIN, cli_merged, dump_jsonl, write_base
 
 from evalgate.probeset.normalize import confusables, normalize
 
@@ -19,7 +19,7 @@ ADV = Path("data/eval/adversarial.jsonl")
 
 
 def _findings(cfg: Path) -> tuple[int, list[dict]]:
-    code, out = cli("validate", "--config", str(cfg), "--format", "json")
+    code, out = cli_merged("validate", "--config", str(cfg), "--format", "json")
     return code, json.loads(out)["findings"]
 
 
@@ -108,7 +108,7 @@ def test_ids_that_differ_only_in_case_are_one_id(tmp_path):
 
 def test_twins_are_found_through_the_normalisation(tmp_path):
     cfg = _with_probe(tmp_path, prompt="Every\u00a0day  MARIA ___ at the of\u200bfice.")
-    _, out = cli("validate", "--config", str(cfg), "--format", "json")
+    _, out = cli_merged("validate", "--config", str(cfg), "--format", "json")
     warnings = json.loads(out)["warnings"]
     assert any(w["check"] == "twin" and w["probe_id"] == "odd" for w in warnings)
     assert any("--allow-twins" in (w.get("hint") or "") for w in warnings if w["check"] == "twin")

@@ -8,14 +8,14 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.probeset_factory import CONFIG, CORE, TRAIN, cli, dump_jsonl, write_base
+from helpers.probeset_factory import CONFIG, CORE, TRAIN, cli_merged, dump_jsonl, write_base
 
 PROBES = Path("data/eval/probes.jsonl")
 TRAIN_JSONL = Path("data/corpus/train.jsonl")
 
 
 def _findings(cfg: Path) -> tuple[int, list[dict]]:
-    code, out = cli("validate", "--config", str(cfg), "--format", "json")
+    code, out = cli_merged("validate", "--config", str(cfg), "--format", "json")
     return code, json.loads(out)["findings"]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers.probeset_factory import CORE, apply_step, cli, dump_jsonl, write_base
+from helpers.probeset_factory import CORE, apply_step, cli_merged, dump_jsonl, write_base
 
 from evalgate.config import load_config
 from evalgate.probeset_io import validate
@@ -14,7 +14,7 @@ PROBES = Path("data/eval/probes.jsonl")
 
 
 def run(root: Path, *extra: str, fmt: str = "json") -> tuple[int, str]:
-    return cli("validate", "--config", str(root / "evalgate.yml"), "--format", fmt, *extra)
+    return cli_merged("validate", "--config", str(root / "evalgate.yml"), "--format", fmt, *extra)
 
 
 def findings(out: str) -> list[dict]:
@@ -174,7 +174,7 @@ def test_github_actions_also_prints_annotations(tmp_path, monkeypatch):
 
 def test_clean_text_output_is_a_short_summary(tmp_path):
     write_base(tmp_path)
-    assert cli("probes", "seal", "--config", str(tmp_path / "evalgate.yml"))[0] == 0
+    assert cli_merged("probes", "seal", "--config", str(tmp_path / "evalgate.yml"))[0] == 0
     code, out = run(tmp_path, fmt="text")
     assert code == 0
     assert out.splitlines()[:5] == [

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.probeset_factory import cli, write_base
+from helpers.probeset_factory import cli_merged, write_base
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -95,7 +95,7 @@ def _apply_json(data: bytes, line: int, edit) -> bytes:
 
 
 def _run(root: Path, fmt: str) -> None:
-    code, out = cli("validate", "--config", str(root / "evalgate.yml"), "--format", fmt)
+    code, out = cli_merged("validate", "--config", str(root / "evalgate.yml"), "--format", fmt)
     assert code in (0, 2), out
     assert out.strip()
     out.encode("utf-8")  # a real stdout would refuse a lone surrogate
@@ -136,7 +136,7 @@ def test_json_level_corruption_never_raises(base, rel, line, edit, fmt):
 def test_a_corrupted_manifest_never_raises(tmp_path_factory, edits, edit):
     root = tmp_path_factory.mktemp("sealed")
     write_base(root)
-    assert cli("probes", "seal", "--config", str(root / "evalgate.yml"))[0] == 0
+    assert cli_merged("probes", "seal", "--config", str(root / "evalgate.yml"))[0] == 0
     manifest = root / "data/eval/MANIFEST.json"
     doc = json.loads(manifest.read_bytes())
     kind, field, value = edit
@@ -146,5 +146,5 @@ def test_a_corrupted_manifest_never_raises(tmp_path_factory, edits, edit):
         doc.pop(field, None)
     manifest.write_bytes(_apply_bytes(json.dumps(doc).encode(), edits))
     _run(root, "text")
-    code, out = cli("probes", "seal", "--config", str(root / "evalgate.yml"))
+    code, out = cli_merged("probes", "seal", "--config", str(root / "evalgate.yml"))
     assert code in (0, 2), out

@@ -9,13 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers.probeset_factory import cli, dump_jsonl, write_base
+from helpers.probeset_factory import cli_merged, dump_jsonl, write_base
 
 PROBES = Path("data/eval/probes.jsonl")
 
 
 def _findings(cfg: Path, *extra: str) -> tuple[int, list[dict]]:
-    code, out = cli("validate", "--config", str(cfg), "--format", "json", *extra)
+    code, out = cli_merged("validate", "--config", str(cfg), "--format", "json", *extra)
     return code, json.loads(out)["findings"]
 
 
@@ -33,7 +33,7 @@ def test_each_missing_field_is_reported_once(tmp_path):
 
 def test_a_record_whose_id_cannot_be_read_is_not_called_deleted(tmp_path):
     cfg = write_base(tmp_path)
-    assert cli("probes", "seal", "--config", str(cfg))[0] == 0
+    assert cli_merged("probes", "seal", "--config", str(cfg))[0] == 0
     path = tmp_path / PROBES
     lines = path.read_text(encoding="utf-8").splitlines()
     rec = json.loads(lines[1])
@@ -84,7 +84,7 @@ def test_json_stays_one_document_under_github_actions_and_annotations_still_prin
 def test_a_config_that_is_not_utf8_is_refused_not_a_crash(tmp_path):
     cfg = write_base(tmp_path)
     cfg.write_bytes("# configuración\nprobes: [data/eval/probes.jsonl]\n".encode("latin-1"))
-    code, out = cli("validate", "--config", str(cfg))
+    code, out = cli_merged("validate", "--config", str(cfg))
     assert code == 2, out
     assert "evalgate.yml" in out and "UTF-8" in out and "unexpected error" not in out
 
@@ -92,7 +92,7 @@ def test_a_config_that_is_not_utf8_is_refused_not_a_crash(tmp_path):
 def test_a_config_typo_suggests_the_key_and_the_hint_names_a_real_file(tmp_path):
     cfg = write_base(tmp_path)
     cfg.write_text("probe: [data/eval/probes.jsonl]\ncoverage: {per_languge: 3}\n", encoding="utf-8")
-    code, out = cli("validate", "--config", str(cfg))
+    code, out = cli_merged("validate", "--config", str(cfg))
     assert code == 2
     assert "unknown key(s) probe (did you mean 'probes'?)" in out
     assert "coverage: unknown key(s) per_languge (did you mean 'per_language'?)" in out
@@ -103,7 +103,7 @@ def test_a_config_typo_suggests_the_key_and_the_hint_names_a_real_file(tmp_path)
 
 def test_a_lock_entry_deleted_by_hand_is_found_and_sealing_restores_it(tmp_path):
     cfg = write_base(tmp_path)
-    assert cli("probes", "seal", "--config", str(cfg))[0] == 0
+    assert cli_merged("probes", "seal", "--config", str(cfg))[0] == 0
     path = tmp_path / "data/eval/MANIFEST.json"
     manifest = json.loads(path.read_text(encoding="utf-8"))
     del manifest["lock"]["en-go-past-1sg-001"]
@@ -117,7 +117,7 @@ def test_a_lock_entry_deleted_by_hand_is_found_and_sealing_restores_it(tmp_path)
         "en-go-past-1sg-001",
     )
     assert f["hint"]
-    assert cli("probes", "seal", "--config", str(cfg))[0] == 0
+    assert cli_merged("probes", "seal", "--config", str(cfg))[0] == 0
     assert json.loads(path.read_text(encoding="utf-8"))["lock"]["en-go-past-1sg-001"]
     assert _findings(cfg) == (0, [])
 
@@ -155,14 +155,14 @@ def test_config_type_errors_and_contradictions_read_plainly(tmp_path):
     }
     for text, want in cases.items():
         cfg.write_text(text, encoding="utf-8")
-        code, out = cli("validate", "--config", str(cfg))
+        code, out = cli_merged("validate", "--config", str(cfg))
         assert code == 2 and want in out, (text, out)
 
 
 def test_turning_every_leak_detector_off_is_said_plainly(tmp_path):
     cfg = write_base(tmp_path)
     cfg.write_text(cfg.read_text(encoding="utf-8") + "leaks: {detectors: []}\n", encoding="utf-8")
-    code, out = cli("validate", "--config", str(cfg))
+    code, out = cli_merged("validate", "--config", str(cfg))
     assert code == 0, out
     assert "()" not in out and "no training files" not in out
     assert "leak detection is off" in out and "[leaks-skipped]" in out
@@ -170,7 +170,9 @@ def test_turning_every_leak_detector_off_is_said_plainly(tmp_path):
 
 def test_coverage_short_because_no_adversarial_file_is_configured_says_so(tmp_path):
     cfg = write_base(tmp_path)
-    code, out = cli("validate", "--config", str(cfg), "--probes", str(tmp_path / PROBES), "--format", "json")
+    code, out = cli_merged(
+        "validate", "--config", str(cfg), "--probes", str(tmp_path / PROBES), "--format", "json"
+    )
     assert code == 2
     [total] = [
         f for f in json.loads(out)["findings"] if f.get("evidence", {}).get("cell") == "adversarial_total"
@@ -190,7 +192,7 @@ def test_json_summary_does_not_claim_coverage_it_did_not_check(tmp_path):
     cfg = write_base(tmp_path)
     with (tmp_path / PROBES).open("ab") as fh:
         fh.write(b"{not json\n")
-    code, out = cli("validate", "--config", str(cfg), "--format", "json")
+    code, out = cli_merged("validate", "--config", str(cfg), "--format", "json")
     assert code == 2
     doc = json.loads(out)
     assert "coverage-skipped" in {w["check"] for w in doc["warnings"]}
@@ -200,7 +202,7 @@ def test_json_summary_does_not_claim_coverage_it_did_not_check(tmp_path):
 def test_a_missing_probe_file_skips_coverage_in_plain_words(tmp_path):
     cfg = write_base(tmp_path)
     (tmp_path / "data/eval/adversarial.jsonl").unlink()
-    code, out = cli("validate", "--config", str(cfg))
+    code, out = cli_merged("validate", "--config", str(cfg))
     assert code == 2
     assert "coverage not checked: a probe file could not be read [coverage-skipped]" in out
 
@@ -209,9 +211,9 @@ def test_a_probe_file_named_twice_is_refused_by_validate_and_exported_once(tmp_p
     cfg = write_base(tmp_path)
     core, adv = str(tmp_path / PROBES), str(tmp_path / "data/eval/adversarial.jsonl")
     # each configured file counts once, as itself: naming one twice is refused, not merged
-    code, out = cli("validate", "--config", str(cfg), "--probes", core, adv, core)
+    code, out = cli_merged("validate", "--config", str(cfg), "--probes", core, adv, core)
     assert code == 2 and "[file-twice]" in out, out
-    code, out = cli(
+    code, out = cli_merged(
         "probes", "export", "--format", "jsonl", "--config", str(cfg), "--probes", core, adv, core
     )
     assert code == 0 and out.count('"id": "en-work-pres-3sg-001"') == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers.probeset_factory import ADVERSARIAL, CORE, cli, dump_jsonl, write_base
+from helpers.probeset_factory import ADVERSARIAL, CORE, cli_merged, dump_jsonl, write_base
 
 from evalgate.types import Probe
 
@@ -14,13 +14,13 @@ MANIFEST = Path("data/eval/MANIFEST.json")
 
 
 def _findings(cfg: Path) -> tuple[int, list[dict]]:
-    code, out = cli("validate", "--config", str(cfg), "--format", "json")
+    code, out = cli_merged("validate", "--config", str(cfg), "--format", "json")
     return code, json.loads(out)["findings"]
 
 
 def _sealed(root: Path) -> Path:
     cfg = write_base(root)
-    code, out = cli("probes", "seal", "--config", str(cfg))
+    code, out = cli_merged("probes", "seal", "--config", str(cfg))
     assert code == 0, out
     return cfg
 
@@ -86,7 +86,7 @@ def test_a_probe_deleted_with_its_lock_line_is_refused_against_the_baseline(tmp_
     (tmp_path / PROBES).write_bytes(dump_jsonl([r for r in CORE if r["id"] != gone]))
     # the manifest deleted (to be re-sealed from scratch): it no longer knows the probe
     (tmp_path / MANIFEST).unlink()
-    code, out = cli("probes", "seal", "--config", str(cfg))
+    code, out = cli_merged("probes", "seal", "--config", str(cfg))
     # Sealed with a warning (a maintainer may approve the gate change, docs/approval.md); the
     # re-seal does not launder it: validate (and an unapproved run) still refuse the deletion.
     assert code == 0 and "deleted-since-baseline" in out and "gate change" in out

@@ -7,11 +7,11 @@ import subprocess
 import sys
 
 from helpers.paths import REPO
-from helpers.probeset_factory import cli
+from helpers.probeset_factory import cli_merged
 
 
 def test_shipped_set_validates_clean_with_zero_leaks():
-    code, out = cli("validate", "--config", str(REPO / "evalgate.yml"), "--format", "json")
+    code, out = cli_merged("validate", "--config", str(REPO / "evalgate.yml"), "--format", "json")
     doc = json.loads(out)
     assert code == 0, json.dumps(doc["findings"], indent=1)
     s = doc["summary"]

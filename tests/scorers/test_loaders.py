@@ -282,7 +282,7 @@ def test_hf_broken_checkpoints(gpt2_dir, tmp_path, case, match):
 
 
 def test_cli_refuses_a_hostile_checkpoint_with_exit_2(tmp_path):
-    from helpers.probeset_factory import apply_step, cli, write_base
+    from helpers.probeset_factory import apply_step, cli_merged, write_base
 
     cfg = write_base(tmp_path)
     apply_step(tmp_path, {"seal": None})
@@ -290,7 +290,7 @@ def test_cli_refuses_a_hostile_checkpoint_with_exit_2(tmp_path):
     marker = tmp_path / "PWNED"
     pt = tmp_path / "model.pt"
     torch.save({"x": Hostile(marker)}, pt)
-    code, out = cli("run", "--config", str(cfg), "--checkpoint", str(pt), "--baseline", "none",
+    code, out = cli_merged("run", "--config", str(cfg), "--checkpoint", str(pt), "--baseline", "none",
                     "--out", str(tmp_path / "out"))  # fmt: skip
     assert code == 2, out
     assert "model.pt" in out and "pickle" in out

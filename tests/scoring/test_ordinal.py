@@ -13,8 +13,9 @@ import math
 
 import pytest
 from helpers.factories import make_entry, make_results, make_rules
+from helpers.ordinal import SCALE, ordinal_probe, run_results, scored
 from helpers.paths import REPO
-from helpers.probeset_factory import CONFIG, EVAL, cli, dump_jsonl, write_base
+from helpers.probeset_factory import CONFIG, EVAL, cli_merged, dump_jsonl, write_base
 
 from evalgate.config import load_config
 from evalgate.edges.outputs import write_outputs
@@ -22,79 +23,15 @@ from evalgate.edges.plot_ordinal import render_ordinal_png
 from evalgate.gate import results as results_mod
 from evalgate.gate.compare import compare
 from evalgate.gate.slices import aggregate
-from evalgate.pipeline import finalize
 from evalgate.probeset.coverage import coverage_matrix
 from evalgate.report.full_report import render_report
 from evalgate.report.ordinal import sparkline
-from evalgate.scorers.fake import FakeScorer
-from evalgate.scoring.multiple_choice import score_probes, split_whitespace
 from evalgate.scoring.ordinal import scale_problem, scale_values, summarize
-from evalgate.types import Probe
 
-SCALE = ("1", "2", "3", "4", "5")
-TEMPLATE = "{prompt}\n"
 # A leans towards the top of the scale; B is sure of the bottom; FLAT cannot decide.
 P_A = [0.05, 0.10, 0.15, 0.30, 0.40]
 P_B = [0.90, 0.04, 0.03, 0.02, 0.01]
 P_FLAT = [0.2] * 5
-
-
-def ordinal_probe(pid: str, expected: str, **extra) -> Probe:
-    fields = dict(
-        id=pid,
-        language="en",
-        verb="go",
-        regularity="irregular",
-        tense="past_simple",
-        person="3sg",
-        prompt=f'Sentence: "Last week {pid} went home." Rating from 1 (impossible) to 5 (perfect): ___',
-        candidates=SCALE,
-        expected=expected,
-        label="correct",
-        category="core",
-        source="hand",
-        kind="ordinal",
-    )
-    fields.update(extra)
-    return Probe(**fields)
-
-
-def fixture_scorer(probes_and_dists: list[tuple[Probe, list[float]]]) -> FakeScorer:
-    """log p of each scale point given each probe's context: a model with a known distribution."""
-    table = {}
-    for probe, dist in probes_and_dists:
-        context = probe.prompt.split("___")[0]
-        for point, p in zip(probe.candidates, dist, strict=True):
-            table[split_whitespace(context, point)] = math.log(p)
-    return FakeScorer(table)
-
-
-def scored(probes_and_dists: list[tuple[Probe, list[float]]]) -> list[dict]:
-    probes = [p for p, _ in probes_and_dists]
-    return score_probes(probes, TEMPLATE, fixture_scorer(probes_and_dists))
-
-
-def run_results(entries: list[dict]) -> dict:
-    """The results dict a run would write, through the pipeline's one `finalize`."""
-    cfg = load_config(REPO / "evalgate.yml")
-    base = {
-        "inputs": {},
-        "checkpoint": {"path": "fake", "format": "fake", "sha256": "0" * 64, "loader": None},
-        "config": cfg.pin(),
-        "manifest": results_mod.comparability_manifest(
-            method="candidate",
-            normalization="tokens",
-            template_sha256="0" * 64,
-            dtype="float32",
-            probe_set_digest="0" * 64,
-            probe_set_version=None,
-            tokenizer_sha256=None,
-        ),
-        "probe_set": {},
-        "perplexity": None,
-        "warnings": [],
-    }
-    return finalize(base, entries)
 
 
 A = ordinal_probe("ord-a", "5", reason_code="ACC-OK")
@@ -195,7 +132,7 @@ def test_validate_names_every_broken_scale_with_file_line_id_and_field(tmp_path)
     form = {**ordinal_probe("ord-form", "5").to_record(), "candidates": ["5", "4", "3"]}
     form.pop("kind")
     (tmp_path / EVAL / "ordinal.jsonl").write_bytes(dump_jsonl([good, backwards, mixed, form]))
-    code, out = cli("validate", "--config", str(config), "--format", "json")
+    code, out = cli_merged("validate", "--config", str(config), "--format", "json")
     doc = json.loads(out)
     assert code == 2
     found = [f for f in doc["findings"] if f["check"] == "ordinal-scale"]
@@ -312,7 +249,7 @@ def test_the_example_file_validates_and_is_in_the_default_probe_set():
     assert {r["language"] for r in records} == {"en", "es"}
     assert len({r["reason_code"] for r in records}) >= 3
     assert all(scale_problem(r["candidates"]) is None for r in records)
-    code, out = cli("validate", "--config", str(REPO / "evalgate.yml"), "--format", "json")
+    code, out = cli_merged("validate", "--config", str(REPO / "evalgate.yml"), "--format", "json")
     doc = json.loads(out)
     assert code == 0, doc["findings"]
     assert doc["summary"]["leaks"] == 0 and "data/eval/ordinal.jsonl" in doc["summary"]["files"]

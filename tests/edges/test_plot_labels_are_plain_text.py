@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from test_ordinal import ordinal_probe, run_results, scored
+from helpers.ordinal import ordinal_probe, run_results, scored
 
 from evalgate.cli import main
 from evalgate.edges.files import dump_json

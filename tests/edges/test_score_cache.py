@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import REPO
-from helpers.probeset_factory import CORE, EVAL, apply_step, cli, dump_jsonl, probe, write_base
+from helpers.probeset_factory import CORE, EVAL, apply_step, cli_merged, dump_jsonl, probe, write_base
 
 # Every test here scores the demo checkpoint several times.
 pytestmark = pytest.mark.slow
@@ -36,7 +36,7 @@ def gate(tmp_path, monkeypatch):
     out = tmp_path / "out"
 
     def run(*extra: str) -> tuple[bytes, str]:
-        code, log = cli("run", "--config", str(cfg), "--checkpoint", str(DEMO), "--baseline", "none",
+        code, log = cli_merged("run", "--config", str(cfg), "--checkpoint", str(DEMO), "--baseline", "none",
                         "--out", str(out), *extra)  # fmt: skip
         assert code == 0, log
         return (out / "results.json").read_bytes(), log
@@ -128,7 +128,7 @@ def test_another_checkpoint_or_scoring_configuration_misses(gate, tmp_path):
     apply_step(root, {"config": {"scoring": {"normalization": "chars"}}})
     _, log = run("--cache", cache)
     assert counts(log) == (0, n)  # normalisation is part of the key, though logliks would agree
-    code, log = cli("run", "--config", str(root / "evalgate.yml"), "--checkpoint",
+    code, log = cli_merged("run", "--config", str(root / "evalgate.yml"), "--checkpoint",
                     str(REPO / "data/checkpoints/demo-regressed"), "--baseline", "none",
                     "--out", str(tmp_path / "out2"), "--cache", cache)  # fmt: skip
     assert code == 0, log

@@ -1,7 +1,7 @@
 """REPORT.md: golden files, the size cap, inert probe text, refused and no-baseline reports.
 
 Golden files live in tests/golden/; after an intended change to the report, regenerate them with
-`UPDATE_GOLDEN=1 pytest tests/report/test_render_md.py` and review the diff.
+`UPDATE_GOLDEN=1 pytest tests/report/test_full_report.py` and review the diff.
 """
 
 from __future__ import annotations

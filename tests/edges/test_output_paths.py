@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers.probeset_factory import cli, write_base
+from helpers.probeset_factory import cli_merged, write_base
 
 
 @pytest.fixture
@@ -17,7 +17,7 @@ def repo(tmp_path: Path) -> Path:
 
 def _export(repo: Path, output: Path) -> tuple[int, str]:
     config = str(repo / "evalgate.yml")
-    return cli("probes", "export", "--config", config, "--format", "csv", "-o", str(output))
+    return cli_merged("probes", "export", "--config", config, "--format", "csv", "-o", str(output))
 
 
 def test_a_fifo_output_is_refused_and_kept(repo, tmp_path):
