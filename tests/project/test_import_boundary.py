@@ -162,10 +162,6 @@ ALLOWED: dict[str, dict[str, str]] = {
         "importlib.resources": "reads the JSON Schemas shipped as package data, not a user's file",
         "read_text": "the package-data file of a schema, through importlib.resources",
     },
-    "probeset/configured_files.py": {
-        "pathlib.Path": "annotations only: the caller resolves the paths, this module compares them "
-        "as dict keys and calls no method on them",
-    },
 }
 
 

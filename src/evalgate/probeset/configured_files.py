@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evalgate.types import Finding
+
+if TYPE_CHECKING:  # the caller resolves the paths; they are compared here, never opened
+    from pathlib import Path
 
 
 def same_file_findings(role: str, named: Sequence[tuple[str, Path]]) -> list[Finding]:
