@@ -152,8 +152,10 @@ def test_value_types_agree(where, td, node):
 
 
 def _check_value(where: str, hint: Any, value: Any, problems: list[str]) -> None:
-    hint, _ = _strip_none(hint)
+    hint, nullable = _strip_none(hint)
     if value is None:
+        if not nullable and hint is not Any:
+            problems.append(f"{where}: null, and its type does not allow None")
         return
     if is_typeddict(hint):
         if not isinstance(value, dict):
@@ -183,6 +185,13 @@ def test_golden_results_read_through_the_types(path):
     problems: list[str] = []
     _check_value("results", document.ResultsDocument, json.loads(path.read_text("utf-8")), problems)
     assert not problems, "\n".join(problems[:40])
+
+
+def test_a_null_the_type_does_not_allow_is_a_problem():
+    """A None is checked against the type too, not skipped: `str | None` takes it, `int` does not."""
+    problems: list[str] = []
+    _check_value("c", document.Comparison, {"baseline_name": None, "n_paired": None}, problems)
+    assert problems == ["c.n_paired: null, and its type does not allow None"]
 
 
 def test_the_module_is_types_only():

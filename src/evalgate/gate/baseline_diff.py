@@ -63,7 +63,7 @@ def read_change(path: str, text: str) -> Change:
     """
     old: dict[str, float | None] = {}
     new: dict[str, float | None] = {}
-    current = {"-": None, "+": None}  # the slice each side is inside
+    current: dict[str, str | None] = {"-": None, "+": None}  # the slice each side is inside
     section = {"-": "", "+": ""}
     for line in text.splitlines():
         if line.startswith("@@"):
@@ -82,8 +82,8 @@ def read_change(path: str, text: str) -> Change:
                 section[side], current[side] = sec.group(1), None
             elif slice_key and section[side] in ("slices", ""):
                 current[side] = slice_key.group(1) if _is_slice(slice_key.group(1)) else None
-            elif acc and current[side] is not None:
-                (old if side == "-" else new)[current[side]] = _number(acc.group(1))  # type: ignore[index]
+            elif acc and (key := current[side]) is not None:
+                (old if side == "-" else new)[key] = _number(acc.group(1))
             elif body.startswith("    }"):
                 current[side] = None
     slices = {k: (old.get(k), new.get(k)) for k in set(old) | set(new) if old.get(k) != new.get(k)}

@@ -23,7 +23,7 @@ from typing import Any
 from evalgate.errors import NotComparableError, RefusedError
 from evalgate.gate import noninferiority, perplexity_test
 from evalgate.gate.baseline import BASELINE_KIND, validate_baseline
-from evalgate.gate.document import Comparison
+from evalgate.gate.document import Comparison, PerplexityComparison, SliceComparison, SliceStatus
 from evalgate.gate.results import refuse_partial
 from evalgate.gate.rules import GateRules  # the rules only: a configuration is never loaded here
 from evalgate.gate.slice_order import slice_sort_key
@@ -172,32 +172,41 @@ def _check_overlap(
     )
 
 
-def _perplexity(results: dict[str, Any], base: _View, max_ratio: float, alpha: float) -> dict[str, Any]:
+def _perplexity(results: dict[str, Any], base: _View, max_ratio: float, alpha: float) -> PerplexityComparison:
     new_ppl, old_ppl = results.get("perplexity"), base.perplexity
-    out: dict[str, Any] = {
-        "baseline": old_ppl.get("value") if old_ppl else None,
-        "value": new_ppl.get("value") if new_ppl else None,
+    baseline = old_ppl.get("value") if old_ppl else None
+    value = new_ppl.get("value") if new_ppl else None
+    out: PerplexityComparison = {
+        "baseline": baseline,
+        "value": value,
         "ratio": None,
         "max_ratio": max_ratio,
         "comparable": True,
         "reason": None,
     }
     changed = [k for k in PERPLEXITY_KEYS if results["manifest"].get(k) != base.manifest.get(k)]
-    if not (isinstance(out["baseline"], int | float) and out["baseline"] > 0) or out["value"] is None:
-        out.update(status="missing", comparable=False, reason="perplexity missing from one of the runs")
+    if not (isinstance(baseline, int | float) and baseline > 0) or value is None:
+        out.update(
+            {"status": "missing", "comparable": False, "reason": "perplexity missing from one of the runs"}
+        )
     elif changed:
         out.update(
-            status="not_comparable",
-            comparable=False,
-            reason=f"{' and '.join(changed)} differ: perplexities over different tokens are not comparable",
+            {
+                "status": "not_comparable",
+                "comparable": False,
+                "reason": f"{' and '.join(changed)} differ: "
+                "perplexities over different tokens are not comparable",
+            }
         )
     else:
-        out["ratio"] = out["value"] / out["baseline"]
-        out.update(_perplexity_test(new_ppl, old_ppl, max_ratio, alpha, out["ratio"]))
+        out["ratio"] = ratio = value / baseline
+        out.update(_perplexity_test(new_ppl, old_ppl, max_ratio, alpha, ratio))
     return out
 
 
-def _perplexity_test(new: Any, old: Any, max_ratio: float, alpha: float, ratio: float) -> dict[str, Any]:
+def _perplexity_test(
+    new: Any, old: Any, max_ratio: float, alpha: float, ratio: float
+) -> PerplexityComparison:
     """The paired per-sentence NLL test (gate/perplexity_test.py), else the bare ratio rule.
 
     The ratio is the tolerance (docs/gate.md "Perplexity"): with per-sentence NLLs on both sides
@@ -215,8 +224,16 @@ def _perplexity_test(new: Any, old: Any, max_ratio: float, alpha: float, ratio: 
     res = perplexity_test.paired_nll_test(
         new["sentence_nll"], old["sentence_nll"], old["sentence_tokens"], max_ratio, alpha
     )
-    res["status"] = "regressed" if res.pop("regressed") else "ok"
-    return res
+    return {
+        "test": res["test"],
+        "n_sentences": res["n_sentences"],
+        "nll_increase": res["nll_increase"],
+        "p_value": res["p_value"],
+        "ratio_low": res["ratio_low"],
+        "ratio_high": res["ratio_high"],
+        "interval_level": res["interval_level"],
+        "status": "regressed" if res["regressed"] else "ok",
+    }
 
 
 def _scored(outcome: dict[str, Any]) -> bool:
@@ -229,29 +246,64 @@ def _paired(entry: dict[str, Any]) -> bool:
     return _scored(entry) and not is_ordinal(entry)
 
 
-def _slice_row(ids: list[str], new: dict, old: dict, rules: GateRules) -> dict[str, Any]:
+def _slice_row(
+    ids: list[str], new: dict, old: dict, rules: GateRules, status: SliceStatus
+) -> SliceComparison:
     n = len(ids)
     b = sum(1 for i in ids if old[i]["correct"] and not new[i]["correct"])
     c = sum(1 for i in ids if not old[i]["correct"] and new[i]["correct"])
-    row: dict[str, Any] = {"n_shared": n, "b": b, "c": c}
     if n == 0:
-        row.update(baseline_accuracy=None, accuracy=None, delta=None, wilson_low=None, wilson_high=None)
-        row.update(p_value=None, p_mcnemar=None, disagreement=None, mde=None)
-        return row
+        return {
+            "n_shared": n,
+            "b": b,
+            "c": c,
+            "baseline_accuracy": None,
+            "accuracy": None,
+            "delta": None,
+            "wilson_low": None,
+            "wilson_high": None,
+            "p_value": None,
+            "p_mcnemar": None,
+            "disagreement": None,
+            "mde": None,
+            "status": status,
+        }
     base_acc = sum(1 for i in ids if old[i]["correct"]) / n
     k_new = sum(1 for i in ids if new[i]["correct"])
     lo, hi = wilson_interval(k_new, n, rules.z)
-    row.update(
-        baseline_accuracy=base_acc, accuracy=k_new / n, delta=(c - b) / n, wilson_low=lo, wilson_high=hi
-    )
     # The gate's p-value tests the promise "drops up to the tolerance are never a regression"
     # (gate/noninferiority.py); McNemar's "no change" p-value stays beside it for reference.
-    row["p_value"] = noninferiority.pvalue(b, c, n, rules.tolerance)
-    row["p_mcnemar"] = mcnemar_exact_one_sided(b, c)
-    row["disagreement"] = (b + c) / n
+    row: SliceComparison = {
+        "n_shared": n,
+        "b": b,
+        "c": c,
+        "baseline_accuracy": base_acc,
+        "accuracy": k_new / n,
+        "delta": (c - b) / n,
+        "wilson_low": lo,
+        "wilson_high": hi,
+        "p_value": noninferiority.pvalue(b, c, n, rules.tolerance),
+        "p_mcnemar": mcnemar_exact_one_sided(b, c),
+        "disagreement": (b + c) / n,
+        "status": status,
+    }
     if rules.rule == "wilson":
         row["mde"] = mde_wilson(n, base_acc, rules.z, rules.tolerance)
     return row
+
+
+def _shared(x: float | None) -> float:
+    """A number every slice that shares probes has (`_slice_row`): only such a slice is gated."""
+    if x is None:
+        raise AssertionError("a gated slice lacks a number that only an empty slice lacks")
+    return x
+
+
+def _regressed(row: SliceComparison, rules: GateRules) -> bool:
+    if rules.rule == "wilson":
+        return _shared(row["baseline_accuracy"]) > _shared(row["wilson_high"]) + rules.tolerance
+    drop = -_shared(row["delta"])
+    return _shared(row["p_adjusted"]) < rules.alpha and exceeds(drop, rules.tolerance)
 
 
 def _mde_disagreement(n_discordant: int, n_paired: int, assumed: float) -> float:
@@ -299,20 +351,21 @@ def compare(
         (k for k in new_slices | base.slices if k.partition(":")[0] in families), key=slice_sort_key
     )
 
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, SliceComparison] = {}
+    gated: list[str] = []
     for key in candidates:
         ids = members.get(key, [])
-        row = _slice_row(ids, new_by_id, base.outcomes, rules)
-        row["n_new"] = n_new.get(key, 0)
+        status: SliceStatus
         if not ids:
-            row["status"] = "new" if key in new_slices else "too_small"
+            status = "new" if key in new_slices else "too_small"
         elif len(ids) < rules.min_n:
-            row["status"] = "too_small"
+            status = "too_small"
         else:
-            row["status"] = "gated"  # decided below, once every slice's p-value is known
-        rows[key] = row
+            status = "ok"  # provisional: decided below, once every slice's p-value is known
+            gated.append(key)
+        rows[key] = _slice_row(ids, new_by_id, base.outcomes, rules, status)
+        rows[key]["n_new"] = n_new.get(key, 0)
 
-    gated = [k for k, r in rows.items() if r["status"] == "gated"]
     # The paired MDE is the test's own (gate/noninferiority.py) at the observed disagreement and
     # at alpha / (gated slices), the level the first Holm step needs: the level a slice really
     # faces when every gated slice competes (docs/gate.md, "Low power").
@@ -320,33 +373,27 @@ def compare(
     n_discordant = sum(1 for i in shared if new_by_id[i]["correct"] != base.outcomes[i]["correct"])
     mde_bg = _mde_disagreement(n_discordant, len(shared), rules.assumed_disagreement)
     for row in rows.values():
-        if rules.rule != "wilson" and row["n_shared"]:
+        base_acc = row["baseline_accuracy"]  # None exactly when the slice shares no probe
+        if rules.rule != "wilson" and base_acc is not None:
             found = noninferiority.mde(row["n_shared"], rules.tolerance, mde_level, mde_bg)
-            row["mde"] = None if found is None or found > row["baseline_accuracy"] else found
+            row["mde"] = None if found is None or found > base_acc else found
         # A slice that cannot reliably catch an `mde_max` drop is still gated: the exact test keeps
         # its false alarms at alpha, and left ungated, 60 probes going from all right to all wrong
         # would pass. It is marked `underpowered`, so a pass there reads as weak evidence.
-        row["underpowered"] = bool(row["n_shared"]) and (
-            row["mde"] is None or exceeds(row["mde"], rules.mde_max)
-        )
-    adjusted = holm({k: rows[k]["p_value"] for k in gated}) if rules.rule == "paired" else {}
+        mde = row["mde"]
+        row["underpowered"] = bool(row["n_shared"]) and (mde is None or exceeds(mde, rules.mde_max))
+    adjusted = holm({k: _shared(rows[k]["p_value"]) for k in gated}) if rules.rule == "paired" else {}
     for key, row in rows.items():
-        row["gated"] = row["status"] == "gated"
+        row["gated"] = key in gated
         row["p_adjusted"] = adjusted.get(key)
-        if not row["gated"]:
-            continue
-        drop = -row["delta"]
-        if rules.rule == "wilson":
-            regressed = row["baseline_accuracy"] > row["wilson_high"] + rules.tolerance
-        else:
-            regressed = row["p_adjusted"] < rules.alpha and exceeds(drop, rules.tolerance)
-        row["status"] = "regressed" if regressed else "ok"
+        if row["gated"]:
+            row["status"] = "regressed" if _regressed(row, rules) else "ok"
 
     old = base.outcomes
     return {
         "baseline": baseline_path,
         "baseline_name": base.name,
-        "rule": rules.rule,
+        "rule": "wilson" if rules.rule == "wilson" else "paired",
         "thresholds": {
             "alpha": rules.alpha,
             "tolerance": rules.tolerance,

@@ -21,6 +21,8 @@ from typing import Any, Literal, NotRequired, TypedDict
 Verdict = Literal["pass", "fail", "refused"]
 ProbeStatus = Literal["scored", "ambiguous", "model_oov", "deprecated", "excluded"]
 SliceStatus = Literal["ok", "regressed", "too_small", "new"]
+ScoringMethod = Literal["candidate", "candidate-raw", "sentence"]
+Normalization = Literal["tokens", "chars", "bytes", "none"]
 
 
 class InputFile(TypedDict):
@@ -58,8 +60,8 @@ class ConfigPin(TypedDict):
 
 
 class Manifest(TypedDict):
-    method: Literal["candidate", "candidate-raw", "sentence"]
-    normalization: Literal["tokens", "chars", "bytes", "none"]
+    method: ScoringMethod
+    normalization: Normalization
     template_sha256: str
     dtype: str
     scoring_version: str
@@ -229,7 +231,7 @@ class Comparison(TypedDict):
     mde_disagreement: NotRequired[float | None]
     perplexity: NotRequired[PerplexityComparison | None]
     # not in the schema
-    baseline_name: NotRequired[str]
+    baseline_name: NotRequired[str | None]  # None: the baseline document has no name
     thresholds: NotRequired[GateSettings]
     n_paired: NotRequired[int]
     regressed: NotRequired[list[str]]
@@ -286,9 +288,9 @@ class OrdinalItem(TypedDict):
     entropy: float
     entropy_norm: float
     review: bool
-    # not in the schema
-    status: NotRequired[str]
-    label: NotRequired[str]
+    # not in the schema: copied from the probe entry, which may lack a label
+    status: NotRequired[str | None]
+    label: NotRequired[str | None]
 
 
 class Ordinal(TypedDict):

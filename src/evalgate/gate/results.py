@@ -17,7 +17,14 @@ import jsonschema
 
 from evalgate import SCORING_VERSION, __version__
 from evalgate.errors import RefusedError
-from evalgate.gate.document import LeakSummary, Manifest, ResultsDocument
+from evalgate.gate.document import (
+    LeakGroup,
+    LeakSummary,
+    Manifest,
+    Normalization,
+    ResultsDocument,
+    ScoringMethod,
+)
 from evalgate.schemas import schema
 
 SCHEMA_VERSION = 1
@@ -42,8 +49,8 @@ def round_floats(obj: Any, digits: int = ROUND_DIGITS) -> Any:
 
 def comparability_manifest(
     *,
-    method: str,
-    normalization: str,
+    method: ScoringMethod,
+    normalization: Normalization,
     template_sha256: str,
     dtype: str,
     probe_set_digest: str,
@@ -77,14 +84,20 @@ def leak_summary(entries: Iterable[Mapping[str, Any]], excluded: Iterable[str], 
     """
     excluded = set(excluded)
     active = [e for e in entries if e.get("status") != "deprecated"]
-    out: dict[str, Any] = {"policy": policy, "excluded": sorted(excluded)}
+    by: dict[str, dict[str, LeakGroup]] = {}
     for key in ("label", "category"):
         totals = Counter(str(e.get(key)) for e in active)
         hits = Counter(str(e.get(key)) for e in active if e["id"] in excluded)
-        out[f"by_{key}"] = {
+        by[key] = {
             name: {"excluded": hits[name], "total": totals[name], "fraction": hits[name] / totals[name]}
             for name in sorted(totals)
         }
+    out: LeakSummary = {
+        "policy": policy,
+        "excluded": sorted(excluded),
+        "by_label": by["label"],
+        "by_category": by["category"],
+    }
     return out
 
 

@@ -11,7 +11,7 @@ the others.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import TypeGuard, TypeVar
 
 from evalgate.errors import RefusedError
 
@@ -31,6 +31,10 @@ def select_shard(items: Sequence[T], index: int, count: int) -> list[T]:
     return [item for pos, item in enumerate(items) if pos % count == index - 1]
 
 
+def _is_int(v: object) -> TypeGuard[int]:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 def merge_parts(parts: Sequence[dict], base_keys: Sequence[str]) -> tuple[dict, list[dict]]:
     """Check that the partial results are the shards of one run; return (base, entries in order).
 
@@ -38,16 +42,18 @@ def merge_parts(parts: Sequence[dict], base_keys: Sequence[str]) -> tuple[dict, 
     that measured perplexity); `entries` are every shard's probes back in probe-file order.
     """
     problems: list[str] = []
-    shards = [p.get("shard") for p in parts]
-    if any(not isinstance(s, dict) for s in shards):
-        raise RefusedError(
-            "merge needs partial results written by `evalgate run --shard I/N`",
-            hint="a part without a 'shard' record is a whole run, not a shard",
-        )
+    shards: list[dict] = []
+    for p in parts:
+        shard = p.get("shard")
+        if not isinstance(shard, dict):
+            raise RefusedError(
+                "merge needs partial results written by `evalgate run --shard I/N`",
+                hint="a part without a 'shard' record is a whole run, not a shard",
+            )
+        shards.append(shard)
     for n, s in enumerate(shards, 1):
         index, count, order = s.get("index"), s.get("count"), s.get("order")
-        ints = all(isinstance(v, int) and not isinstance(v, bool) for v in (index, count))
-        if not (ints and 1 <= index <= count) or not (
+        if not (_is_int(index) and _is_int(count) and 1 <= index <= count) or not (
             isinstance(order, list) and all(isinstance(i, str) for i in order)
         ):
             raise RefusedError(

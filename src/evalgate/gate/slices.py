@@ -148,27 +148,30 @@ def calibration(
         [e["confidence"] for e in scored], [_is_correct(e) for e in scored], n_bins
     )
 
-    def hn(e: dict[str, Any]) -> float | None:
-        return e.get("entropy_norm")
+    def hn(some: Iterable[dict[str, Any]]) -> list[tuple[dict[str, Any], float]]:
+        """The entries that have a normalised entropy, each with it."""
+        return [(e, h) for e in some if (h := e.get("entropy_norm")) is not None]
 
-    wrong = [e for e in scored if not e["correct"] and hn(e) is not None]
-    confident = sorted((e for e in wrong if hn(e) < confident_entropy), key=lambda e: (hn(e), e["id"]))
-    unsure = sorted(
-        (e for e in scored if hn(e) is not None and hn(e) > review_entropy), key=lambda e: (-hn(e), e["id"])
+    wrong = hn(e for e in scored if not e["correct"])
+    confident = sorted(
+        ((e, h) for e, h in wrong if h < confident_entropy), key=lambda eh: (eh[1], eh[0]["id"])
     )
-    ambiguous = [e for e in live if e["status"] == STATUS_AMBIGUOUS and hn(e) is not None]
+    unsure = sorted(
+        ((e, h) for e, h in hn(scored) if h > review_entropy), key=lambda eh: (-eh[1], eh[0]["id"])
+    )
+    ambiguous = hn(e for e in live if e["status"] == STATUS_AMBIGUOUS)
     return {
         "ece": ece,
         "n": len(scored),
         "bins": bins,
         "confident_entropy": confident_entropy,
         "review_entropy": review_entropy,
-        "confident_errors": [e["id"] for e in confident],
-        "high_entropy": [e["id"] for e in unsure],
+        "confident_errors": [e["id"] for e, _ in confident],
+        "high_entropy": [e["id"] for e, _ in unsure],
         "entropy": {
-            "correct": entropy_summary([hn(e) for e in scored if e["correct"] and hn(e) is not None]),
-            "wrong": entropy_summary([hn(e) for e in wrong]),
-            "ambiguous": entropy_summary([hn(e) for e in ambiguous]),
+            "correct": entropy_summary([h for e, h in hn(scored) if e["correct"]]),
+            "wrong": entropy_summary([h for _, h in wrong]),
+            "ambiguous": entropy_summary([h for _, h in ambiguous]),
         },
     }
 

@@ -20,7 +20,7 @@ caller passes the documents and the default configuration.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, get_args
 
 from evalgate.errors import RefusedError
@@ -219,7 +219,7 @@ def describe(change: Mapping[str, Any]) -> str:
     return f"{what}: {change.get('key')}{where}: {old} -> {new}"
 
 
-def approved_baseline(baseline: Mapping[str, Any], changes: list[Mapping[str, Any]]) -> dict[str, Any]:
+def approved_baseline(baseline: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The baseline as the approved yardstick: a probe whose content changed is a new probe now
     (its old outcome measured something else), so it leaves the pairing. Removed and deprecated
     probes leave the comparison by themselves; file and rule changes are the run's own."""

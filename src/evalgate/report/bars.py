@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from evalgate.gate.document import ResultsDocument, SliceComparison
 from evalgate.gate.slice_order import gated_families, slice_sort_key
@@ -112,19 +111,28 @@ def bars_from_results(results: ResultsDocument) -> list[Bar]:
     keys = {k for k in list(slices) + list(comparison) if k.split(":", 1)[0] in families}
     bars = []
     for key in sorted(keys, key=slice_sort_key):
-        s: Mapping[str, Any] = slices.get(key) or {}  # a slice may be in one of the two only
-        c: Mapping[str, Any] = comparison.get(key) or {}
-        use = c if c.get("accuracy") is not None else s
+        s = slices.get(key)  # a slice may be in one of the two only
+        c = comparison.get(key)
+        s_low = s.get("wilson_low") if s else None
+        s_high = s.get("wilson_high") if s else None
+        # the count the shown accuracy is over: shared probes, or (a "new" slice) all of them
+        n: int | None
+        acc: float | None
+        if c and c.get("accuracy") is not None:
+            n, acc = c.get("n_shared"), c.get("accuracy")
+            low, high = c.get("wilson_low", s_low), c.get("wilson_high", s_high)
+        else:
+            n, acc = (s.get("n"), s.get("accuracy")) if s else (None, None)
+            low, high = s_low, s_high
         bars.append(
             Bar(
                 label=key,
-                # the count the shown accuracy is over: shared probes, or (a "new" slice) all of them
-                n=int((c.get("n_shared") if use is c else s.get("n")) or 0),
-                accuracy=use.get("accuracy"),
-                low=use.get("wilson_low", s.get("wilson_low")),
-                high=use.get("wilson_high", s.get("wilson_high")),
-                baseline=c.get("baseline_accuracy"),
-                status=c.get("status"),
+                n=int(n or 0),
+                accuracy=acc,
+                low=low,
+                high=high,
+                baseline=c.get("baseline_accuracy") if c else None,
+                status=c.get("status") if c else None,
             )
         )
     return bars

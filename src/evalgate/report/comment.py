@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalgate.gate.baseline_diff import baseline_changes, change_table
-from evalgate.gate.document import ResultsDocument, SliceComparison
+from evalgate.gate.document import Comparison, ResultsDocument, SliceComparison
 from evalgate.gate.slice_order import family, gated_families, ordered
 from evalgate.gate.yardstick import describe
 from evalgate.report.markdown import (
@@ -152,14 +152,17 @@ def _provenance(prov: Mapping[str, Any]) -> str:
 def _verdict(results: ResultsDocument) -> str:
     v = str(results["verdict"])
     head = _VERDICT_HEAD.get(v, f"evalgate: {inline(v)}")
-    overall: Mapping[str, Any] = ((results.get("comparison") or {}).get("slices") or {}).get("overall") or {}
+    comparison: Comparison = results.get("comparison") or {}
+    row = (comparison.get("slices") or {}).get("overall")
     own = results["slices"].get("overall")
-    acc = overall.get("accuracy", own["accuracy"] if own else None)
+    own_acc = own["accuracy"] if own else None
+    acc = row.get("accuracy", own_acc) if row else own_acc
     line = f"## {head}"
     if isinstance(acc, int | float):
         line += f" — overall {pct(acc)}"
-        if isinstance(overall.get("baseline_accuracy"), int | float):
-            line += f" (baseline {pct(overall['baseline_accuracy'])})"
+        base_acc = row.get("baseline_accuracy") if row else None
+        if isinstance(base_acc, int | float):
+            line += f" (baseline {pct(base_acc)})"
     reasons = [r for r in results.get("reasons") or [] if r is not None]
     why = [f"- {inline(r, 300)}" for r in reasons[:MAX_REASONS]]
     if len(reasons) > MAX_REASONS:
@@ -214,8 +217,8 @@ def _gate_changes(results: ResultsDocument) -> str:
     diff = results.get("gate_changes")
     tables = []
     if isinstance(diff, str) and diff.strip():
-        changes, rest = baseline_changes(diff)
-        tables = [change_table(c, MAX_ROWS) for c in changes]
+        edits, rest = baseline_changes(diff)
+        tables = [change_table(c, MAX_ROWS) for c in edits]
         n = len(rest.splitlines())
         if n:
             lines.append(f"- edits to the gate's files ({n:,} diff lines; the full report shows them)")
@@ -231,7 +234,7 @@ def _new_probes(results: ResultsDocument) -> str:
         return ""
     by_id: dict[str, Mapping[str, Any]] = {p["id"]: p for p in results["probes"]}
     right = sum(1 for i in ids if by_id.get(i, {}).get("correct") is True)
-    marks = {True: "✅", False: "❌"}
+    marks: dict[bool | None, str] = {True: "✅", False: "❌"}
     shown = [f"{code(i)} {marks.get(by_id.get(i, {}).get('correct'), '·')}" for i in sorted(ids)[:MAX_LIST]]
     more = f" … and {len(ids) - MAX_LIST:,} more" if len(ids) > MAX_LIST else ""
     return (

@@ -84,7 +84,7 @@ def perplexity(results: ResultsDocument) -> Section:
         " the allowed ratio;"
         " with a different tokenizer the two are not comparable and are shown, not gated."
     )
-    body = table(["perplexity", "baseline", "ratio", "allowed", "status"], [row], "rrrrl")
+    body: str = table(["perplexity", "baseline", "ratio", "allowed", "status"], [row], "rrrrl")
     body += _perplexity_test_line(comp)
     if comp.get("reason"):
         body += f"\n\n{inline(comp['reason'])}."
@@ -95,8 +95,14 @@ def _perplexity_test_line(comp: PerplexityComparison) -> str:
     """The paired test's p-value and interval (gate/perplexity_test.py), or why the ratio stood in."""
     if comp.get("test") == "ratio" and comp.get("note"):
         return f"\n\n{inline(comp['note'])}."
-    p, low, high, level = (comp.get(k) for k in ("p_value", "ratio_low", "ratio_high", "interval_level"))
-    if not all(isinstance(v, int | float) for v in (p, low, high, level)):
+    p, low, high = comp.get("p_value"), comp.get("ratio_low"), comp.get("ratio_high")
+    level = comp.get("interval_level")
+    if not (
+        isinstance(p, int | float)
+        and isinstance(low, int | float)
+        and isinstance(high, int | float)
+        and isinstance(level, int | float)
+    ):
         return ""
     return (
         f'\n\nPaired test over {count(comp.get("n_sentences"))} sentences of H0 "the ratio is at most'
@@ -131,11 +137,11 @@ def calibration(results: ResultsDocument, budget: Budget, review_entropy: float)
         ]
         reliability = table(["confidence", "n", "mean confidence", "accuracy", "gap"], rows, "lrrrr")
         lines.append(details("Reliability table", reliability))
-    summaries: Mapping[str, Any] = cal.get("entropy") or {}
+    summaries = cal.get("entropy") or {}
     parts = [
-        f"{name} {num((summaries.get(name) or {}).get('mean'))}"
+        f"{name} {num(summary.get('mean'))}"
         for name in ("correct", "wrong", "ambiguous")
-        if (summaries.get(name) or {}).get("n")
+        if (summary := summaries.get(name)) and summary.get("n")
     ]
     if parts:
         lines.append(
@@ -208,14 +214,15 @@ def inputs(results: ResultsDocument) -> Section:
 
 
 def method(results: ResultsDocument) -> Section:
-    m: Mapping[str, Any] = results.get("manifest") or {}  # a refusal has none
-    probe_set: Mapping[str, Any] = results.get("probe_set") or {}
-    name, norm = m.get("method", "?"), m.get("normalization", "?")
+    m = results.get("manifest")  # a refusal has none
+    probe_set = results.get("probe_set") or {}
+    name = m.get("method", "?") if m else "?"
+    norm = m.get("normalization", "?") if m else "?"
     scoring = METHOD.get(name, inline(name))
     if name != "candidate-raw":
         scoring += ", " + NORMALISATION.get(norm, f"normalised by {inline(norm)}")
-    version = m.get("probe_set_version") or probe_set.get("version")
-    digest = m.get("probe_set_digest") or probe_set.get("digest")
+    version = (m.get("probe_set_version") if m else None) or probe_set.get("version")
+    digest = (m.get("probe_set_digest") if m else None) or probe_set.get("digest")
     lines = [
         "### Method",
         "",
@@ -224,9 +231,10 @@ def method(results: ResultsDocument) -> Section:
         " set (not the vocabulary); entropy is that distribution's, in nats and divided by log K."
         " Results scored with another method or normalisation are not comparable.",
         f"- **Probe set** version {code(version or 'unsealed')}, digest {_sha(digest)};"
-        f" template {_sha(m.get('template_sha256'))}; dtype {code(m.get('dtype', '?'))};"
-        f" scoring version {code(m.get('scoring_version', '?'))};"
-        f" tokenizer {_sha(m.get('tokenizer_sha256'))}.",
+        f" template {_sha(m.get('template_sha256') if m else None)};"
+        f" dtype {code(m.get('dtype', '?') if m else '?')};"
+        f" scoring version {code(m.get('scoring_version', '?') if m else '?')};"
+        f" tokenizer {_sha(m.get('tokenizer_sha256') if m else None)}.",
         f"- **evalgate** {code(results['evalgate_version'])}"
         f" (results schema {code(results['schema_version'])}).",
     ]

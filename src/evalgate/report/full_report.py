@@ -145,12 +145,12 @@ def verdict(results: ResultsDocument) -> Section:
     v = results["verdict"]
     comparison: Comparison = results.get("comparison") or {}
     rows: Mapping[str, SliceComparison] = comparison.get("slices") or {}
-    overall: Mapping[str, Any] = results["slices"].get("overall") or {}  # no overall: nothing scored
+    overall = results["slices"].get("overall")  # no overall: nothing scored
     if v == "refused":
         n = len(results.get("findings") or [])
         problems = f"{n:,} problem(s) in the input; " if n else ""
         # A refusal after scoring (a baseline that is not comparable) did score: say what failed.
-        outcome = "scored, but not gated" if overall.get("n") else "nothing was scored"
+        outcome = "scored, but not gated" if overall and overall.get("n") else "nothing was scored"
         line = f"## ⛔ evalgate: refused — {problems}{outcome}"
     elif v == "fail":
         names = [
@@ -164,9 +164,10 @@ def verdict(results: ResultsDocument) -> Section:
             names.append(f"perplexity (×{ratio:.2f})" if isinstance(ratio, int | float) else "perplexity")
         line = "## ❌ evalgate: fail" + (" — regressed: " + ", ".join(names) if names else "")
     else:
-        line = f"## ✅ evalgate: pass — overall {pct(overall.get('accuracy'))}"
+        line = f"## ✅ evalgate: pass — overall {pct(overall.get('accuracy') if overall else None)}"
         if comparison:
-            base = (rows.get("overall") or {}).get("baseline_accuracy")
+            row = rows.get("overall")
+            base = row.get("baseline_accuracy") if row else None
             line += f" (baseline {pct(base)}), no gated slice regressed"
         else:
             line += "; no baseline, nothing was gated"
@@ -259,7 +260,7 @@ def warnings(results: ResultsDocument, budget: Budget) -> Section | None:
         return None
     shown = budget.take("warnings", items, title="validation warnings", where="results.json `warnings`")
     rows = [[w.get("check"), *_finding_row(w)[:4]] for w in shown]
-    body = table(["check", "where", "probe", "field", "warning"], rows)
+    body: str = table(["check", "where", "probe", "field", "warning"], rows)
     note = budget.note("warnings")
     body += f"\n\n{note}" if note else ""
     summary = f"{len(items):,} validation warning(s) (not failures)"

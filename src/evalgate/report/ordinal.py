@@ -119,7 +119,7 @@ def _items(
         ]
         for i in shown
     ]
-    body = table(
+    body: str = table(
         ["id", "group", "curve", "argmin", "E[x]", "expected", "abs error", "H/log K", "note"],
         rows,
         "lllrrlrrl",
@@ -140,24 +140,24 @@ def _review(
     ids = [str(i) for i in section["review"]]
     if not ids:
         return None
-    by_item: dict[str, Mapping[str, Any]] = {str(i["id"]): i for i in items}
+    by_item = {str(i["id"]): i for i in items}
     by_probe = probes_by_id(results)
     shown = budget.take(
         "ordinal_review", ids, title="ordinal items to review", where="results.json `ordinal.review`"
     )
     rows = []
     for pid in shown:
-        i, e = by_item.get(pid, {}), by_probe.get(pid, {})
+        i, e = by_item.get(pid), by_probe.get(pid)
         rows.append(
             [
                 pid,
-                e.get("prompt"),
-                Md(sparkline(i.get("points") or [])),
-                i.get("expected"),
-                num(i.get("entropy_norm")),
+                e.get("prompt") if e else None,
+                Md(sparkline((i.get("points") if i else None) or [])),
+                i.get("expected") if i else None,
+                num(i.get("entropy_norm") if i else None),
             ]
         )
-    body = table(["id", "prompt", "curve", "expected", "H/log K"], rows, "lllrr")
+    body: str = table(["id", "prompt", "curve", "expected", "H/log K"], rows, "lllrr")
     note = budget.note("ordinal_review")
     body += f"\n\n{note}" if note else ""
     head = (

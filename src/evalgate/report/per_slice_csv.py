@@ -31,15 +31,15 @@ def per_slice_frame(results: ResultsDocument) -> pd.DataFrame:
     keys = set(slices) | set(comparison or {}) | set(full or {})
     rows = []
     for key in ordered(keys):
-        s: Mapping[str, Any] = slices.get(key) or {}  # each key may be missing from the others
+        s = slices.get(key)  # each key may be missing from the others
         row: dict[str, Any] = {"slice": key, "family": family(key)}
-        row.update({c: s.get(c) for c in SLICE_COLUMNS})
+        row.update({col: s.get(col) if s else None for col in SLICE_COLUMNS})
         if comparison is not None:
-            c: Mapping[str, Any] = comparison.get(key) or {}
-            row.update({col: c.get(col) for col in COMPARISON_COLUMNS})
+            c = comparison.get(key)
+            row.update({col: c.get(col) if c else None for col in COMPARISON_COLUMNS})
         if full is not None:
-            f: Mapping[str, Any] = full.get(key) or {}
-            row.update({f"{col}_full": f.get(col) for col in SLICE_COLUMNS})
+            f = full.get(key)
+            row.update({f"{col}_full": f.get(col) if f else None for col in SLICE_COLUMNS})
         rows.append(row)
     columns = ["slice", "family", *SLICE_COLUMNS]
     if comparison is not None:

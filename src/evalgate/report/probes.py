@@ -23,11 +23,17 @@ def probes_by_id(results: ResultsDocument) -> dict[str, ProbeEntry]:
     return {e["id"]: e for e in results["probes"]}
 
 
-def _candidates(entry: Mapping[str, Any]) -> str:
-    return " / ".join(str(c.get("text", "")) for c in entry.get("candidates") or [])
+# A probe id listed in the comparison or the calibration lists but missing from `probes` (a
+# hand-edited artifact) renders with empty cells: each lookup below takes `ProbeEntry | None`.
 
 
-def _prompt(entry: Mapping[str, Any]) -> str:
+def _candidates(entry: ProbeEntry | None) -> str:
+    return " / ".join(str(c.get("text", "")) for c in (entry.get("candidates") if entry else None) or [])
+
+
+def _prompt(entry: ProbeEntry | None) -> str:
+    if not entry:
+        return "___"
     return str(entry.get("prompt") or (entry.get("context") or "") + "___")
 
 
@@ -70,10 +76,11 @@ def flipped(results: ResultsDocument, budget: Budget, max_flipped: int) -> Secti
     )
     rows = []
     for pid in shown:
-        e = by_id.get(pid, {})
+        e = by_id.get(pid)
+        expected, pred = (e.get("expected"), e.get("pred")) if e else (None, None)
         # right → wrong: the baseline chose the expected form unless the comparison says otherwise
-        base = lost[pid] or e.get("expected")
-        rows.append([pid, _prompt(e), _candidates(e), e.get("expected"), base, e.get("pred")])
+        base = lost[pid] or expected
+        rows.append([pid, _prompt(e), _candidates(e), expected, base, pred])
     body = table(["id", "prompt", "candidates", "expected", "baseline", "new"], rows)
     summary = f"{len(lost):,} probes flipped right → wrong"
     return Section(head + "\n\n" + _folded(budget, "flipped", summary, body, len(lost)), "flipped")
@@ -107,11 +114,14 @@ def per_verb(results: ResultsDocument, budget: Budget) -> Section | None:
         rows.append(
             [value(key), key.partition(":")[0] if ":" in key else "", count(n), count(k), count(n - k)]
         )
-    body = table(["verb", "language", "n", "correct", "wrong"], rows, "llrrr")
+    body: str = table(["verb", "language", "n", "correct", "wrong"], rows, "llrrr")
     body += "\n\nRaw counts only: with 2-4 probes per verb an interval would span most of 0-100% (seed 004)."
     note = budget.note("per_verb")
     body += f"\n\n{note}" if note else ""
     return Section("### Per verb\n\n" + details(f"Per-verb counts ({len(cells)} verbs)", body), "per_verb")
+
+
+_MARKS: dict[bool | None, str] = {True: "✅", False: "❌"}
 
 
 def new_probes(results: ResultsDocument, budget: Budget) -> Section | None:
@@ -124,9 +134,12 @@ def new_probes(results: ResultsDocument, budget: Budget) -> Section | None:
     )
     rows = []
     for pid in shown:
-        e = by_id.get(pid, {})
-        where = " · ".join(str(e.get(k)) for k in ("language", "tense", "person") if e.get(k))
-        ok = {True: "✅", False: "❌"}.get(e.get("correct"), e.get("status"))
+        e = by_id.get(pid)
+        if e is None:
+            rows.append([pid, "", _prompt(e), None, None, None])
+            continue
+        where = " · ".join(str(v) for v in (e.get("language"), e.get("tense"), e.get("person")) if v)
+        ok = _MARKS.get(e.get("correct"), e.get("status"))
         rows.append([pid, where, _prompt(e), e.get("expected"), e.get("pred"), ok])
     body = table(["id", "slice", "prompt", "expected", "new", "right?"], rows)
     head = f"### New probes (reported, not gated)\n\n{len(ids):,} probe(s) the baseline never scored."
@@ -146,16 +159,16 @@ def probe_list(
     shown = budget.take(key, ids, title=title, where=f"results.json `probes` ({key})")
     rows = []
     for pid in shown:
-        e = by_id.get(pid, {})
+        e = by_id.get(pid)
         rows.append(
             [
                 pid,
                 _prompt(e),
                 _candidates(e),
-                e.get("expected"),
-                e.get("pred"),
-                num(e.get("confidence")),
-                num(e.get("entropy_norm")),
+                e.get("expected") if e else None,
+                e.get("pred") if e else None,
+                num(e.get("confidence") if e else None),
+                num(e.get("entropy_norm") if e else None),
             ]
         )
     body = table(["id", "prompt", "candidates", "expected", "pred", "confidence", "H/log K"], rows, "lllllrr")

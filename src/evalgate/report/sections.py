@@ -73,13 +73,13 @@ def gated_table(results: ResultsDocument) -> Section:
         " weak evidence)."
     )
     tally = [f"{comparison['n_paired']:,} probes paired"] if comparison.get("n_paired") is not None else []
-    for key, what in (
-        ("new_probes", "new (reported below, not gated)"),
-        ("gone_probes", "gone from the probe set"),
-        ("deprecated", "deprecated since the baseline"),
+    for ids, what in (
+        (comparison.get("new_probes"), "new (reported below, not gated)"),
+        (comparison.get("gone_probes"), "gone from the probe set"),
+        (comparison.get("deprecated"), "deprecated since the baseline"),
     ):
-        if comparison.get(key):
-            tally.append(f"{len(comparison[key]):,} {what}")
+        if ids:
+            tally.append(f"{len(ids):,} {what}")
     # e.g. a new tokenizer that maps a candidate to its unknown token: the probe leaves the gate
     lost = [
         u
@@ -136,6 +136,13 @@ def slices_table(results: ResultsDocument) -> Section:
     return Section(f"{head}\n\n{body}".rstrip(), essential=True)
 
 
+def _series_cells(s: Slice | None) -> list[Any]:
+    """n, accuracy and interval of one series' slice (blank when the slice is not in that series)."""
+    if not s:
+        return [count(None), pct(None), interval(None, None)]
+    return [count(s.get("n")), pct(s.get("accuracy")), interval(s.get("wilson_low"), s.get("wilson_high"))]
+
+
 def leak_series(results: ResultsDocument, budget: Budget) -> Section | None:
     """Policy `leaks: exclude`: the strict (gated) and the full series side by side (docs/report.md)."""
     leaks = results.get("leaks")
@@ -148,23 +155,11 @@ def leak_series(results: ResultsDocument, budget: Budget) -> Section | None:
     for key in ordered(set(strict) | set(full)):
         if family(key) not in families:
             continue
-        s: Slice | dict[str, Any] = strict.get(key) or {}  # a slice may be in one series only
-        f: Slice | dict[str, Any] = full.get(key) or {}
-        diff = None
-        if s.get("accuracy") is not None and f.get("accuracy") is not None:
-            diff = f["accuracy"] - s["accuracy"]
-        rows.append(
-            [
-                key,
-                count(s.get("n")),
-                pct(s.get("accuracy")),
-                interval(s.get("wilson_low"), s.get("wilson_high")),
-                count(f.get("n")),
-                pct(f.get("accuracy")),
-                interval(f.get("wilson_low"), f.get("wilson_high")),
-                points(diff),
-            ]
-        )
+        s, f = strict.get(key), full.get(key)  # a slice may be in one series only
+        s_acc = s.get("accuracy") if s else None
+        f_acc = f.get("accuracy") if f else None
+        diff = f_acc - s_acc if s_acc is not None and f_acc is not None else None
+        rows.append([key, *_series_cells(s), *_series_cells(f), points(diff)])
     excluded = ids_of(leaks.get("excluded"))
     lines = [
         "### Strict and full series (leaks: exclude)",
@@ -202,8 +197,10 @@ def leak_series(results: ResultsDocument, budget: Budget) -> Section | None:
 def honesty_note(leaks: LeakSummary) -> Md:
     """docs/report.md: which share of each label and category the exclusion removed, and if it is even."""
     parts = []
-    for key, name in (("by_label", "label"), ("by_category", "category")):
-        groups: Mapping[str, Any] = leaks.get(key) or {}
+    for groups, name in (
+        (leaks.get("by_label") or {}, "label"),
+        (leaks.get("by_category") or {}, "category"),
+    ):
         shares = []
         for label in sorted(groups):
             g = groups[label]

@@ -24,10 +24,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalgate.scoring.multiple_choice import entropy, softmax
 from evalgate.types import DEFAULT_REVIEW_ENTROPY, STATUS_AMBIGUOUS, STATUS_DEPRECATED, STATUS_SCORED
+
+if TYPE_CHECKING:  # types only: results.json's "ordinal" object (docs/ordinal.md)
+    from evalgate.gate.document import Ordinal, OrdinalItem, OrdinalSummary
 
 KIND = "ordinal"
 MIN_POINTS = 3
@@ -76,11 +79,11 @@ def group_of(entry: Mapping[str, Any]) -> str:
     return f"{entry.get('language') or '?'}:{entry.get('verb') or '?'}"
 
 
-def item(entry: Mapping[str, Any], review_entropy: float = DEFAULT_REVIEW_ENTROPY) -> dict[str, Any] | None:
+def item(entry: Mapping[str, Any], review_entropy: float = DEFAULT_REVIEW_ENTROPY) -> OrdinalItem | None:
     """The curve and its numbers for one scored entry; None when it has no scores (unscored, partial)."""
     cands = [c for c in entry.get("candidates") or [] if isinstance(c, Mapping)]
-    scores = [c.get("score") for c in cands]
-    if len(cands) < 2 or not all(isinstance(s, int | float) and math.isfinite(s) for s in scores):
+    scores = [s for c in cands if isinstance(s := c.get("score"), int | float) and math.isfinite(s)]
+    if len(cands) < 2 or len(scores) != len(cands):
         return None
     texts = [str(c.get("text", "")) for c in cands]
     xs = scale_values(texts)
@@ -92,8 +95,8 @@ def item(entry: Mapping[str, Any], review_entropy: float = DEFAULT_REVIEW_ENTROP
     expected = entry.get("expected")
     target = xs[texts.index(expected)] if expected in texts else None
     scored = entry.get("status") == STATUS_SCORED
-    return {
-        "id": entry.get("id"),
+    out: OrdinalItem = {
+        "id": entry["id"],  # every probe entry has one (results.schema.json)
         "group": group_of(entry),
         "status": entry.get("status"),
         "label": entry.get("label"),
@@ -112,6 +115,7 @@ def item(entry: Mapping[str, Any], review_entropy: float = DEFAULT_REVIEW_ENTROP
         "entropy_norm": h_norm,
         "review": scored and h_norm > review_entropy,
     }
+    return out
 
 
 def _mean(values: Iterable[float | None]) -> float | None:
@@ -119,7 +123,7 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return math.fsum(kept) / len(kept) if kept else None
 
 
-def _stats(items: list[dict[str, Any]], unscored: list[Mapping[str, Any]]) -> dict[str, Any]:
+def _stats(items: list[OrdinalItem], unscored: list[Mapping[str, Any]]) -> OrdinalSummary:
     """n, MAE and mean entropy over the scored items; ambiguous and unscored ones counted apart."""
     scored = [i for i in items if i["status"] == STATUS_SCORED]
     return {
@@ -136,7 +140,7 @@ def _stats(items: list[dict[str, Any]], unscored: list[Mapping[str, Any]]) -> di
 
 def summarize(
     entries: Iterable[Mapping[str, Any]], review_entropy: float = DEFAULT_REVIEW_ENTROPY
-) -> dict[str, Any] | None:
+) -> Ordinal | None:
     """results.json "ordinal": items in probe order, per-group and overall numbers, the review list.
 
     None when the run has no live ordinal probe (the section is then absent from results.json).
@@ -144,7 +148,7 @@ def summarize(
     live = [e for e in entries if is_ordinal(e) and e.get("status") != STATUS_DEPRECATED]
     if not live:
         return None
-    items: list[dict[str, Any]] = []
+    items: list[OrdinalItem] = []
     unscored: list[Mapping[str, Any]] = []
     for e in live:
         got = item(e, review_entropy) if e.get("status") in (STATUS_SCORED, STATUS_AMBIGUOUS) else None
