@@ -143,6 +143,27 @@ def test_native_broken_checkpoints(native_dir, tmp_path):
 # --- not a model ---------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("given", ["gpt2", "openai-community/gpt2", "Qwen/Qwen2.5-0.5B"])
+def test_a_missing_checkpoint_named_like_a_hub_id_gets_the_copy_command(tmp_path, given):
+    with pytest.raises(CheckpointError) as info:
+        load_scorer(tmp_path / given, None, root=tmp_path)
+    err = info.value
+    assert err.exit_code == EXIT_REFUSED and "checkpoint not found" in err.message
+    local = "checkpoints/" + given.replace("/", "--")
+    assert f"hf download {given} --local-dir {local}" in err.hint
+    assert f"--checkpoint {local}" in err.hint
+
+
+@pytest.mark.parametrize("given", ["runs/2026/ckpt", "../gpt2", "model.pt"])
+def test_a_missing_path_that_is_no_hub_id_gets_the_directory_hint(tmp_path, given):
+    root = tmp_path / "repo"
+    root.mkdir()
+    with pytest.raises(CheckpointError) as info:
+        load_scorer(root / given, None, root=root)
+    assert "checkpoint not found" in info.value.message
+    assert info.value.hint == loaders.HINT_DIR
+
+
 def test_not_a_model(tmp_path):
     refused(tmp_path / "nowhere", "checkpoint not found")
     empty = tmp_path / "empty"

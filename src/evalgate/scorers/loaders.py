@@ -10,6 +10,7 @@ A plugin (`--loader pkg.module:function`) is the user's own code, imported and c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,6 +23,30 @@ from evalgate.scorers.safety import PICKLE_SUFFIXES, check_regular_files, refuse
 from evalgate.scorers.torch_lm import TorchScorer
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
+# What a model id on the Hugging Face Hub looks like (`gpt2`, `org/name`): one or two plain names.
+_HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)?")
+
+
+def hub_id_hint(path: Path, root: Path) -> str | None:
+    """The command that makes a local copy, when a missing checkpoint reads like a Hub model id.
+
+    evalgate never downloads (a gate must score the bytes the PR committed, offline), so a user
+    who passed `--checkpoint gpt2` needs the one step that turns the id into a folder.
+    """
+    for base in (Path.cwd(), root):
+        try:
+            given = path.relative_to(base).as_posix()
+        except ValueError:
+            continue
+        weights_file = Path(given).suffix.lower() in {*PICKLE_SUFFIXES, ".safetensors", ".bin", ".gguf"}
+        if _HUB_ID.fullmatch(given) and not given.endswith("..") and not weights_file:
+            local = "checkpoints/" + given.replace("/", "--")
+            return (
+                f"evalgate never downloads a model: if {given} is a Hugging Face Hub id, copy it "
+                f"first with `hf download {given} --local-dir {local}` (huggingface_hub), then "
+                f"pass --checkpoint {local}"
+            )
+    return None
 
 
 def load_scorer(
@@ -48,7 +73,7 @@ def load_scorer(
         )
     path = Path(checkpoint)
     if not path.exists():
-        raise CheckpointError(f"checkpoint not found: {path}", hint=HINT_DIR)
+        raise CheckpointError(f"checkpoint not found: {path}", hint=hub_id_hint(path, root) or HINT_DIR)
     if not path.is_dir():
         if path.suffix.lower() in PICKLE_SUFFIXES:
             raise refuse_pickle_file(path)
