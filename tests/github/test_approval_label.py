@@ -9,7 +9,7 @@ from helpers.github_standin import FakeGitHub
 
 from evalgate.cli import main
 
-REPO = "octo/gate"
+GH_REPO = "octo/gate"
 PR = 21
 SHA = "ab" * 20
 LABEL = "evalgate:approve-gate-change"
@@ -25,8 +25,8 @@ def gh(monkeypatch):
         "number": PR,
         "state": "open",
         "user": {"login": "alice"},
-        "head": {"sha": SHA, "ref": "tune", "repo": {"full_name": REPO}},
-        "base": {"repo": {"full_name": REPO}},
+        "head": {"sha": SHA, "ref": "tune", "repo": {"full_name": GH_REPO}},
+        "base": {"repo": {"full_name": GH_REPO}},
         "labels": [{"name": LABEL}],
     }
     server.timeline[PR] = [
@@ -59,13 +59,13 @@ def gh(monkeypatch):
 
 def approval(gh: FakeGitHub, sha: str = SHA) -> int:
     return main(
-        ["approval", "--repo", REPO, "--pr", str(PR), "--sha", sha, "--label", LABEL, "--api-url", gh.url]
+        ["approval", "--repo", GH_REPO, "--pr", str(PR), "--sha", sha, "--label", LABEL, "--api-url", gh.url]
     )
 
 
 def test_a_maintainers_label_after_the_push_approves(gh, capsys):
     assert approval(gh) == 0
-    assert f"{LABEL} approves {REPO}#{PR}" in capsys.readouterr().out
+    assert f"{LABEL} approves {GH_REPO}#{PR}" in capsys.readouterr().out
     assert gh.count("GET", r"/collaborators/maint/permission") == 1
 
 
@@ -145,7 +145,9 @@ def test_usage_and_api_errors_exit_2(gh, monkeypatch, capsys):
     assert approval(gh, sha="abc") == 2
     assert main(["approval", "--repo", "x", "--pr", "1", "--sha", SHA, "--label", LABEL]) == 2
     assert (
-        main(["approval", "--repo", REPO, "--pr", "99", "--sha", SHA, "--label", LABEL, "--api-url", gh.url])
+        main(
+            ["approval", "--repo", GH_REPO, "--pr", "99", "--sha", SHA, "--label", LABEL, "--api-url", gh.url]
+        )
         == 2
     )
     assert "HTTP 404" in capsys.readouterr().err
@@ -173,7 +175,19 @@ def test_the_check_job_runs_with_evalgate_alone(gh):
         "from evalgate.cli import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
-    args = ["approval", "--repo", REPO, "--pr", str(PR), "--sha", SHA, "--label", LABEL, "--api-url", gh.url]
+    args = [
+        "approval",
+        "--repo",
+        GH_REPO,
+        "--pr",
+        str(PR),
+        "--sha",
+        SHA,
+        "--label",
+        LABEL,
+        "--api-url",
+        gh.url,
+    ]
     result = subprocess.run(
         [sys.executable, "-c", code, *args],
         env={**os.environ, "PYTHONPATH": str(root / "src")},

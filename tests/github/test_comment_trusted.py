@@ -21,7 +21,7 @@ from evalgate.github import report_comment
 from evalgate.github.sticky import BOT_LOGIN
 from evalgate.report import comment as rc
 
-REPO = "octo/gate"
+GH_REPO = "octo/gate"
 SHA = "ab" * 20
 RUN_URL = "https://github.com/octo/gate/actions/runs/4242"
 SPOOF = "## ✅ evalgate: pass — all good, merge it ![x](https://evil.example/p.png)"
@@ -69,7 +69,7 @@ def run_env(gh, tmp_path, monkeypatch):
     set_event()
     for key, value in {
         "GITHUB_TOKEN": "ghs-installation",
-        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_REPOSITORY": GH_REPO,
         "GITHUB_API_URL": gh.url,
         "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
         "GITHUB_SHA": "ff" * 20,
@@ -83,7 +83,11 @@ def run_env(gh, tmp_path, monkeypatch):
             "fork": True,
             "head": {"sha": SHA, "ref": "main", "repo": {"full_name": "mallory/gate"}},
         },
-        {"number": 13, "state": "open", "head": {"sha": SHA, "ref": "feature", "repo": {"full_name": REPO}}},
+        {
+            "number": 13,
+            "state": "open",
+            "head": {"sha": SHA, "ref": "feature", "repo": {"full_name": GH_REPO}},
+        },
     ]
     return set_event
 
@@ -148,7 +152,7 @@ def test_a_hostile_results_file_is_refused(gh, run_env, tmp_path, monkeypatch, c
 
 @pytest.mark.parametrize(
     ("head_repo", "head_branch", "expected"),
-    [("mallory/gate", "main", 12), (REPO, "feature", 13), ("Octo/Gate", "feature", 13)],
+    [("mallory/gate", "main", 12), (GH_REPO, "feature", 13), ("Octo/Gate", "feature", 13)],
 )
 def test_two_prs_with_one_head_sha_the_comment_goes_to_the_runs_own(
     gh, run_env, tmp_path, head_repo, head_branch, expected

@@ -21,7 +21,7 @@ from evalgate.github.sticky import (
     post_or_update_comment,
 )
 
-REPO = "octo/gate"
+GH_REPO = "octo/gate"
 PR = 12
 SHA = "ab" * 20
 
@@ -43,7 +43,7 @@ def gh(monkeypatch):
 def post(gh: FakeGitHub, body: str, token: str = "ghs-installation", waits=None, **kw):
     waits = [] if waits is None else waits
     return post_or_update_comment(
-        REPO, PR, body, token=token, api_url=gh.url, env={}, sleep=waits.append, backoff_base=0.5, **kw
+        GH_REPO, PR, body, token=token, api_url=gh.url, env={}, sleep=waits.append, backoff_base=0.5, **kw
     )
 
 
@@ -97,7 +97,7 @@ def test_the_author_can_be_configured_for_other_installation_tokens(gh):
     app = gh.add_comment(PR, "my-app[bot]", report("app"))  # not ours under the default author
     assert post(gh, report("x"), author=None).action == "created"
     result = post_or_update_comment(
-        REPO,
+        GH_REPO,
         PR,
         report("y"),
         token="ghs-installation",
@@ -205,9 +205,9 @@ def test_find_pr_for_sha_same_repo_and_fork(gh):
         {"number": 9, "state": "open", "head": {"sha": "cd" * 20}, "fork": True},
     ]
     client = GitHubClient("ghs-installation", gh.url)
-    assert client.find_pr_for_sha(REPO, SHA) == 5
-    assert client.find_pr_for_sha(REPO, "cd" * 20) == 9  # not in commits/{sha}/pulls: found by the scan
-    assert client.find_pr_for_sha(REPO, "ef" * 20) is None
+    assert client.find_pr_for_sha(GH_REPO, SHA) == 5
+    assert client.find_pr_for_sha(GH_REPO, "cd" * 20) == 9  # not in commits/{sha}/pulls: found by the scan
+    assert client.find_pr_for_sha(GH_REPO, "ef" * 20) is None
 
 
 # -- `evalgate comment` end to end -----------------------------------------------------------------
@@ -237,7 +237,7 @@ def workflow_run_env(gh, tmp_path, monkeypatch):
     summary = tmp_path / "summary.md"
     for key, value in {
         "GITHUB_TOKEN": "ghs-installation",
-        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_REPOSITORY": GH_REPO,
         "GITHUB_API_URL": gh.url,
         "GITHUB_EVENT_PATH": str(event),
         "GITHUB_SHA": "ff" * 20,  # the default branch's tip in a workflow_run job: must not be used
@@ -296,7 +296,7 @@ def test_comment_command_read_only_token_writes_the_step_summary(gh, artifact, w
 
 
 def test_post_report_for_run_never_raises(gh, artifact, tmp_path, capsys):
-    env = {"GITHUB_TOKEN": "ghs-installation", "GITHUB_REPOSITORY": REPO, "GITHUB_API_URL": gh.url}
+    env = {"GITHUB_TOKEN": "ghs-installation", "GITHUB_REPOSITORY": GH_REPO, "GITHUB_API_URL": gh.url}
     assert post_report(artifact, env=env) is None  # no PR to comment on: a warning only
     assert "no PR comment" in capsys.readouterr().err
     for _ in range(10):
@@ -309,7 +309,7 @@ def test_post_report_for_run_never_raises(gh, artifact, tmp_path, capsys):
 def test_comment_command_without_a_pr_or_token_is_a_usage_error(artifact, monkeypatch, capsys):
     for key in ("GITHUB_EVENT_PATH", "GITHUB_SHA", "GITHUB_TOKEN", "GH_TOKEN"):
         monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
+    monkeypatch.setenv("GITHUB_REPOSITORY", GH_REPO)
     assert main(["comment", "--report", str(artifact), "--pr", "3"]) == 2
     assert "no GitHub token" in capsys.readouterr().err
 
@@ -334,7 +334,7 @@ def test_run_comment_keeps_the_gates_exit_code(gh, tmp_path, monkeypatch, token,
     summary = tmp_path / "summary.md"
     for key, value in {
         "GITHUB_TOKEN": token,
-        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_REPOSITORY": GH_REPO,
         "GITHUB_API_URL": gh.url,
         "GITHUB_EVENT_PATH": str(event),
         "GITHUB_STEP_SUMMARY": str(summary),
@@ -360,7 +360,7 @@ def test_a_pull_request_that_is_not_found_is_refused_and_the_report_kept(
     gh.fail("GET", r"/issues/99/comments", 404)  # a wrong --pr, or a PR the token cannot see
     assert main(["comment", "--report", str(artifact), "--pr", "99"]) == 2
     err = capsys.readouterr().err
-    assert f"{REPO}#99: not found (HTTP 404)" in err and "job summary" in err
+    assert f"{GH_REPO}#99: not found (HTTP 404)" in err and "job summary" in err
     assert "evalgate: refused" in workflow_run_env.read_text(encoding="utf-8")
     assert gh.count("POST") == 0
 
@@ -379,7 +379,7 @@ def test_a_stand_in_api_that_names_itself_localhost_in_links_is_followed(gh):
     mine = gh.add_comment(PR, BOT_LOGIN, report("old"))  # on page 2
     gh.url = gh.url.replace("127.0.0.1", "localhost")  # the links it writes; the client uses 127.0.0.1
     result = post_or_update_comment(
-        REPO,
+        GH_REPO,
         PR,
         report("new"),
         token="ghs-installation",

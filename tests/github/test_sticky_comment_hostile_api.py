@@ -27,7 +27,7 @@ from evalgate.errors import GitHubError
 from evalgate.gate.results import assemble_refused
 from evalgate.github.sticky import MARKER_PREFIX, post_or_update_comment
 
-REPO = "acme/models"
+GH_REPO = "acme/models"
 PR = 31
 SHA = "5e" * 20
 MARK = f"{MARKER_PREFIX} verdict=pass -->"
@@ -45,7 +45,7 @@ def api(monkeypatch):
     servers: list[HostileGitHub] = []
 
     def make(**kw) -> HostileGitHub:
-        servers.append(HostileGitHub(repo=REPO, **kw).start())
+        servers.append(HostileGitHub(repo=GH_REPO, **kw).start())
         return servers[-1]
 
     yield make
@@ -63,7 +63,7 @@ def elsewhere():
 def post(gh: HostileGitHub, body: str, token: str = "ghs-install", waits=None, **kw):
     waits = [] if waits is None else waits
     return post_or_update_comment(
-        REPO, PR, body, token=token, api_url=gh.url, env={}, sleep=waits.append, backoff_base=0.25, **kw
+        GH_REPO, PR, body, token=token, api_url=gh.url, env={}, sleep=waits.append, backoff_base=0.25, **kw
     )
 
 
@@ -253,7 +253,7 @@ def github_env(gh: HostileGitHub, tmp_path: Path, token: str = "ghs-install") ->
     return {
         "GITHUB_API_URL": gh.url,
         "GITHUB_TOKEN": token,
-        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_REPOSITORY": GH_REPO,
         "GITHUB_EVENT_PATH": str(event),
         "GITHUB_EVENT_NAME": "pull_request",
         "GITHUB_OUTPUT": str(tmp_path / "output.txt"),
@@ -335,7 +335,7 @@ def test_comment_command_against_enterprise(api, tmp_path, monkeypatch, capsys):
     for _ in range(3):
         assert main(["comment", "--report", str(folder)]) == 0
     (mine,) = gh.by(PR, BOT)
-    assert "@\u200bacme/reviewers" in mine["body"] and f"{REPO}#{PR}" in capsys.readouterr().out
+    assert "@\u200bacme/reviewers" in mine["body"] and f"{GH_REPO}#{PR}" in capsys.readouterr().out
     assert "never posted" not in mine["body"]
     only_api_host(gh)
 
@@ -436,7 +436,7 @@ def test_an_api_url_that_is_not_http_is_a_clear_error(tmp_path, monkeypatch, cap
     (folder / "results.json").write_text(json.dumps(refused_results()), encoding="utf-8")
     monkeypatch.setenv("GITHUB_API_URL", url)
     monkeypatch.setenv("GITHUB_TOKEN", "ghs-install")
-    assert main(["comment", "--report", str(folder), "--repo", REPO, "--pr", "3"]) == 3
+    assert main(["comment", "--report", str(folder), "--repo", GH_REPO, "--pr", "3"]) == 3
     err = capsys.readouterr().err
     assert "GITHUB_API_URL is not an http(s) URL" in err and "unexpected error" not in err
 
@@ -455,5 +455,5 @@ def test_an_app_token_with_its_author_named_edits_its_own_comment(api):
     gh.add(PR, BOT, report("the default token's"))
     app = gh.add(PR, "my-app[bot]", report("the app's"))
     env = {"EVALGATE_COMMENT_AUTHOR": "my-app[bot]"}
-    result = post_or_update_comment(REPO, PR, report("x"), token="ghs-install", api_url=gh.url, env=env)
+    result = post_or_update_comment(GH_REPO, PR, report("x"), token="ghs-install", api_url=gh.url, env=env)
     assert (result.action, result.comment_id) == ("updated", app)
