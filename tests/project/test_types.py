@@ -1,7 +1,8 @@
 """The pure packages that build and read results.json type-check: renderers read typed fields.
 
 gate/document.py types the document (tests/gate/test_document_schema.py keeps it in step with the
-schema); mypy checks that gate/, scoring/ and report/ use those types as declared. The files and
+schema); mypy checks that gate/, scoring/ and report/ use those types as declared, and that probeset/
+(which builds the probes and the `probe_set` record) is typed as well. The files and
 settings are pyproject.toml's `[tool.mypy]`, so a local `mypy` run and this test agree.
 """
 

@@ -278,7 +278,8 @@ def plan_import(
     skipped: list[int] = []
     changed: set[int] = set()
     for number, rec in rows:
-        old = by_id.get(rec.get("id")) if skip_identical and isinstance(rec.get("id"), str) else None
+        rid = rec.get("id")
+        old = by_id.get(rid) if skip_identical and isinstance(rid, str) else None
         if old is not None:
             # A full export with rows appended: a row that reads as the probe already in the set
             # is the same probe (skipped, counted); a row that differs would edit it.
@@ -287,8 +288,9 @@ def plan_import(
                 skipped.append(number)
                 continue
             changed.add(number)
-        category = rec.get("category") if rec.get("category") in CATEGORIES else "core"
-        kind = rec.get("kind") if rec.get("kind") in KINDS else "form"
+        rec_category, rec_kind = rec.get("category"), rec.get("kind")
+        category = rec_category if isinstance(rec_category, str) and rec_category in CATEGORIES else "core"
+        kind = rec_kind if isinstance(rec_kind, str) and rec_kind in KINDS else "form"
         dest = into or destinations.get((category, kind))
         if dest is None:
             msg = f"no probe file of the configuration holds {category} probes"

@@ -166,7 +166,7 @@ def coverage_findings(
         )
     for code, cell in matrix["adversarial_category"].items():
         n, lo, hi = cell["n"], cell["min"], cell["max"]
-        at: dict[str, Any] = {}
+        at = {}
         if n < lo:
             at, note = short_at("adversarial_category", code)
             msg = f"adversarial {code}: {n} probe(s), needs {lo} to {hi} ({lo - n} short){adv_note}{note}"

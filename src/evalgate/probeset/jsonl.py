@@ -104,6 +104,12 @@ def _first_line_is_object(data: bytes) -> bool:
         return False
 
 
+def _skip_space(text: str, pos: int) -> int:
+    """The position after the whitespace at `pos` (`\\s*` always matches, so the fallback is never used)."""
+    match = _SPACE.match(text, pos)
+    return match.end() if match else pos
+
+
 def _not_lines(data: bytes) -> str | None:
     """How a file that is JSON but not JSON Lines is laid out (an array, pretty-printed objects)."""
     try:
@@ -113,7 +119,7 @@ def _not_lines(data: bytes) -> str | None:
     decoder = json.JSONDecoder()
     values, pos, multiline = [], 0, False
     try:
-        while (pos := _SPACE.match(text, pos).end()) < len(text):  # \s* always matches
+        while (pos := _skip_space(text, pos)) < len(text):
             value, end = decoder.raw_decode(text, pos)
             multiline |= "\n" in text[pos:end]
             values.append(value)

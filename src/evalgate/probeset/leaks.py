@@ -222,11 +222,22 @@ def leak_stand_ins(records: Sequence[tuple[int, dict]], parsed: Sequence[Probe],
         if line in done or rec.get("deprecated") is True:
             continue
         if isinstance(prompt, str) and isinstance(expected, str):
-            blank = dict.fromkeys(
-                ("language", "verb", "regularity", "tense", "person", "label", "category"), ""
-            )
             pid = record_id(rec) or ""
             out.append(
-                Probe(pid, **blank, prompt=prompt, candidates=(), expected=expected, file=shown, line=line)
+                Probe(
+                    pid,
+                    language="",
+                    verb="",
+                    regularity="",
+                    tense="",
+                    person="",
+                    label="",
+                    category="",
+                    prompt=prompt,
+                    candidates=(),
+                    expected=expected,
+                    file=shown,
+                    line=line,
+                )
             )
     return out

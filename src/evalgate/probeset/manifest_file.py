@@ -57,7 +57,7 @@ def _locate_in_manifest(
         at = text.find(needle, max(lock_at, 0))
         if at >= 0:
             return dataclasses.replace(f, line=text.count("\n", 0, at) + 1)
-    if f.check == "manifest-file-changed" and f.file in contents:
+    if f.check == "manifest-file-changed" and f.file is not None and f.file in contents:
         what = format_only(contents[f.file], f.evidence.get("sealed", ""))
         if what:
             message = f"{f.message}: only the formatting changed ({what}), every probe reads the same"

@@ -56,7 +56,7 @@ def probe_set_record(
     """results.json `probe_set`: version, digest, files, counts, and the coverage matrix shown in
     REPORT.md (report/coverage.py) when every probe could be read (`matrix` None otherwise)."""
     live = [p for p in probes if not p.deprecated]
-    probe_set = {
+    probe_set: dict[str, Any] = {
         "version": version,
         "digest": probe_set_digest(probes),
         "files": {f.display: {"sha256": f.sha256, "cases": f.cases} for f in files},

@@ -295,12 +295,12 @@ def semantic_findings(
             add("text-form", "candidates", problem)
         for problem in confusable_problems(rec["candidates"]):
             add("confusable", "candidates", problem, HINT_CONFUSABLE)
-    if prompt_str and (problem := _blank_problem(rec["prompt"])):
-        add("blank", "prompt", problem)
+    if prompt_str and (blank := _blank_problem(rec["prompt"])):
+        add("blank", "prompt", blank)
     if prompt_str and (problems := _form_problems(rec["prompt"])):
         add("text-form", "prompt", f"the prompt {' and '.join(problems)}: {_reveal(rec['prompt'])[:200]}")
-    if ok("kind", "candidates") and rec["kind"] == ORDINAL and (problem := scale_problem(rec["candidates"])):
-        add("ordinal-scale", "candidates", problem)
+    if ok("kind", "candidates") and rec["kind"] == ORDINAL and (scale := scale_problem(rec["candidates"])):
+        add("ordinal-scale", "candidates", scale)
     if ok("category"):
         want = expected_category(file)
         if rec["category"] != want:
@@ -348,9 +348,9 @@ def semantic_findings(
                 and rec.get("kind", "form") != ORDINAL
                 and rec["label"] == "correct"
                 and rec["expected"] in rec["candidates"]
-                and (problem := _form_mismatch(rec, verb, grammar))
+                and (mismatch := _form_mismatch(rec, verb, grammar))
             ):
-                add("expected-form", "expected", problem)
+                add("expected-form", "expected", mismatch)
     return out
 
 
