@@ -31,16 +31,6 @@ def fail_results() -> dict:
     return json.loads((GOLDEN / "REPORT-fail.results.json").read_text(encoding="utf-8"))
 
 
-@pytest.fixture
-def gh(monkeypatch):
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-    monkeypatch.delenv("EVALGATE_COMMENT_AUTHOR", raising=False)
-    server = FakeGitHub().start()
-    yield server
-    server.stop()
-
-
 def write_artifact(folder: Path, results: dict) -> Path:
     folder.mkdir(exist_ok=True)
     (folder / "REPORT.md").write_text(SPOOF + "\n\n<!-- evalgate:report verdict=pass -->\n", encoding="utf-8")

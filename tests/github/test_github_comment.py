@@ -30,16 +30,6 @@ def report(text: str) -> str:
     return f"# evalgate: PASS\n\n{text}\n\n{MARKER_PREFIX} -->\n"
 
 
-@pytest.fixture
-def gh(monkeypatch):
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-    monkeypatch.delenv("EVALGATE_COMMENT_AUTHOR", raising=False)
-    server = FakeGitHub().start()
-    yield server
-    server.stop()
-
-
 def post(gh: FakeGitHub, body: str, token: str = "ghs-installation", waits=None, **kw):
     waits = [] if waits is None else waits
     return post_or_update_comment(

@@ -6,27 +6,16 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 
 import pytest
 import torch
 import transformers
+from helpers.checkpoints import refused
 from helpers.lm_fixtures import hf_gpt2_dir, train_bpe
 
-from evalgate.errors import EXIT_REFUSED, CheckpointError
+from evalgate.errors import CheckpointError
 from evalgate.scorers.loaders import load_scorer
 from evalgate.types import LoglikRequest
-
-
-def refused(path: Path, match: str, loader: str | None = None) -> CheckpointError:
-    with pytest.raises(CheckpointError) as info:
-        load_scorer(path, loader, root=path if loader else path.parent)
-    err = info.value
-    assert err.exit_code == EXIT_REFUSED
-    assert "\n" not in err.message, err.message
-    assert match in err.message, err.message
-    return err
-
 
 # --- encoders are not causal language models --------------------------------------------------
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 import tokenizers
 import transformers
+from helpers.checkpoints import refused
 from helpers.lm_fixtures import SENTENCES, hf_gpt2_dir, train_bpe
 
-from evalgate.errors import EXIT_REFUSED, CheckpointError, RefusedError
+from evalgate.errors import RefusedError
 from evalgate.scorers.loaders import load_scorer
 from evalgate.scoring.multiple_choice import score_probes
 from evalgate.types import LoglikRequest, Probe
@@ -20,16 +21,6 @@ from evalgate.types import LoglikRequest, Probe
 def probe(pid: str, prompt: str, candidates: list[str], expected: str) -> Probe:
     return Probe(pid, "en", "work", "regular", "present_simple", "3sg", prompt, tuple(candidates), expected,
                  "correct", "core")  # fmt: skip
-
-
-def refused(path: Path, match: str, loader: str | None = None) -> CheckpointError:
-    with pytest.raises(CheckpointError) as info:
-        load_scorer(path, loader, root=path if loader else path.parent)
-    err = info.value
-    assert err.exit_code == EXIT_REFUSED
-    assert "\n" not in err.message, err.message
-    assert match in err.message, err.message
-    return err
 
 
 _IDS = itertools.count()

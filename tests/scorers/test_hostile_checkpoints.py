@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.checkpoints import refused
 
-from evalgate.errors import EXIT_REFUSED, CheckpointError
 from evalgate.scorers.loaders import load_scorer
 
 
@@ -27,16 +27,6 @@ def gpt2_dir(tmp_path_factory) -> Path:
 def copy_of(src: Path, dst: Path) -> Path:
     shutil.copytree(src, dst)
     return dst
-
-
-def refused(path: Path, match: str, loader: str | None = None, root: Path | None = None) -> CheckpointError:
-    with pytest.raises(CheckpointError) as info:
-        load_scorer(path, loader, root=root or path.parent)
-    err = info.value
-    assert err.exit_code == EXIT_REFUSED
-    assert "\n" not in err.message, err.message
-    assert match in err.message, err.message
-    return err
 
 
 # --- safetensors headers and odd files ------------------------------------------------------

@@ -18,6 +18,7 @@ import pytest
 import safetensors.torch
 import torch
 import transformers
+from helpers.checkpoints import refused
 from helpers.lm_fixtures import hf_gpt2_dir
 
 from evalgate.errors import EXIT_REFUSED, CheckpointError
@@ -34,16 +35,6 @@ REQUESTS = [
 
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def refused(path: Path, match: str, **kw) -> CheckpointError:
-    with pytest.raises(CheckpointError) as info:
-        load_scorer(path, None, root=path.parent, **kw)
-    err = info.value
-    assert err.exit_code == EXIT_REFUSED
-    assert "\n" not in err.message, err.message  # one line
-    assert match in err.message, err.message
-    return err
 
 
 class Hostile:
