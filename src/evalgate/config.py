@@ -10,6 +10,7 @@ demo when that folder has no probe set: `docker run --rm evalgate` with no argum
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import json
 import os
@@ -26,6 +27,7 @@ from evalgate.gate.rules import GateRules
 from evalgate.paths import allowed_roots, bundled_root, display_path
 from evalgate.probeset.coverage import CoverageConfig
 from evalgate.schemas import schema
+from evalgate.types import MULTIPLE_CHOICE
 
 CONFIG_FILENAME = "evalgate.yml"
 
@@ -62,6 +64,29 @@ class ReportConfig:
 
 
 @dataclass(frozen=True)
+class SuiteConfig:
+    """One entry of `suites:` (docs/suites.md): what a suite reads and how it is sliced."""
+
+    name: str
+    kind: str  # verb-forms | multiple-choice
+    probes: tuple[str, ...]
+    template: str | None  # None: the run's (verb-forms) or "{prompt}" (multiple-choice)
+    manifest: str  # default: MANIFEST.json beside the first probe file
+    grammar: str | None  # verb-forms only; None: the run's
+    train: tuple[str, ...]
+    # multiple-choice: the declared dimensions, each with its allowed values (None: any value)
+    slices: tuple[tuple[str, tuple[str, ...] | None], ...]
+    min_per_value: int  # multiple-choice: live items each declared slice value needs
+    coverage: CoverageConfig | None  # verb-forms: the suite's own cells (None: the run's)
+    gated: tuple[str, ...]  # the suite's gated families, unprefixed ("overall", "topic", ...)
+    pin: dict[str, Any]  # the suite as written (defaults filled in), for the pinned configuration
+
+    @property
+    def dims(self) -> dict[str, tuple[str, ...] | None]:
+        return dict(self.slices)
+
+
+@dataclass(frozen=True)
 class GateConfig:
     root: Path  # paths below are relative to this
     source: str  # where the config came from ("embedded default" or a file path)
@@ -70,7 +95,7 @@ class GateConfig:
     manifest: str
     grammar: str
     train: tuple[str, ...]
-    test: str
+    test: str | None  # None: no perplexity (`test: null`)
     checkpoint: str | None
     loader: str | None
     baseline: str | None  # None = no gate (`--baseline none`)
@@ -83,6 +108,40 @@ class GateConfig:
     # Paths named on the command line: the operator's choice, allowed wherever they are
     # (edges/inputs.py); a path from evalgate.yml must stay inside the repository.
     explicit_paths: tuple[str, ...] = ()
+    # `suites:` (docs/suites.md); empty for a configuration without it, which is read exactly as
+    # before suites existed. `suite` is set on the view of one suite (`for_suite`).
+    suites: tuple[SuiteConfig, ...] = ()
+    suite: SuiteConfig | None = None
+
+    @property
+    def multi_suite(self) -> bool:
+        """Slice keys carry the suite's name (`SUITE/dim:value`) when more than one suite runs."""
+        return len(self.suites) > 1
+
+    def suite_named(self, name: str) -> SuiteConfig:
+        for s in self.suites:
+            if s.name == name:
+                return s
+        known = ", ".join(s.name for s in self.suites) or "none: evalgate.yml declares no `suites:`"
+        raise ConfigError(f"--suite {name}: no such suite (suites: {known})")
+
+    def for_suite(self, suite: SuiteConfig) -> GateConfig:
+        """The configuration as one suite sees it: its files in the run's places."""
+        return dataclasses.replace(
+            self,
+            probes=suite.probes,
+            template=suite.template or self.template,
+            manifest=suite.manifest,
+            grammar=suite.grammar or self.grammar,
+            train=suite.train,
+            coverage=suite.coverage or self.coverage,
+            suite=suite,
+        )
+
+    @property
+    def is_items(self) -> bool:
+        """This view reads a multiple-choice suite."""
+        return self.suite is not None and self.suite.kind == MULTIPLE_CHOICE
 
     def roots(self) -> tuple[Path, ...]:
         """The folders configured inputs may resolve into (paths.allowed_roots)."""
@@ -100,11 +159,22 @@ class GateConfig:
         """
         out: dict[str, Any] = {}
         for f in fields(self):
-            if f.name in ("root", "source", "out", "explicit_paths"):
+            if f.name in ("root", "source", "out", "explicit_paths", "suite"):
                 continue
             value = getattr(self, f.name)
+            if f.name == "suites":
+                if value:
+                    out["suites"] = {s.name: s.pin for s in value}
+                continue
+            if self.suites and f.name in _SUITE_KEYS:
+                continue  # each suite names its own files
             if hasattr(value, "__dataclass_fields__"):
                 value = {k.name: _plain(getattr(value, k.name)) for k in fields(value)}
+                for name in _UNSET_IF_EMPTY:
+                    if name in value and not value[name]:
+                        del value[name]  # unset: pinned exactly as before the key existed
+                    elif name in value:
+                        value[name] = dict(value[name])
             elif f.name in _PATH_KEYS:
                 value = self._relative(value)
             out[f.name] = _plain(value)
@@ -121,6 +191,9 @@ class GateConfig:
 
 
 _PATH_KEYS = ("probes", "template", "manifest", "grammar", "train", "test", "checkpoint", "baseline")
+# What a suite declares for itself; with `suites:` these top-level keys are not read (docs/suites.md).
+_SUITE_KEYS = ("probes", "template", "manifest", "grammar", "train", "coverage")
+_UNSET_IF_EMPTY = ("min_accuracy", "tolerances")
 
 
 def _plain(value: Any) -> Any:
@@ -287,6 +360,8 @@ def load_config(
         else:
             data[key] = value
     problems = _schema_errors(data, "effective configuration")
+    if not problems and user.get("suites"):
+        problems += _suite_problems(user, overrides or {}, source)
     cov = data.get("coverage") or {}
     low, high = cov.get("adversarial_per_category_min"), cov.get("adversarial_per_category_max")
     if not problems and low > high:
@@ -299,16 +374,166 @@ def load_config(
     return _build(data, root, source, tuple(explicit))
 
 
+def _tup(v: Any) -> tuple[str, ...]:
+    return tuple(v) if isinstance(v, list) else (v,)
+
+
+_VERB_COVERAGE = tuple(f.name for f in fields(CoverageConfig))
+_ITEM_GATE_KEYS = ("tolerance", "min_accuracy", "tolerances", "min_n", "slices")
+
+
+def _suite_problems(user: dict[str, Any], overrides: dict[str, Any], source: str) -> list[str]:
+    """What the schema cannot say about `suites:` (docs/suites.md)."""
+    out = []
+    for key in _SUITE_KEYS:
+        if key in user:
+            out.append(
+                f"{source}: {key}: with `suites:` every suite names its own {key}; move it into the suite(s)"
+            )
+        if overrides.get(key) is not None:
+            out.append(
+                f"--{key}: with `suites:` in {source} each suite names its own files; edit the suite instead"
+            )
+    for name, suite in user["suites"].items():
+        kind = suite["kind"]
+        cov = suite.get("coverage") or {}
+        if kind == MULTIPLE_CHOICE:
+            for key in sorted(set(cov) & set(_VERB_COVERAGE)):
+                out.append(f"{source}: suites.{name}.coverage.{key}: a verb-forms rule; a multiple-choice "
+                           "suite takes `min_per_value`")  # fmt: skip
+            if "grammar" in suite:
+                out.append(f"{source}: suites.{name}.grammar: only a verb-forms suite reads a grammar table")
+            dims = list(suite.get("slices") or [])
+            for family in (suite.get("gate") or {}).get("slices") or []:
+                if family != "overall" and family not in dims:
+                    out.append(
+                        f"{source}: suites.{name}.gate.slices: '{family}' is not a declared dimension "
+                        f"(slices: {', '.join(dims) or 'none'}; 'overall' is the whole suite)"
+                    )
+        else:
+            if "min_per_value" in cov:
+                out.append(
+                    f"{source}: suites.{name}.coverage.min_per_value: only for a multiple-choice suite"
+                )
+            if "slices" in suite:
+                out.append(
+                    f"{source}: suites.{name}.slices: a verb-forms suite's slices are its fields "
+                    "(language, tense, ...); choose the gated ones under its `gate.slices`"
+                )
+            allowed = set(schema("config")["properties"]["gate"]["properties"]["slices"]["items"]["enum"])
+            for family in (suite.get("gate") or {}).get("slices") or []:
+                if family not in allowed:
+                    out.append(
+                        f"{source}: suites.{name}.gate.slices: '{family}' is not one of "
+                        + ", ".join(sorted(allowed))
+                    )
+    return out
+
+
+def _floors(value: Any, prefix: str) -> list[tuple[str, float]]:
+    """`min_accuracy` as (slice key, floor) pairs; a number is the floor of the suite's (or run's) overall."""
+    if value is None:
+        return []
+    if isinstance(value, int | float):
+        return [(f"{prefix}overall", float(value))]
+    return [(f"{prefix}{key}", float(v)) for key, v in value.items()]
+
+
+def _suites(data: dict[str, Any]) -> tuple[tuple[SuiteConfig, ...], dict[str, Any]]:
+    """The suites, and the run's gate rules with every suite's overrides folded in (slice keys
+    prefixed with the suite's name when more than one suite runs)."""
+    declared = data.get("suites") or {}
+    multi = len(declared) > 1
+    gate = dict(data["gate"])
+    floors = _floors(gate.get("min_accuracy"), "")
+    tolerances = [(k, float(v)) for k, v in (gate.get("tolerances") or {}).items()]
+    families: list[str] = ["overall"] if multi else []
+    suites = []
+    for name, raw in declared.items():
+        prefix = f"{name}/" if multi else ""
+        kind = raw["kind"]
+        probes = _tup(raw["probes"])
+        manifest = raw.get("manifest") or (Path(probes[0]).parent / "MANIFEST.json").as_posix()
+        own_gate = raw.get("gate") or {}
+        if kind == MULTIPLE_CHOICE:
+            slices_raw = raw.get("slices") or []
+            if isinstance(slices_raw, list):
+                dims: tuple[tuple[str, tuple[str, ...] | None], ...] = tuple((d, None) for d in slices_raw)
+            else:
+                dims = tuple((d, tuple(v) if v else None) for d, v in slices_raw.items())
+            gated = tuple(own_gate.get("slices") or ("overall", *(d for d, _ in dims)))
+            min_per_value = int((raw.get("coverage") or {}).get("min_per_value", 1))
+            coverage = None
+            grammar = None
+        else:
+            dims, min_per_value = (), 0
+            gated = tuple(own_gate.get("slices") or gate["slices"])
+            cov = {**data["coverage"], **(raw.get("coverage") or {})}
+            coverage = CoverageConfig(
+                **{**cov, "adversarial_categories": tuple(cov["adversarial_categories"])}
+            )
+            grammar = raw.get("grammar") or data["grammar"]
+        families += [f"{prefix}{f}" for f in gated]
+        floors += _floors(own_gate.get("min_accuracy"), prefix)
+        tolerances += [(f"{prefix}{k}", float(v)) for k, v in (own_gate.get("tolerances") or {}).items()]
+        if "tolerance" in own_gate:
+            if multi:
+                tolerances.append((f"{name}/*", float(own_gate["tolerance"])))
+            else:
+                gate["tolerance"] = own_gate["tolerance"]
+        if "min_n" in own_gate:
+            gate["min_n"] = own_gate["min_n"] if not multi else min(gate["min_n"], own_gate["min_n"])
+        pin: dict[str, Any] = {
+            "kind": kind,
+            "probes": list(probes),
+            "template": raw.get("template"),
+            "manifest": manifest,
+            "train": list(_tup(raw.get("train") or [])),
+        }
+        if kind == MULTIPLE_CHOICE:
+            pin["slices"] = {d: list(v) if v else None for d, v in dims}
+            pin["coverage"] = {"min_per_value": min_per_value}
+        else:
+            pin["grammar"] = grammar
+            pin["coverage"] = {k: _plain(getattr(coverage, k)) for k in _VERB_COVERAGE}
+        pin["gate"] = {k: own_gate[k] for k in _ITEM_GATE_KEYS if k in own_gate}
+        suites.append(
+            SuiteConfig(
+                name=name,
+                kind=kind,
+                probes=probes,
+                template=raw.get("template"),
+                manifest=manifest,
+                grammar=grammar,
+                train=_tup(raw.get("train") or []),
+                slices=dims,
+                min_per_value=min_per_value,
+                coverage=coverage,
+                gated=gated,
+                pin=pin,
+            )
+        )
+    gate["slices"] = list(dict.fromkeys(families))
+    gate["min_accuracy"] = tuple(floors)
+    gate["tolerances"] = tuple(tolerances)
+    return tuple(suites), gate
+
+
 def _build(data: dict[str, Any], root: Path, source: str, explicit: tuple[str, ...] = ()) -> GateConfig:
-    def tup(v: Any) -> tuple[str, ...]:
-        return tuple(v) if isinstance(v, list) else (v,)
+    tup = _tup
 
     baseline = data.get("baseline")
     if isinstance(baseline, str) and baseline.lower() == "none":
         baseline = None
     cov = data["coverage"]
     leaks = data["leaks"]
-    gate = data["gate"]
+    gate = dict(data["gate"])
+    suites: tuple[SuiteConfig, ...] = ()
+    if data.get("suites"):
+        suites, gate = _suites(data)
+    else:
+        gate["min_accuracy"] = tuple(_floors(gate.get("min_accuracy"), ""))
+        gate["tolerances"] = tuple((k, float(v)) for k, v in (gate.get("tolerances") or {}).items())
     report = data["report"]
     scoring = data["scoring"]
     return GateConfig(
@@ -319,7 +544,7 @@ def _build(data: dict[str, Any], root: Path, source: str, explicit: tuple[str, .
         manifest=data["manifest"],
         grammar=data["grammar"],
         train=tup(data["train"]),
-        test=data["test"],
+        test=data.get("test"),
         checkpoint=data.get("checkpoint"),
         loader=data.get("loader"),
         baseline=baseline,
@@ -330,4 +555,5 @@ def _build(data: dict[str, Any], root: Path, source: str, explicit: tuple[str, .
         gate=GateRules(**{**gate, "slices": tuple(gate["slices"])}),
         report=ReportConfig(**report),
         explicit_paths=tuple(str(Path(p) if Path(p).is_absolute() else root / p) for p in explicit),
+        suites=suites,
     )

@@ -23,7 +23,7 @@ from evalgate.gate.yardstick import check_gate_changes
 from evalgate.paths import display_path as files_display_path
 from evalgate.probeset_io import config_input, read_test_sentences
 from evalgate.progress import Progress
-from evalgate.types import STATUS_DEPRECATED, STATUS_EXCLUDED, sha256_text
+from evalgate.types import STATUS_DEPRECATED, STATUS_EXCLUDED, canonical_json, sha256_text
 
 
 def display_path(cfg: GateConfig, path: Path) -> str:
@@ -48,9 +48,8 @@ def score(
     the parts through the same `finalize`.
     """
     from evalgate.scorers.loaders import load_scorer
-    from evalgate.scoring.multiple_choice import score_probes
 
-    test_sentences, test_input = read_test_sentences(cfg)
+    test_sentences, test_input = read_test_sentences(cfg) if cfg.test is not None else ([], {})
     work = blocks(list(outcome.probes))
     if shard is not None:
         work = select_shard(work, *shard)
@@ -80,7 +79,7 @@ def score(
                 "method": cfg.scoring.method,
                 "normalization": cfg.scoring.normalization,
                 "dtype": info.dtype,
-                "template_sha256": sha256_text(outcome.template),
+                "template_sha256": _template_digest(outcome),
             },
         )
         keys = {p.id: cache.key(p.content_hash()) for p in probes}
@@ -90,9 +89,7 @@ def score(
         # agree to the last bit while the model batches across the whole set.
         _watch(scorer, progress)
         probe_scorer = CachedScorer(scorer, cache, keys) if cache is not None else scorer
-        entries = score_probes(
-            probes, outcome.template, probe_scorer, cfg.scoring.method, cfg.scoring.normalization
-        )
+        entries = _score_all(probes, outcome, probe_scorer, cfg)
     if cache is not None:
         scored = len(probe_scorer.scored_groups)
         untrusted = f" ({cache.rejected} entry(ies) not trusted, rescored)" if cache.rejected else ""
@@ -108,7 +105,7 @@ def score(
             entry["status_if_included"] = entry["status"]
             entry["status"] = STATUS_EXCLUDED
     ppl = None
-    if shard is None or shard[0] == 1:
+    if cfg.test is not None and (shard is None or shard[0] == 1):
         with progress.phase(f"perplexity on {len(test_sentences)} test sentences"):
             _watch(scorer, progress)
             p = scorer.perplexity(test_sentences)
@@ -128,12 +125,12 @@ def score(
     manifest = results_mod.comparability_manifest(
         method=cfg.scoring.method,
         normalization=cfg.scoring.normalization,
-        template_sha256=sha256_text(outcome.template),
+        template_sha256=_template_digest(outcome),
         dtype=info.dtype,
         probe_set_digest=outcome.probe_set.get("digest", ""),
         probe_set_version=outcome.probe_set.get("version"),
         tokenizer_sha256=info.tokenizer_sha256,
-        test_sha256=next(iter(test_input.values()))["sha256"],
+        test_sha256=next(iter(test_input.values()))["sha256"] if test_input else None,
     )
     base = {
         "inputs": inputs,
@@ -158,6 +155,64 @@ def score(
             "order": [p.id for p in outcome.probes],
         }
     return results
+
+
+def _template_digest(outcome: Any) -> str:
+    """The manifest's template hash: the one template's, or (several suites) all of them by name."""
+    if len(outcome.templates) > 1:
+        return sha256_text(canonical_json(outcome.templates))
+    return sha256_text(outcome.template)
+
+
+def _score_all(probes: list[Any], outcome: Any, scorer: Any, cfg: GateConfig) -> list[dict[str, Any]]:
+    """score_probes over the run's probes; with `suites:` each suite's probes through its own
+    template (docs/suites.md), in one scorer call so the model batches across suites."""
+    from evalgate.scoring.multiple_choice import score_probes
+
+    method, norm = cfg.scoring.method, cfg.scoring.normalization
+    if not outcome.templates:
+        return score_probes(probes, outcome.template, scorer, method, norm)
+    names = [s.name for s in cfg.suites]
+    which = {p.id: (p.suite or names[0]) for p in probes}
+    entries: dict[str, dict[str, Any]] = {}
+    collect = _Collecting(scorer)
+    plans = []
+    for name in names:
+        group = [p for p in probes if which[p.id] == name]
+        if group:
+            plans.append((group, outcome.templates[name]))
+    # first pass: gather every request; second: hand each suite its share of the answers
+    for group, template in plans:
+        score_probes(group, template, collect, method, norm)
+    answers = iter(scorer.loglikelihood(collect.requests) if collect.requests else [])
+    for (group, template), n in zip(plans, collect.sizes, strict=True):
+        replay = _Replaying([next(answers) for _ in range(n)])
+        for e in score_probes(group, template, replay, method, norm):
+            entries[e["id"]] = e
+    return [entries[p.id] for p in probes]
+
+
+class _Collecting:
+    """A scorer stand-in that records the requests and answers with placeholders."""
+
+    def __init__(self, scorer: Any) -> None:
+        self.requests: list[Any] = []
+        self.sizes: list[int] = []
+
+    def loglikelihood(self, requests: Any) -> list[Any]:
+        from evalgate.types import Loglik
+
+        self.requests.extend(requests)
+        self.sizes.append(len(requests))
+        return [Loglik(0.0, 1, r.continuation) for r in requests]
+
+
+class _Replaying:
+    def __init__(self, answers: list[Any]) -> None:
+        self.answers = answers
+
+    def loglikelihood(self, requests: Any) -> list[Any]:
+        return self.answers
 
 
 def _watch(scorer: Any, progress: Progress) -> None:
@@ -240,7 +295,7 @@ def gate(
         results["comparison"] = None
         results.pop("gate_changes_vs_baseline", None)  # a re-gated result's, from its old baseline
         results["verdict"], results["reasons"] = "pass", []
-        return results
+        return _with_floors(results, cfg)
     doc, shown, record = baseline
     changes, doc = _gate_changes(results, doc, shown, cfg, approve_gate_changes, probe_files)
     view, counted_wrong = count_unscorable_as_wrong(results, doc)
@@ -253,7 +308,24 @@ def gate(
     results["comparison"] = comparison
     results["gate_changes_vs_baseline"] = changes
     results["verdict"], results["reasons"] = outcome, reasons
-    return results_mod.round_floats(results)
+    return results_mod.round_floats(_with_floors(results, cfg))
+
+
+def _with_floors(results: dict[str, Any], cfg: GateConfig) -> dict[str, Any]:
+    """`gate.min_accuracy` (gate/floors.py): checked on the run alone, with a baseline or without.
+    results.json has a "floors" section only when a floor is configured."""
+    from evalgate.gate.floors import chance_levels, check_floors, floor_reasons
+
+    results.pop("floors", None)  # a re-gated result's, from its old configuration
+    if not cfg.gate.min_accuracy:
+        return results
+    floors = check_floors(results["slices"], cfg.gate.min_accuracy, chance_levels(results["probes"]))
+    results["floors"] = floors
+    reasons = floor_reasons(floors)
+    if reasons:
+        results["verdict"] = "fail"
+        results["reasons"] = [*results["reasons"], *reasons]
+    return results
 
 
 def _gate_changes(

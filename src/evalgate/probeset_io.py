@@ -40,6 +40,7 @@ from evalgate.probeset.configured_files import same_file_findings
 from evalgate.probeset.corpus import read_sentences
 from evalgate.probeset.coverage import checked_coverage, coverage_matrix, reason_code_findings
 from evalgate.probeset.grammar import Grammar, grammar_from_dict
+from evalgate.probeset.items import item_coverage, item_coverage_findings, read_item_file
 from evalgate.probeset.jsonl import Record, parse_jsonl
 from evalgate.probeset.leaks import LeakIndex, find_leaks, leak_detectors, leak_policy
 from evalgate.probeset.manifest import SEALABLE_CHECKS, ProbeFile, seal
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from evalgate.synth.lexicon import Lexicon
 
 MANIFEST_NAME = "MANIFEST.json"
+ITEM_TEMPLATE = "{prompt}"  # a multiple-choice suite without `template:` scores the prompt as it is
 
 _MISSING_HINTS = {
     "probes": "check the path (--probes, or `probes:` in evalgate.yml); `evalgate probes build` writes the "
@@ -236,9 +238,16 @@ def _leaks(
     grammar: Grammar | None,
     probes: Sequence[Probe],
     train_files: Sequence[str] | None,
+    *,
+    items: bool = False,
 ) -> list[Finding]:
     paths = [cfg.path(p) for p in (train_files if train_files else cfg.train)]
-    detectors, skipped = leak_detectors(cfg.leaks.detectors, bool(paths), grammar is not None)
+    wanted = cfg.leaks.detectors
+    if items:
+        # the template detector masks every word but the verb table's forms; a multiple-choice
+        # suite has no such table, so it runs the exact and n-gram detectors (docs/suites.md)
+        wanted = tuple(d for d in wanted if d != "template")
+    detectors, skipped = leak_detectors(wanted, bool(paths), items or grammar is not None)
     col.warnings.extend(skipped)
     if detectors is None:
         return []
@@ -348,12 +357,17 @@ def validate(
 
     `contents` replaces the bytes of some files (path -> would-be bytes) without touching the disk.
     """
+    if cfg.suites and cfg.suite is None:
+        return _validate_suites(cfg, contents)
     # Probe files named on the command line: their folder holds the manifest read with them.
     explicit = [*(probe_files or ()), *(Path(p).parent for p in probe_files or ()), *(train_files or ())]
     col = _Collector(cfg.root, contents, allowed_roots(cfg.root, [*cfg.explicit_paths, *explicit]))
     for role, names in (("probe", probe_files or cfg.probes), ("training", train_files or cfg.train)):
         col.findings.extend(same_file_findings(role, [(str(p), cfg.path(p).resolve()) for p in names]))
-    grammar = _load_grammar(cfg, col)
+    suite = cfg.suite
+    items = suite is not None and cfg.is_items
+    grammar = None if items else _load_grammar(cfg, col)
+    tag = suite.name if suite is not None and len(cfg.suites) > 1 else None
     probes: list[Probe] = []
     ids: list[tuple[str, int, str]] = []
     files: list[tuple[Path, ProbeFile]] = []
@@ -367,7 +381,7 @@ def validate(
             continue
         shown = col.show(path)
         read[shown] = data
-        got = read_probe_file(data, shown, grammar)
+        got = read_item_file(data, shown, suite.dims, tag) if items else read_probe_file(data, shown, grammar)
         all_parsed &= got.parsed
         unreadable += got.unreadable
         col.findings.extend(got.findings)
@@ -377,30 +391,42 @@ def validate(
         sha = col.inputs[shown]["sha256"]
         files.append((path, ProbeFile(shown, shown, sha, len(got.probes))))
     col.findings.extend(duplicate_ids(ids))
-    col.findings.extend(reason_code_findings(probes, cfg.coverage.adversarial_categories))
+    if not items:
+        col.findings.extend(reason_code_findings(probes, cfg.coverage.adversarial_categories))
+    if tag is not None:  # a verb-form probe of one suite among several carries its suite's name
+        probes = [p if p.suite else dataclasses.replace(p, suite=tag) for p in probes]
     col.warnings.extend(twins(probes))
-    template = _load_template(cfg, col)
+    if items and suite is not None and suite.template is None:
+        template: str | None = ITEM_TEMPLATE  # docs/suites.md: the prompt as it is
+    else:
+        template = _load_template(cfg, col)
 
     seen = {pid for _, _, pid in ids} if all_read and all_parsed else None
     manifest_file = manifest_path(cfg, probe_files)
     manifest_shown = col.show(manifest_file)
     version = _check_manifest(manifest_file, col, files, probes, seen, read)
 
-    deletion_seen = seen if not probe_files else None  # a subset of the set cannot show a deletion
+    # a subset of the set cannot show a deletion: one suite's view leaves it to _validate_suites
+    deletion_seen = seen if not probe_files and suite is None else None
     col.findings.extend(_baseline_findings(cfg, col, probes, deletion_seen, version, manifest_shown))
 
-    leaks = _leaks(cfg, col, grammar, probes + stand_ins, train_files)
+    leaks = _leaks(cfg, col, grammar, probes + stand_ins, train_files, items=items)
     excluded, refused, left_out = leak_policy(cfg.leaks.policy, leaks)
     col.findings.extend(refused)
     col.warnings.extend(left_out)
 
-    matrix = coverage_matrix(probes, cfg.coverage, grammar, excluded)
     complete = all_read and not unreadable  # a file or a record we could not read hides probes
-    found, skipped = checked_coverage(
-        matrix, [f.display for _, f in files], probes, excluded, complete, unreadable
-    )
-    col.findings.extend(found)
-    col.warnings.extend(skipped)
+    if items and suite is not None:
+        matrix = item_coverage(probes, suite.dims, suite.min_per_value, excluded)
+        if complete:
+            col.findings.extend(item_coverage_findings(matrix, [f.display for _, f in files], suite.name))
+    else:
+        matrix = coverage_matrix(probes, cfg.coverage, grammar, excluded)
+        found, skipped = checked_coverage(
+            matrix, [f.display for _, f in files], probes, excluded, complete, unreadable
+        )
+        col.findings.extend(found)
+        col.warnings.extend(skipped)
     probe_set = probe_set_record(version, probes, [f for _, f in files], matrix if complete else None)
     return ValidationOutcome(
         probes=tuple(probes),
@@ -412,6 +438,68 @@ def validate(
         inputs=col.inputs,
         probe_set=probe_set,
         template=template,
+        complete=seen is not None,
+    )
+
+
+def _validate_suites(cfg: GateConfig, contents: Mapping[Path, bytes] | None) -> ValidationOutcome:
+    """Every suite validated on its own (its files, template, manifest, leaks, coverage), then
+    what only the whole run can check: ids unique across suites and probes deleted since the
+    baseline (docs/suites.md). One outcome, every finding of every suite."""
+    parts = [(s, validate(cfg.for_suite(s), contents=contents)) for s in cfg.suites]
+    col = _Collector(cfg.root, contents, cfg.roots())
+    probes: list[Probe] = []
+    excluded: set[str] = set()
+    for _, part in parts:
+        probes += part.probes
+        col.findings += part.findings
+        col.warnings += part.warnings
+        col.inputs.update(part.inputs)
+        excluded |= part.excluded
+    first: dict[str, Probe] = {}
+    for p in probes:
+        if p.id in first and first[p.id].suite != p.suite:
+            q = first[p.id]
+            col.findings.append(
+                Finding(
+                    "duplicate-id",
+                    f"id '{p.id}' is already used at {q.file}:{q.line} (suite {q.suite}): ids are unique "
+                    "across every suite",
+                    p.file,
+                    p.line,
+                    p.id,
+                    "id",
+                    "give one of the two a new id",
+                )
+            )
+        first.setdefault(p.id, p)
+    complete = all(part.complete for _, part in parts)
+    seen = {p.id for p in probes} if complete else None
+    col.findings.extend(_baseline_findings(cfg, col, probes, seen, None, ""))
+    templates = {s.name: part.template for s, part in parts}
+    multi = cfg.multi_suite
+    if multi:
+        probe_set: dict[str, Any] = {
+            "version": None,
+            "digest": sha256_text(",".join(part.probe_set["digest"] for _, part in parts)),
+            "files": {k: v for _, part in parts for k, v in part.probe_set["files"].items()},
+            "n_generated": sum(part.probe_set["n_generated"] for _, part in parts),
+            "n_hand": sum(part.probe_set["n_hand"] for _, part in parts),
+            "suites": {s.name: {"kind": s.kind, **part.probe_set} for s, part in parts},
+        }
+    else:
+        probe_set = parts[0][1].probe_set
+    return ValidationOutcome(
+        probes=tuple(probes),
+        findings=tuple(col.findings),
+        warnings=tuple(col.warnings),
+        leaks=tuple(f for _, part in parts for f in part.leaks),
+        excluded=frozenset(excluded),
+        coverage={s.name: part.coverage for s, part in parts} if multi else parts[0][1].coverage,
+        inputs=col.inputs,
+        probe_set=probe_set,
+        template=parts[0][1].template,
+        templates=templates,
     )
 
 

@@ -46,6 +46,17 @@ CONTENT_FIELDS = (
     "kind",
 )
 
+# A multiple-choice suite's items (docs/suites.md) are locked on their own fields: the item has no
+# verb, tense or label, and its slices are the dimensions its suite declares.
+ITEM_CONTENT_FIELDS = ("id", "prompt", "candidates", "expected", "slices", "kind")
+
+# The kinds of suite `suites:` may declare (docs/suites.md); a configuration without `suites:` is
+# one verb-forms suite, read exactly as before suites existed.
+VERB_FORMS = "verb-forms"
+MULTIPLE_CHOICE = "multiple-choice"
+SUITE_KINDS = (VERB_FORMS, MULTIPLE_CHOICE)
+KIND_CHOICE = "choice"  # Probe.kind of a multiple-choice item that is not ordinal
+
 BLANK = "___"
 
 # `report.review_entropy` of defaults/evalgate.yml: the normalised entropy above which a scored
@@ -85,6 +96,46 @@ class Probe:
     kind: str = "form"
     file: str = ""
     line: int = 0
+    # Set for the items of a multiple-choice suite (docs/suites.md): `dims` holds the item's
+    # slices in file order, `suite` the suite's name; the verb-form fields above stay empty.
+    suite_kind: str = VERB_FORMS
+    dims: tuple[tuple[str, str], ...] = ()
+    suite: str | None = None
+
+    @property
+    def is_item(self) -> bool:
+        """A multiple-choice item (not a verb-form probe)."""
+        return self.suite_kind == MULTIPLE_CHOICE
+
+    @classmethod
+    def from_item(cls, rec: dict[str, Any], file: str = "", line: int = 0, suite: str | None = None) -> Probe:
+        """Build from a schema-valid multiple-choice item (probeset/items.py validates first)."""
+        return cls(
+            id=rec["id"],
+            language="",
+            verb="",
+            regularity="",
+            tense="",
+            person="",
+            prompt=rec["prompt"],
+            candidates=tuple(rec["candidates"]),
+            expected=rec["expected"],
+            label="correct",
+            category="core",
+            explanation=rec.get("explanation"),
+            source=rec.get("source"),
+            deprecated=bool(rec.get("deprecated", False)),
+            kind=rec.get("kind", KIND_CHOICE),
+            file=file,
+            line=line,
+            suite_kind=MULTIPLE_CHOICE,
+            dims=tuple((str(k), str(v)) for k, v in (rec.get("slices") or {}).items()),
+            suite=suite,
+        )
+
+    def content_fields(self) -> tuple[str, ...]:
+        """The fields the probe lock covers for this kind of probe."""
+        return ITEM_CONTENT_FIELDS if self.is_item else CONTENT_FIELDS
 
     @classmethod
     def from_record(cls, rec: dict[str, Any], file: str = "", line: int = 0) -> Probe:
@@ -112,6 +163,8 @@ class Probe:
 
     def to_record(self) -> dict[str, Any]:
         """The JSONL object, fields in the documented order, optional ones only when set."""
+        if self.is_item:
+            return self._item_record()
         rec: dict[str, Any] = {
             "id": self.id,
             "language": self.language,
@@ -135,14 +188,34 @@ class Probe:
             rec["deprecated"] = True
         return rec
 
+    def _item_record(self) -> dict[str, Any]:
+        rec: dict[str, Any] = {
+            "id": self.id,
+            "prompt": self.prompt,
+            "candidates": list(self.candidates),
+            "expected": self.expected,
+            "slices": dict(self.dims),
+        }
+        if self.kind != KIND_CHOICE:
+            rec["kind"] = self.kind
+        for name in ("explanation", "source"):
+            value = getattr(self, name)
+            if value is not None:
+                rec[name] = value
+        if self.deprecated:
+            rec["deprecated"] = True
+        return rec
+
     def content_hash(self) -> str:
         """SHA-256 of the measured content; a changed hash under the same id is refused."""
         rec = self.to_record()
         rec["kind"] = self.kind
-        return sha256_text(canonical_json({k: rec.get(k) for k in CONTENT_FIELDS}))
+        return sha256_text(canonical_json({k: rec.get(k) for k in self.content_fields()}))
 
     def slices(self) -> list[str]:
         """Slice keys this probe counts in (results.json "slices"); `overall` first."""
+        if self.is_item:
+            return ["overall", *(f"{dim}:{value}" for dim, value in self.dims)]
         keys = [
             "overall",
             f"language:{self.language}",

@@ -6,7 +6,7 @@ config.py builds it from the configuration (docs/gate.md, docs/cli.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -20,3 +20,20 @@ class GateRules:
     z: float  # Wilson interval z (1.96 = 95%)
     perplexity_max_ratio: float
     slices: tuple[str, ...]  # slice families that are gated (overall, language, ...)
+    # Optional, and left out of the pinned configuration when unset, so a configuration that
+    # does not use them pins (and hashes) exactly as before they existed (docs/suites.md).
+    # Slice key -> the lowest accuracy that passes, baseline or not ("SUITE/*" keys: every slice
+    # of that suite).
+    min_accuracy: tuple[tuple[str, float], ...] = field(default=())
+    # Slice key -> the tolerance that slice is gated with instead of `tolerance`.
+    tolerances: tuple[tuple[str, float], ...] = field(default=())
+
+    def tolerance_for(self, key: str) -> float:
+        """The tolerance of one slice: its own, else its suite's ("SUITE/*"), else the run's."""
+        own = dict(self.tolerances)
+        if key in own:
+            return own[key]
+        suite, slash, _ = key.partition("/")
+        if slash and f"{suite}/*" in own:
+            return own[f"{suite}/*"]
+        return self.tolerance

@@ -52,10 +52,20 @@ def slice_keys(entry: dict[str, Any]) -> list[str]:
     if is_ordinal(entry):
         return []
     keys = ["overall"]
+    # With several suites (docs/suites.md) a probe also counts in its suite's slices, named
+    # "SUITE/overall" and "SUITE/dim:value"; `overall` stays the whole run.
+    suite = entry.get("suite")
+    prefix = f"{suite}/" if suite else ""
+    if suite:
+        keys.append(f"{suite}/overall")
+    dims = entry.get("slices")
+    if isinstance(dims, dict):  # a multiple-choice item: the dimensions its suite declares
+        keys += [f"{prefix}{dim}:{value}" for dim, value in dims.items()]
+        return keys
     for family in _ENTRY_FAMILIES:
         value = entry.get(family)
         if value:
-            keys.append(f"{family}:{value}")
+            keys.append(f"{prefix}{family}:{value}")
     return keys
 
 
@@ -120,6 +130,8 @@ def aggregate_per_verb(entries: list[dict[str, Any]]) -> dict[str, dict[str, int
     """{"en:go": {"n", "correct"}}: raw counts of scored probes, no intervals (cells of 2-4, docs/gate.md)."""
     cells: dict[str, dict[str, int]] = {}
     for e in _form(entries):
+        if "verb" not in e:
+            continue  # a multiple-choice item has no verb (docs/suites.md)
         cell = cells.setdefault(f"{e.get('language')}:{e.get('verb')}", {"n": 0, "correct": 0})
         if e["status"] == STATUS_SCORED:
             cell["n"] += 1

@@ -108,7 +108,7 @@ def bump_version(version: str, part: str) -> str:
 def _field_hashes(probe: Probe) -> str:
     rec = probe.to_record()
     rec["kind"] = probe.kind
-    return ".".join(sha256_text(canonical_json(rec.get(f)))[:8] for f in CONTENT_FIELDS)
+    return ".".join(sha256_text(canonical_json(rec.get(f)))[:8] for f in probe.content_fields())
 
 
 def manifest_problems(doc: Any) -> list[str]:
@@ -127,8 +127,9 @@ def _changed_fields(manifest: Mapping[str, Any], probe: Probe) -> list[str]:
     if not isinstance(fields, list) or not isinstance(old, str):
         return []
     before = dict(zip(fields, old.split("."), strict=False))
-    now = dict(zip(CONTENT_FIELDS, _field_hashes(probe).split("."), strict=True))
-    return [f for f in CONTENT_FIELDS if f in before and before[f] != now[f]]
+    names = probe.content_fields()
+    now = dict(zip(names, _field_hashes(probe).split("."), strict=True))
+    return [f for f in names if f in before and before[f] != now[f]]
 
 
 def lock_findings(
@@ -360,7 +361,10 @@ def seal(
         version = bump_version(previous["version"], bump)
     lock = dict((previous or {}).get("lock") or {})
     old = (previous or {}).get("lock_fields") or {}
-    same_layout = old.get("fields") == list(CONTENT_FIELDS)
+    # one manifest seals one suite, so its probes share one field layout (types.ITEM_CONTENT_FIELDS
+    # for a multiple-choice suite)
+    layout = list(probes[0].content_fields()) if probes else list(CONTENT_FIELDS)
+    same_layout = old.get("fields") == layout
     detail = {pid: h for pid, h in (old.get("hashes") or {}).items() if pid in lock and same_layout}
     for p in probes:
         lock.setdefault(p.id, p.content_hash())
@@ -372,5 +376,5 @@ def seal(
         "n_probes": len(probes),
         "files": {f.key: {"sha256": f.sha256, "cases": f.cases} for f in sorted(files, key=lambda f: f.key)},
         "lock": dict(sorted(lock.items())),
-        "lock_fields": {"fields": list(CONTENT_FIELDS), "hashes": dict(sorted(detail.items()))},
+        "lock_fields": {"fields": layout, "hashes": dict(sorted(detail.items()))},
     }

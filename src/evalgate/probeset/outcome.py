@@ -30,6 +30,9 @@ class ValidationOutcome:
     inputs: dict[str, dict]  # display path -> {"sha256", "bytes", "role"} for every file read
     probe_set: dict  # {"version", "digest", "files": {path: {"sha256", "cases"}}, "n_generated", "n_hand"}
     template: str | None  # the prompt template text, validated (None when missing or invalid)
+    # suite name -> its template, for a configuration with `suites:` (docs/suites.md); empty otherwise
+    templates: dict[str, str | None] = dataclasses.field(default_factory=dict)
+    complete: bool = True  # every file and record was read, so every id in the set is known
 
     @property
     def ok(self) -> bool:

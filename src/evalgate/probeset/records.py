@@ -66,6 +66,7 @@ HINTS = {
     "ordinal-scale": 'list the scale points low to high: numbers in strictly increasing order ("1".."5"), '
     "or ordered labels (docs/ordinal.md)",
 }
+ITEM_SCHEMA_HINT = "see the item fields in docs/suites.md (schema: evalgate/schemas/item.schema.json)"
 
 
 def probe_schema() -> dict[str, Any]:
@@ -75,6 +76,11 @@ def probe_schema() -> dict[str, Any]:
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(probe_schema())
+
+
+@cache
+def _named_validator(name: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema(name))
 
 
 def expected_category(file: str) -> str:
@@ -128,13 +134,20 @@ def record_id(rec: dict[str, Any]) -> str | None:
     return None
 
 
-def schema_findings(rec: dict[str, Any], file: str, line: int) -> tuple[list[Finding], set[str]]:
-    """Every schema error of one record, one finding per field, and the set of fields at fault."""
+def schema_findings(
+    rec: dict[str, Any], file: str, line: int, of: str = "probe"
+) -> tuple[list[Finding], set[str]]:
+    """Every schema error of one record, one finding per field, and the set of fields at fault.
+
+    `of` names the schema: "probe" (a verb-form probe) or "item" (a multiple-choice item).
+    """
     pid = record_id(rec)
-    allowed = probe_schema()["properties"]
+    allowed = schema(of)["properties"]
+    schema_hint = HINTS["schema"] if of == "probe" else ITEM_SCHEMA_HINT
     findings: list[Finding] = []
     bad: set[str] = set()
-    errors = sorted(_validator().iter_errors(rec), key=lambda e: [str(p) for p in e.absolute_path])
+    validator = _validator() if of == "probe" else _named_validator(of)
+    errors = sorted(validator.iter_errors(rec), key=lambda e: [str(p) for p in e.absolute_path])
     for err in errors:
         if err.validator == "required":
             # jsonschema raises one error per missing name, each carrying the whole list
@@ -142,7 +155,7 @@ def schema_findings(rec: dict[str, Any], file: str, line: int) -> tuple[list[Fin
                 if name not in rec and name not in bad:
                     bad.add(name)
                     msg = f"missing required field '{name}'"
-                    findings.append(Finding("schema", msg, file, line, pid, name, HINTS["schema"]))
+                    findings.append(Finding("schema", msg, file, line, pid, name, schema_hint))
         elif err.validator == "additionalProperties":
             for name in sorted(set(rec) - set(allowed)):
                 bad.add(name)
@@ -152,9 +165,11 @@ def schema_findings(rec: dict[str, Any], file: str, line: int) -> tuple[list[Fin
         else:
             path = list(err.absolute_path)
             name = str(path[0]) if path else None
+            if name == "slices" and len(path) > 1:
+                name = f"slices.{path[1]}"  # the dimension at fault, not the whole object
             if name:
                 bad.add(name)
-            findings.append(Finding("schema", _schema_message(err), file, line, pid, name, HINTS["schema"]))
+            findings.append(Finding("schema", _schema_message(err), file, line, pid, name, schema_hint))
     return findings, bad
 
 

@@ -154,5 +154,10 @@ def template_key(text: str, keep: frozenset[str] | set[str]) -> str:
 
 
 def fill(prompt: str, form: str) -> str:
-    """The prompt with its blank replaced by a form: what the leak detectors compare."""
+    """The prompt with its blank replaced by a form: what the leak detectors compare.
+
+    A question (a multiple-choice item without a blank, docs/suites.md) is followed by its answer.
+    """
+    if "___" not in prompt:
+        return f"{prompt} {form}"
     return prompt.replace("___", form, 1)

@@ -27,7 +27,9 @@ OVER = "OVER"
 def coverage_rows(matrix: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per cell: {"family", "cell", "n", "min", "max", "status"}; status "ok", SHORT, OVER."""
     rows = []
-    for key, family in _FAMILIES:
+    # a multiple-choice suite's cells: live items per declared slice value (probeset/items.py)
+    families = [*_FAMILIES, *((k, k.removeprefix("slices.")) for k in matrix if k.startswith("slices."))]
+    for key, family in families:
         cells = matrix.get(key)
         if not isinstance(cells, dict):
             continue

@@ -65,6 +65,10 @@ def render(template_text: str, probe: Probe) -> tuple[str, str]:
             f"prompt template: must not contain {BLANK} itself (only the prompt has the blank)"
         )
     text = template.replace(PLACEHOLDER, probe.prompt)
+    if probe.is_item and BLANK not in probe.prompt:
+        # A question (docs/suites.md): each candidate follows the rendered text after one space,
+        # which `split_whitespace` moves onto the candidate ("Answer:" + " Paris", lm-eval's way).
+        return text.rstrip() + " ", ""
     if text.count(BLANK) != 1:
         raise RefusedError(f"probe {probe.id}: the prompt must contain {BLANK} exactly once")
     context, suffix = text.split(BLANK)
@@ -113,6 +117,23 @@ def _requests(probe: Probe, context: str, suffix: str, method: str) -> list[tupl
 
 
 def _metadata(probe: Probe) -> dict[str, Any]:
+    if probe.is_item:
+        out: dict[str, Any] = {
+            "prompt": probe.prompt,
+            "slices": dict(probe.dims),
+            "source": probe.source,
+            "kind": probe.kind,
+            "content_hash": probe.content_hash(),
+        }
+        if probe.suite:
+            out["suite"] = probe.suite
+        return out
+    if probe.suite:  # a verb-form suite among several (docs/suites.md)
+        return {**_verb_metadata(probe), "suite": probe.suite}
+    return _verb_metadata(probe)
+
+
+def _verb_metadata(probe: Probe) -> dict[str, Any]:
     return {
         "prompt": probe.prompt,
         "language": probe.language,

@@ -1,0 +1,82 @@
+"""Absolute floors (`gate.min_accuracy`, docs/suites.md "Thresholds") and chance levels.
+
+A paired comparison only says "not worse than the baseline": a model at chance passes it against
+a baseline at chance. A floor is checked on the run alone, baseline or not: a slice whose accuracy
+is below its floor fails the gate, and so does a floor naming a slice the run does not have (a
+typo must not switch a floor off). The chance level of a slice is the mean of 1/K over its scored
+items (K candidates each): what guessing scores, shown beside every accuracy.
+
+Pure: dicts in, dicts out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from evalgate.gate.slices import slice_keys
+from evalgate.types import STATUS_SCORED
+
+
+def chance_levels(entries: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """slice key -> mean of 1/K over the slice's scored items."""
+    sums: dict[str, list[float]] = {}
+    for e in entries:
+        if e.get("status") != STATUS_SCORED or not e.get("candidates"):
+            continue
+        share = 1.0 / len(e["candidates"])
+        for key in slice_keys(dict(e)):
+            t = sums.setdefault(key, [0.0, 0.0])
+            t[0] += share
+            t[1] += 1
+    return {k: total / n for k, (total, n) in sums.items()}
+
+
+def _keys_of(pattern: str, slices: Mapping[str, Any]) -> list[str]:
+    """A floor's slices: the key itself, or every slice of a suite for "SUITE/*"."""
+    if pattern.endswith("/*"):
+        prefix = pattern[:-1]
+        return sorted(k for k in slices if k.startswith(prefix))
+    return [pattern]
+
+
+def check_floors(
+    slices: Mapping[str, Mapping[str, Any]],
+    floors: Sequence[tuple[str, float]] | Mapping[str, float],
+    chance: Mapping[str, float],
+) -> dict[str, dict[str, Any]]:
+    """results.json "floors": per floored slice its floor, accuracy, n, chance and status
+    ("ok", "below", or "missing" when the slice has no scored item)."""
+    pairs = floors.items() if isinstance(floors, Mapping) else floors
+    out: dict[str, dict[str, Any]] = {}
+    for pattern, floor in pairs:
+        for key in _keys_of(pattern, slices) or [pattern]:
+            row = slices.get(key) or {}
+            acc, n = row.get("accuracy"), row.get("n", 0)
+            status = "missing" if acc is None or not n else "below" if acc < floor else "ok"
+            out[key] = {
+                "min_accuracy": floor,
+                "accuracy": acc,
+                "n": n,
+                "chance": chance.get(key),
+                "status": status,
+            }
+    return dict(sorted(out.items()))
+
+
+def floor_reasons(floors: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One human reason per slice under its floor (or missing)."""
+    out = []
+    for key, f in floors.items():
+        if f["status"] == "below":
+            chance = f" (chance {100 * f['chance']:.1f}%)" if f.get("chance") is not None else ""
+            out.append(
+                f"{key}: accuracy {100 * f['accuracy']:.1f}% on {f['n']} items is below the floor "
+                f"gate.min_accuracy {100 * f['min_accuracy']:.1f}%{chance}"
+            )
+        elif f["status"] == "missing":
+            out.append(
+                f"{key}: gate.min_accuracy sets a floor of {100 * f['min_accuracy']:.1f}% but the run has "
+                "no scored item in that slice (check the slice key)"
+            )
+    return out

@@ -1,0 +1,225 @@
+"""A multiple-choice suite's item file, from its bytes to its items and located findings (docs/suites.md).
+
+The generic counterpart of probeset/probe_file.py + records.py: the same JSONL reader, the same
+schema reporting (one finding per field, every record checked completely) and the same text rules
+(NFC, no invisible or control characters, distinct candidates, look-alike letters), against the
+item schema instead of the verb-form one. What the verb-form rules read from the grammar table, an
+item reads from its suite: the dimensions it must carry under `slices`, and their allowed values.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from evalgate.probeset.field_text import (
+    HINT_CONFUSABLE,
+    HINT_CONTROL,
+    confusable_problems,
+    control_problems,
+    glued_word,
+    same_form,
+    space_before_blank,
+)
+from evalgate.probeset.jsonl import parse_jsonl
+from evalgate.probeset.leaks import leak_stand_ins
+from evalgate.probeset.probe_file import ProbeFileRead
+from evalgate.probeset.records import (
+    _candidate_problems,
+    _form_problems,
+    _reveal,
+    _short,
+    record_id,
+    schema_findings,
+)
+from evalgate.scoring.ordinal import KIND as ORDINAL
+from evalgate.scoring.ordinal import scale_problem
+from evalgate.types import BLANK, Finding, Probe
+
+_BLANK_RUN = re.compile(r"_{3,}")
+
+HINTS = {
+    "expected-not-candidate": "make `expected` one of the `candidates` (an item that cannot be right "
+    "could never fail)",
+    "blank": "write a question without a blank, or a cloze with exactly one ___ where the answer goes",
+    "slices": "give the item one value for each dimension the suite declares under `slices:` in "
+    "evalgate.yml, and no other",
+    "text-form": "write the text as a reader sees it: composed accents (NFC), no invisible characters; each "
+    "candidate without surrounding spaces (the scorer adds the space before it), each one different",
+    "ordinal-scale": 'list the scale points low to high: numbers in strictly increasing order ("1".."5"), '
+    "or ordered labels (docs/ordinal.md)",
+}
+
+
+def _blank_problem(prompt: str) -> str | None:
+    """None for a question (no blank) or a well-formed cloze (one ___, spaced like a word)."""
+    runs = _BLANK_RUN.findall(prompt)
+    if not runs:
+        return None
+    if len(runs) > 1:
+        return f"the prompt has {len(runs)} blanks; a cloze has exactly one {BLANK}"
+    if runs[0] != BLANK:
+        return f"the blank is written with {len(runs[0])} underscores; write exactly three ({BLANK})"
+    before = space_before_blank(prompt)
+    if before not in (None, "", " "):
+        return f"the blank has {_reveal(before)} before it; write one plain space"
+    glued = glued_word(prompt)
+    if glued:
+        return f"the blank is glued to a word ({glued!r}); leave a space or punctuation on both sides"
+    return None
+
+
+def _slice_problems(value: Any, dims: Mapping[str, Sequence[str] | None]) -> list[tuple[str, str]]:
+    """(field, message) for every declared dimension missing or off its list, and every undeclared one."""
+    if not isinstance(value, dict):
+        return []
+    out = []
+    declared = ", ".join(dims) or "(none)"
+    for dim, allowed in dims.items():
+        if dim not in value:
+            out.append((f"slices.{dim}", f"missing the suite's dimension '{dim}' (declared: {declared})"))
+        elif allowed and isinstance(value[dim], str) and value[dim] not in allowed:
+            out.append(
+                (
+                    f"slices.{dim}",
+                    f"{_short(value[dim])} is not one of the values the suite declares for "
+                    f"'{dim}' ({', '.join(allowed)})",
+                )
+            )
+    for dim in value:
+        if dim not in dims:
+            out.append((f"slices.{dim}", f"'{dim}' is not a dimension of this suite (declared: {declared})"))
+    return out
+
+
+def item_findings(
+    rec: dict[str, Any], file: str, line: int, dims: Mapping[str, Sequence[str] | None], bad: set[str]
+) -> list[Finding]:
+    """The rules beyond the schema, each run when the fields it reads can be read."""
+    pid = record_id(rec)
+    out: list[Finding] = []
+
+    def add(check: str, field: str, message: str, hint: str | None = None) -> None:
+        out.append(Finding(check, message, file, line, pid, field, hint or HINTS[check]))
+
+    def ok(*names: str) -> bool:
+        return all(n in rec and n not in bad for n in names)
+
+    cands = rec.get("candidates")
+    cands_str = isinstance(cands, list) and bool(cands) and all(isinstance(c, str) for c in cands)
+    if isinstance(rec.get("expected"), str) and cands_str and rec["expected"] not in cands:
+        shown = ", ".join(_short(c, 30) for c in cands)
+        twin = [c for c in cands if same_form(c, rec["expected"])]
+        note = " (it differs from a candidate only in Unicode form, spacing or case)" if twin else ""
+        add(
+            "expected-not-candidate",
+            "expected",
+            f"{_short(rec['expected'])} is not one of the candidates ({shown}){note}",
+        )
+    for field, problem in control_problems(rec):
+        add("control-character", field, problem, HINT_CONTROL)
+    if ok("candidates"):
+        for problem in _candidate_problems(rec["candidates"]):
+            add("text-form", "candidates", problem)
+        for problem in confusable_problems(rec["candidates"]):
+            add("confusable", "candidates", problem, HINT_CONFUSABLE)
+    if isinstance(rec.get("prompt"), str):
+        if blank := _blank_problem(rec["prompt"]):
+            add("blank", "prompt", blank)
+        if problems := _form_problems(rec["prompt"]):
+            add("text-form", "prompt", f"the prompt {' and '.join(problems)}: {_reveal(rec['prompt'])[:200]}")
+    if ok("kind", "candidates") and rec["kind"] == ORDINAL and (scale := scale_problem(rec["candidates"])):
+        add("ordinal-scale", "candidates", scale)
+    if "slices" not in bad:
+        for field, message in _slice_problems(rec.get("slices"), dims):
+            add("slices", field, message)
+    return out
+
+
+def items_from_records(
+    records: Iterable[tuple[int, dict[str, Any]]],
+    file: str,
+    dims: Mapping[str, Sequence[str] | None],
+    suite: str | None,
+) -> tuple[list[Probe], list[Finding], list[tuple[int, str]]]:
+    """The valid items of one file, every finding, and (line, id) of every record with an id."""
+    items: list[Probe] = []
+    findings: list[Finding] = []
+    ids: list[tuple[int, str]] = []
+    for line, rec in records:
+        if isinstance(rec.get("id"), str):
+            ids.append((line, rec["id"]))
+        found, bad = schema_findings(rec, file, line, of="item")
+        findings.extend(found)
+        semantic = [] if rec.get("deprecated") is True else item_findings(rec, file, line, dims, bad)
+        findings.extend(semantic)
+        # an item off the suite's dimensions could not be sliced: it is refused like a schema error
+        if not found and not any(f.check == "slices" for f in semantic):
+            items.append(Probe.from_item(rec, file=file, line=line, suite=suite))
+    return items, findings, ids
+
+
+def read_item_file(
+    data: bytes, shown: str, dims: Mapping[str, Sequence[str] | None], suite: str | None
+) -> ProbeFileRead:
+    """probeset/probe_file.read_probe_file for a multiple-choice suite's file."""
+    records, found = parse_jsonl(data, shown)
+    parsed, semantic, file_ids = items_from_records(records, shown, dims, suite)
+    every = all(f.check == "jsonl-bom" for f in found) and len(file_ids) == len(records)
+    unreadable = len({f.line for f in found if f.check != "jsonl-bom"}) + len(records) - len(parsed)
+    return ProbeFileRead(
+        probes=parsed,
+        findings=sorted(found + semantic, key=lambda f: f.line or 0),
+        ids=[(shown, line, pid) for line, pid in file_ids],
+        stand_ins=leak_stand_ins(records, parsed, shown),
+        parsed=every,
+        unreadable=unreadable,
+    )
+
+
+def item_coverage(
+    items: Sequence[Probe],
+    dims: Mapping[str, Sequence[str] | None],
+    minimum: int,
+    excluded: Iterable[str] = (),
+) -> dict[str, Any]:
+    """{"slices.<dim>": {value: {"n", "min"}}}: live items per declared slice value.
+
+    Declared values with no item show up with n = 0, so a value the suite promises cannot go
+    missing unseen; report/coverage_table.py renders these rows next to the verb-form ones.
+    """
+    out: dict[str, Any] = {}
+    skip = set(excluded)
+    live = [p for p in items if not p.deprecated and p.id not in skip and p.kind != ORDINAL]
+    for dim, allowed in dims.items():
+        counts: dict[str, int] = {v: 0 for v in allowed or ()}
+        for p in live:
+            value = dict(p.dims).get(dim)
+            if value is not None:
+                counts[value] = counts.get(value, 0) + 1
+        out[f"slices.{dim}"] = {v: {"n": n, "min": minimum} for v, n in sorted(counts.items())}
+    return out
+
+
+def item_coverage_findings(matrix: Mapping[str, Any], files: Sequence[str], suite: str) -> list[Finding]:
+    """One finding per slice value under its minimum (`coverage.min_per_value` of the suite)."""
+    out = []
+    where = files[0] if files else None
+    for key, cells in matrix.items():
+        dim = key.removeprefix("slices.")
+        for value, cell in cells.items():
+            if cell["n"] < cell["min"]:
+                out.append(
+                    Finding(
+                        "coverage",
+                        f"suite {suite}: slice {dim}:{value} has {cell['n']} live item(s), "
+                        f"fewer than the minimum {cell['min']}",
+                        where,
+                        field=f"slices.{dim}",
+                        hint="add items for that value, or lower `coverage.min_per_value` of the suite "
+                        "in evalgate.yml",
+                        evidence={"slice": f"{dim}:{value}", "n": cell["n"], "min": cell["min"]},
+                    )
+                )
+    return out
