@@ -6,6 +6,7 @@ regressed checkpoint naming the slices, refuses a leaking probe set before any m
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -16,6 +17,7 @@ from helpers.paths import REPO
 from evalgate.cli import main
 from evalgate.gate.results import validate_results
 
+DEMO_RESULTS_SHA256 = "5ec942e5f0b1a315e5964b1283eb207301cf3a8bf510c0b35e7ba1ad3d79b5e1"
 OUTPUTS = ("results.json", "per_slice.csv", "per_slice.png", "REPORT.md", "badge.svg", "badge.json")
 
 
@@ -38,6 +40,10 @@ def test_plain_evalgate_gates_the_demo_and_passes(tmp_path):
         assert (tmp_path / name).stat().st_size > 0, name
     res = _results(tmp_path)
     assert res["verdict"] == "pass" and res["reasons"] == []
+    # A configuration without `suites:` reads exactly as before suites existed (docs/suites.md):
+    # the demo's results.json keeps its bytes. Change this only with a deliberate, recorded change.
+    digest = hashlib.sha256((tmp_path / "results.json").read_bytes()).hexdigest()
+    assert digest == DEMO_RESULTS_SHA256
     assert res["comparison"]["baseline"] == "baselines/demo.json"
     assert all(row["status"] in ("ok", "too_small") for row in res["comparison"]["slices"].values())
     assert res["slices"]["overall"]["accuracy"] >= 0.8

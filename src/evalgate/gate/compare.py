@@ -247,7 +247,7 @@ def _paired(entry: dict[str, Any]) -> bool:
 
 
 def _slice_row(
-    ids: list[str], new: dict, old: dict, rules: GateRules, status: SliceStatus
+    ids: list[str], new: dict, old: dict, rules: GateRules, status: SliceStatus, tolerance: float
 ) -> SliceComparison:
     n = len(ids)
     b = sum(1 for i in ids if old[i]["correct"] and not new[i]["correct"])
@@ -282,13 +282,13 @@ def _slice_row(
         "delta": (c - b) / n,
         "wilson_low": lo,
         "wilson_high": hi,
-        "p_value": noninferiority.pvalue(b, c, n, rules.tolerance),
+        "p_value": noninferiority.pvalue(b, c, n, tolerance),
         "p_mcnemar": mcnemar_exact_one_sided(b, c),
         "disagreement": (b + c) / n,
         "status": status,
     }
     if rules.rule == "wilson":
-        row["mde"] = mde_wilson(n, base_acc, rules.z, rules.tolerance)
+        row["mde"] = mde_wilson(n, base_acc, rules.z, tolerance)
     return row
 
 
@@ -299,11 +299,11 @@ def _shared(x: float | None) -> float:
     return x
 
 
-def _regressed(row: SliceComparison, rules: GateRules) -> bool:
+def _regressed(row: SliceComparison, rules: GateRules, tolerance: float) -> bool:
     if rules.rule == "wilson":
-        return _shared(row["baseline_accuracy"]) > _shared(row["wilson_high"]) + rules.tolerance
+        return _shared(row["baseline_accuracy"]) > _shared(row["wilson_high"]) + tolerance
     drop = -_shared(row["delta"])
-    return _shared(row["p_adjusted"]) < rules.alpha and exceeds(drop, rules.tolerance)
+    return _shared(row["p_adjusted"]) < rules.alpha and exceeds(drop, tolerance)
 
 
 def _mde_disagreement(n_discordant: int, n_paired: int, assumed: float) -> float:
@@ -363,8 +363,13 @@ def compare(
         else:
             status = "ok"  # provisional: decided below, once every slice's p-value is known
             gated.append(key)
-        rows[key] = _slice_row(ids, new_by_id, base.outcomes, rules, status)
+        tolerance = rules.tolerance_for(key)
+        rows[key] = _slice_row(ids, new_by_id, base.outcomes, rules, status, tolerance)
         rows[key]["n_new"] = n_new.get(key, 0)
+        if tolerance != rules.tolerance:
+            # a slice gated with its own tolerance (gate.tolerances, docs/suites.md) says so; the
+            # key is absent otherwise, so results without per-slice tolerances keep their bytes
+            rows[key]["tolerance"] = tolerance
 
     # The paired MDE is the test's own (gate/noninferiority.py) at the observed disagreement and
     # at alpha / (gated slices), the level the first Holm step needs: the level a slice really
@@ -375,7 +380,8 @@ def compare(
     for row in rows.values():
         base_acc = row["baseline_accuracy"]  # None exactly when the slice shares no probe
         if rules.rule != "wilson" and base_acc is not None:
-            found = noninferiority.mde(row["n_shared"], rules.tolerance, mde_level, mde_bg)
+            tolerance = row.get("tolerance", rules.tolerance)
+            found = noninferiority.mde(row["n_shared"], tolerance, mde_level, mde_bg)
             row["mde"] = None if found is None or found > base_acc else found
         # A slice that cannot reliably catch an `mde_max` drop is still gated: the exact test keeps
         # its false alarms at alpha, and left ungated, 60 probes going from all right to all wrong
@@ -387,7 +393,8 @@ def compare(
         row["gated"] = key in gated
         row["p_adjusted"] = adjusted.get(key)
         if row["gated"]:
-            row["status"] = "regressed" if _regressed(row, rules) else "ok"
+            regressed = _regressed(row, rules, row.get("tolerance", rules.tolerance))
+            row["status"] = "regressed" if regressed else "ok"
 
     old = base.outcomes
     return {
@@ -448,12 +455,13 @@ def verdict(comparison: dict[str, Any] | None) -> tuple[str, list[str]]:
         if comparison["rule"] == "wilson":
             reasons.append(
                 f"{head}; the baseline lies above the new Wilson upper bound {_pct(r['wilson_high'])} "
-                f"+ tolerance {_pct(t['tolerance'])}"
+                f"+ tolerance {_pct(r.get('tolerance', t['tolerance']))}"
             )
         else:
             reasons.append(
                 f"{head}; {r['b']} right → wrong vs {r['c']} wrong → right, exact test of a drop above "
-                f"the tolerance {_pct(t['tolerance'])} p = {r['p_value']:.3g}, Holm-adjusted "
+                f"the tolerance {_pct(r.get('tolerance', t['tolerance']))} p = {r['p_value']:.3g}, "
+                "Holm-adjusted "
                 f"{r['p_adjusted']:.3g}, below alpha {t['alpha']}"
             )
     ppl = comparison.get("perplexity") or {}

@@ -182,6 +182,7 @@ class SliceComparison(TypedDict):
     # not in the schema
     n_shared: NotRequired[int]
     n_new: NotRequired[int]
+    tolerance: NotRequired[float]  # the slice's own (gate.tolerances), when it differs from the run's
     b: NotRequired[int]
     c: NotRequired[int]
     gated: NotRequired[bool]

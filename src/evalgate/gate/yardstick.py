@@ -62,6 +62,19 @@ def flat_rules(config: Mapping[str, Any] | None) -> dict[str, Any]:
             dotted = f"{section}.{key}"
             if dotted not in NOT_RULES:
                 out[dotted] = list(value) if isinstance(value, list | tuple) else value
+    # A suite's own rules (docs/suites.md): its kind, declared slices and coverage minimums. Its
+    # gate overrides are folded into `gate.*` already, and its files are inputs.
+    suites = (config or {}).get("suites")
+    if isinstance(suites, Mapping):
+        for name, suite in suites.items():
+            if not isinstance(suite, Mapping):
+                continue
+            for key in ("kind", "slices"):
+                if key in suite:
+                    out[f"suites.{name}.{key}"] = suite[key]
+            for key, value in (suite.get("coverage") or {}).items():
+                plain = list(value) if isinstance(value, list | tuple) else value
+                out[f"suites.{name}.coverage.{key}"] = plain
     return dict(sorted(out.items()))
 
 

@@ -1,0 +1,157 @@
+"""`suites:` in evalgate.yml, end to end on the real demo checkpoint (docs/suites.md).
+
+Items here are not verb forms, so the demo model scores them near chance: exactly the checkpoint
+a floor must stop. Runs take a few seconds each (a real model, no perplexity: `test: null`).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from helpers.paths import REPO
+
+CHECKPOINT = REPO / "data" / "checkpoints" / "demo"
+TOPICS = ("astronomy", "biology", "chemistry")
+
+
+def write_items(path: Path, prefix: str, n: int, seed: int) -> None:
+    """n four-way questions, 3 topics; the expected answer is drawn at random, so no model knows it."""
+    rng = random.Random(seed)
+    words = ["river", "stone", "cloud", "garden", "window", "summer", "engine", "letter"]
+    lines = []
+    for i in range(n):
+        cands = rng.sample(words, 4)
+        rec = {
+            "id": f"{prefix}-{i:03d}",
+            "prompt": f"Which word goes with question {i} of set {prefix}?",
+            "candidates": cands,
+            "expected": rng.choice(cands),
+            "slices": {"topic": TOPICS[i % 3]},
+        }
+        lines.append(json.dumps(rec))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def config(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "evalgate.yml").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+TWO_SUITES = f"""\
+suites:
+  quiz:
+    kind: multiple-choice
+    probes: [quiz/items.jsonl]
+    slices: [topic]
+    coverage: {{min_per_value: 5}}
+    gate: {{min_accuracy: 0.6}}
+  trivia:
+    kind: multiple-choice
+    probes: [trivia/items.jsonl]
+    template: trivia/prompt.txt
+    slices: {{topic: [astronomy, biology, chemistry]}}
+test: null
+baseline: none
+checkpoint: {CHECKPOINT}
+"""
+
+
+@pytest.fixture
+def two_suites(tmp_path, monkeypatch):
+    write_items(tmp_path / "quiz" / "items.jsonl", "quiz", 45, 1)
+    write_items(tmp_path / "trivia" / "items.jsonl", "trivia", 30, 2)
+    (tmp_path / "trivia" / "prompt.txt").write_text("Question: {prompt}\nAnswer:\n", encoding="utf-8")
+    monkeypatch.chdir(config(tmp_path, TWO_SUITES))
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_two_suites_score_with_their_own_templates_slice_keys_and_floor(two_suites, cli):
+    got = cli("run", "--out", "out")
+    assert got.code == 1, got.err  # the floor fails: the model guesses
+    res = json.loads((two_suites / "out" / "results.json").read_text(encoding="utf-8"))
+    keys = set(res["slices"])
+    assert {
+        "overall",
+        "quiz/overall",
+        "trivia/overall",
+        "quiz/topic:biology",
+        "trivia/topic:chemistry",
+    } <= keys
+    assert res["slices"]["overall"]["n"] == 75  # the whole run
+    assert res["slices"]["quiz/overall"]["n"] == 45
+    assert res["perplexity"] is None and res["manifest"]["test_sha256"] is None
+    by_id = {e["id"]: e for e in res["probes"]}
+    # each suite's own template: a question is followed by " " + candidate
+    assert by_id["trivia-000"]["context"].startswith("Question: Which word")
+    assert by_id["trivia-000"]["context"].endswith("Answer:")
+    assert by_id["quiz-000"]["context"] == "Which word goes with question 0 of set quiz?"
+    assert all(c["continuation"].startswith(" ") for c in by_id["quiz-000"]["candidates"])
+    assert by_id["quiz-000"]["suite"] == "quiz" and by_id["quiz-000"]["slices"] == {"topic": "astronomy"}
+    # the suite's floor applies to the suite's overall, with the chance level in the reason
+    floor = res["floors"]["quiz/overall"]
+    assert floor["status"] == "below" and floor["chance"] == pytest.approx(0.25)
+    assert any(r.startswith("quiz/overall: accuracy") and "gate.min_accuracy 60.0% (chance 25.0%)" in r
+               for r in res["reasons"])  # fmt: skip
+    assert res["config"]["gate"]["slices"][:3] == ["overall", "quiz/overall", "quiz/topic"]
+    assert set(res["config"]["suites"]) == {"quiz", "trivia"}
+    assert "probes" not in res["config"]  # each suite names its own files
+
+
+@pytest.mark.slow
+def test_weakening_a_suites_rule_against_its_baseline_is_a_gate_change(two_suites, cli):
+    text = TWO_SUITES.replace("baseline: none", "baseline: baselines/quiz.json")
+    config(two_suites, text)
+    assert cli("baseline", "update", "--name", "quiz").code == 0
+    for old, new, key in (
+        ("min_accuracy: 0.6", "min_accuracy: 0.1", "gate.min_accuracy"),
+        ("min_per_value: 5", "min_per_value: 0", "suites.quiz.coverage.min_per_value"),
+        ("min_accuracy: 0.6}", "min_accuracy: 0.6, slices: [overall]}", "gate.slices"),
+    ):
+        config(two_suites, text.replace(old, new))
+        got = cli("run", "--out", "out")
+        assert got.code == 2, (key, got.err)
+        assert f"{key}: gate/scoring rule changed since the baseline" in got.out + got.err
+
+
+def test_ids_are_unique_across_suites(two_suites, cli):
+    write_items(two_suites / "trivia" / "items.jsonl", "quiz", 30, 2)  # the same ids as quiz's first 30
+    got = cli("validate")
+    assert got.code == 2
+    assert "id 'quiz-000' is already used at quiz/items.jsonl:1 (suite quiz)" in got.out
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("probes: [x.jsonl]\n", "probes: with `suites:` every suite names its own probes"),
+        (
+            "  more:\n    kind: multiple-choice\n    probes: [a.jsonl]\n    coverage: {per_tense: 3}\n",
+            "suites.more.coverage.per_tense: a verb-forms rule",
+        ),
+        (
+            "  more:\n    kind: multiple-choice\n    probes: [a.jsonl]\n    slices: [topic]\n"
+            "    gate: {slices: [topik]}\n",
+            "suites.more.gate.slices: 'topik' is not a declared dimension",
+        ),
+        ("  more:\n    kind: essay\n    probes: [a.jsonl]\n", "suites.more.kind"),
+        (
+            "  more:\n    kind: multiple-choice\n    probes: [a.jsonl]\n    slices: [Topic]\n",
+            "suites.more.slices",
+        ),
+    ],
+)
+def test_a_suite_the_configuration_cannot_hold_is_refused_naming_the_key(
+    tmp_path, monkeypatch, cli, extra, message
+):
+    text = TWO_SUITES.replace("test: null\n", "").replace("baseline: none\n", "")
+    nested = extra.startswith("  ")  # a suite of its own, else a top-level key
+    text = text.replace("suites:\n", "suites:\n" + extra) if nested else extra + text
+    monkeypatch.chdir(config(tmp_path, text))
+    got = cli("validate")
+    assert got.code == 2
+    assert message in got.out + got.err
