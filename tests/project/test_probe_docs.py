@@ -38,3 +38,13 @@ def test_a_schema_change_changes_the_reference(monkeypatch):
     del changed["properties"]["kind"]
     with pytest.raises(ValueError):
         probe_docs.render()  # a documented field the schema lost
+
+
+def test_the_committed_item_reference_matches_the_item_schema():
+    text = probe_docs.render_items()
+    assert (REPO / "docs" / "items.md").read_text(encoding="utf-8") == text, (
+        "docs/items.md is stale: run `.venv/bin/python scripts/gen_probe_docs.py`"
+    )
+    for field in ("id", "prompt", "candidates", "expected", "slices", "kind", "explanation", "source"):
+        assert f"| `{field}` |" in text
+    assert "| `slices` | yes | object |" in text
