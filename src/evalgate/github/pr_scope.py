@@ -76,6 +76,8 @@ def config_at(ref: str) -> dict[str, Any] | None:
     data = default_config_dict()
     if isinstance(user, dict):
         data.update({k: v for k, v in user.items() if k in PATH_KEYS and v is not None})
+        if isinstance(user.get("suites"), dict):
+            data["suites"] = user["suites"]  # each suite names its own files (docs/suites.md)
     return data
 
 
@@ -93,13 +95,29 @@ def gate_paths(configs: Iterable[dict[str, Any] | None]) -> list[str]:
     """Every path the gate reads under any of these configurations, sorted, without duplicates."""
     paths = set(FIXED_PATHS)
     for cfg in configs:
-        for key in PATH_KEYS:
-            value = (cfg or {}).get(key)
-            for item in value if isinstance(value, list) else [value]:
-                if isinstance(item, str) and item.lower() != "none":
-                    cleaned = _clean(item)
-                    if cleaned:
-                        paths.add(cleaned)
+        suites = (cfg or {}).get("suites")
+        parts = (
+            [cfg or {}, *(s for s in suites.values() if isinstance(s, dict))]
+            if isinstance(suites, dict)
+            else [cfg or {}]
+        )
+        for part in parts:
+            for key in PATH_KEYS:
+                value = part.get(key)
+                for item in value if isinstance(value, list) else [value]:
+                    if isinstance(item, str) and item.lower() != "none":
+                        cleaned = _clean(item)
+                        if cleaned:
+                            paths.add(cleaned)
+            probes = part.get("probes") if part is not cfg else None
+            first = probes[0] if isinstance(probes, list) and probes else probes
+            if isinstance(first, str) and "manifest" not in part:
+                # a suite's default manifest sits beside its first probe file
+                cleaned = _clean(
+                    first.rsplit("/", 1)[0] + "/MANIFEST.json" if "/" in first else "MANIFEST.json"
+                )
+                if cleaned:
+                    paths.add(cleaned)
     return sorted(paths)
 
 
