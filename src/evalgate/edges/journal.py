@@ -133,8 +133,11 @@ def _entries(folder: Path) -> list[dict[str, str]]:
 
 
 def recover_set(cfg: Any) -> None:
-    """`recover` for the probe set a configuration names (the manifest's folder)."""
-    recover(cfg.path(cfg.manifest).parent)
+    """`recover` for the probe set a configuration names (the manifest's folder; with `suites:`,
+    every suite's manifest folder)."""
+    manifests = [s.manifest for s in getattr(cfg, "suites", ())] or [cfg.manifest]
+    for folder in dict.fromkeys(cfg.path(m).parent for m in manifests):
+        recover(folder)
 
 
 def recover(folder: Path) -> None:
