@@ -39,6 +39,10 @@ COMMANDS = (
     "action",
 )
 
+# The benchmark layouts `--from` knows: probeset/import_map.PRESETS (named here so that parsing the
+# command line imports nothing of the probe set; tests/cli/test_import_suite.py keeps them equal).
+IMPORT_PRESETS = ("mmlu", "arc", "hellaswag")
+
 _FORMAT_HELP = "output format: text (default), json, or github (workflow-command annotations)"
 # Commands whose --format is text|json|github and chooses their console (`probes export --format`
 # is csv|jsonl: the export's own format).
@@ -220,11 +224,29 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config(seal)
     seal.add_argument("--probes", nargs="+", action="extend", metavar="FILE", help="probe files")
     seal.add_argument("--bump", choices=("patch", "minor", "major"), help="version bump when the set changed")
+    seal.add_argument(
+        "--suite", metavar="NAME", help="seal this suite's manifest (default: every suite's, one by one)"
+    )
     imp = p_sub.add_parser("import", help="add probes from CSV or JSONL, all or nothing")
     imp.add_argument("file", metavar="FILE")
     imp.add_argument("--into", metavar="FILE", help="probe file to add to (default: by category)")
     imp.add_argument("--allow-twins", action="store_true", help="accept prompts that duplicate another's")
     imp.add_argument("--bump", choices=("patch", "minor", "major"), help="re-seal version bump (patch)")
+    imp.add_argument(
+        "--suite", metavar="NAME", help="the suite of evalgate.yml to add to (default: the only one)"
+    )
+    imp.add_argument(
+        "--from",
+        dest="from_",
+        choices=tuple(IMPORT_PRESETS),
+        help="FILE is that benchmark's export (JSONL, JSON or CSV): its rows become the suite's items",
+    )
+    imp.add_argument(
+        "--map",
+        metavar="SPEC",
+        help="which column is which, e.g. question=prompt,choices=candidates,answer=expected,"
+        "topic=slices.topic (over --from's columns when both are given)",
+    )
     _add_config(imp)
     exp = p_sub.add_parser("export", help="write the probe set as CSV or JSONL")
     exp.add_argument("--format", choices=("csv", "jsonl"), required=True)
