@@ -244,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     imp.add_argument(
         "--map",
-        metavar="SPEC",
+        metavar="MAPPING",
         help="which column is which, e.g. question=prompt,choices=candidates,answer=expected,"
         "topic=slices.topic (over --from's columns when both are given)",
     )
@@ -301,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     init.add_argument(
         "--map",
-        metavar="SPEC",
+        metavar="MAPPING",
         help="which column is which, e.g. question=prompt,choices=candidates,answer=expected,"
         "topic=slices.topic",
     )

@@ -1,4 +1,4 @@
-"""`evalgate probes import FILE --suite NAME [--from mmlu|arc|hellaswag] [--map SPEC]` into a suite of
+"""`evalgate probes import FILE --suite NAME [--from mmlu|arc|hellaswag] [--map MAPPING]` into a suite of
 evalgate.yml, `probes seal --suite`, and what `validate` says of a multiple-choice suite: through
 the real command line, on real files in a folder of their own (docs/suites.md)."""
 

@@ -1,4 +1,4 @@
-"""`evalgate init --suite NAME --items FILE [--from mmlu|arc|hellaswag] [--map SPEC] --checkpoint DIR
+"""`evalgate init --suite NAME --items FILE [--from mmlu|arc|hellaswag] [--map MAPPING] --checkpoint DIR
 [--train FILE ...] [--test FILE] [--slices DIM,DIM] [--action OWNER/evalgate@SHA] [--force]`.
 
 Sets up the gate in the current folder (the repository's root), from one multiple-choice suite:

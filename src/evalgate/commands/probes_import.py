@@ -1,4 +1,4 @@
-"""`evalgate probes import FILE [--suite NAME] [--from mmlu|arc|hellaswag] [--map SPEC] [--into FILE]
+"""`evalgate probes import FILE [--suite NAME] [--from mmlu|arc|hellaswag] [--map MAPPING] [--into FILE]
 [--allow-twins] [--bump patch]`.
 
 All or nothing, in two passes, and nothing is written unless both are clean:
