@@ -36,8 +36,13 @@ COMMANDS = (
     "probes",
     "corpus",
     "merge",
+    "init",
     "action",
 )
+
+# The benchmark layouts `--from` knows: probeset/import_map.PRESETS (named here so that parsing the
+# command line imports nothing of the probe set; tests/cli/test_import_suite.py keeps them equal).
+IMPORT_PRESETS = ("mmlu", "arc", "hellaswag")
 
 _FORMAT_HELP = "output format: text (default), json, or github (workflow-command annotations)"
 # Commands whose --format is text|json|github and chooses their console (`probes export --format`
@@ -220,11 +225,29 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config(seal)
     seal.add_argument("--probes", nargs="+", action="extend", metavar="FILE", help="probe files")
     seal.add_argument("--bump", choices=("patch", "minor", "major"), help="version bump when the set changed")
-    imp = p_sub.add_parser("import", help="add probes from CSV or JSONL, all or nothing")
+    seal.add_argument(
+        "--suite", metavar="NAME", help="seal this suite's manifest (default: every suite's, one by one)"
+    )
+    imp = p_sub.add_parser("import", help="add probes, or a suite's items, from CSV or JSONL, all or nothing")
     imp.add_argument("file", metavar="FILE")
     imp.add_argument("--into", metavar="FILE", help="probe file to add to (default: by category)")
     imp.add_argument("--allow-twins", action="store_true", help="accept prompts that duplicate another's")
     imp.add_argument("--bump", choices=("patch", "minor", "major"), help="re-seal version bump (patch)")
+    imp.add_argument(
+        "--suite", metavar="NAME", help="the suite of evalgate.yml to add to (default: the only one)"
+    )
+    imp.add_argument(
+        "--from",
+        dest="from_",
+        choices=tuple(IMPORT_PRESETS),
+        help="FILE is that benchmark's export (JSONL, JSON or CSV): its rows become the suite's items",
+    )
+    imp.add_argument(
+        "--map",
+        metavar="MAPPING",
+        help="which column is which, e.g. question=prompt,choices=candidates,answer=expected,"
+        "topic=slices.topic (over --from's columns when both are given)",
+    )
     _add_config(imp)
     exp = p_sub.add_parser("export", help="write the probe set as CSV or JSONL")
     exp.add_argument("--format", choices=("csv", "jsonl"), required=True)
@@ -251,6 +274,66 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config(merge)
     merge.add_argument("--baseline", metavar="FILE|none", help="baseline to gate against")
     _add_approve(merge)
+
+    init = sub.add_parser(
+        "init",
+        help="set up the gate here from one multiple-choice suite: config, items, baseline, workflows",
+        description=(
+            "In the current folder (the repository's root), write evalgate.yml declaring one "
+            "multiple-choice suite NAME, import FILE into evalgate/NAME/items.jsonl and seal it, "
+            "score --checkpoint into the first baseline baselines/NAME.json, and write the gate and "
+            "baseline-update workflows into .github/workflows/. Nothing is written unless every step "
+            "succeeds. See docs/suites.md."
+        ),
+    )
+    init.add_argument("--suite", metavar="NAME", required=True, help="the suite's name, e.g. k8s")
+    init.add_argument(
+        "--items",
+        metavar="FILE",
+        required=True,
+        help="the items (JSONL), or a benchmark's export with --from/--map",
+    )
+    init.add_argument(
+        "--from",
+        dest="from_",
+        choices=IMPORT_PRESETS,
+        help="FILE is that benchmark's export (JSONL, JSON or CSV): its rows become the items",
+    )
+    init.add_argument(
+        "--map",
+        metavar="MAPPING",
+        help="which column is which, e.g. question=prompt,choices=candidates,answer=expected,"
+        "topic=slices.topic",
+    )
+    init.add_argument(
+        "--checkpoint", metavar="DIR", required=True, help="the checkpoint folder the gate scores"
+    )
+    init.add_argument(
+        "--train",
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        help="training material to check the items for leaks (.jsonl with 'text', or .txt)",
+    )
+    init.add_argument("--test", metavar="FILE", help="held-out text for perplexity (default: none)")
+    init.add_argument(
+        "--slices",
+        metavar="DIM,DIM",
+        help="the dimensions items are sliced by (default: --from's slice columns, mmlu: subject; "
+        "--map's slices.*; else the items' own; 'none' for none)",
+    )
+    init.add_argument(
+        "--action",
+        metavar="OWNER/NAME@SHA",
+        help="the evalgate release the workflows pin (default: the one installed from GitHub, else "
+        "a placeholder to replace)",
+    )
+    init.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing evalgate.yml, baseline and workflows (the items are added to the "
+        "suite's file)",
+    )
 
     # The Action's entry as an installed console script: `python -m evalgate.github.action` with the
     # workspace as working folder would import a PR's own `evalgate/` package first (docs/security.md).

@@ -1,27 +1,32 @@
-"""The run pipeline, shared by `run`, `baseline update`, `compare` and `merge`.
+"""The run pipeline, shared by `run`, `baseline update`, `init`, `compare` and `merge`.
 
 validate (refuse before any model is loaded) → load → score → perplexity → slices → compare →
 verdict. This module wires the pure core to the edges; it holds no statistics and no rendering.
+The baseline a checkpoint gives (`baseline update`, and `init`'s first one) is made here too.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import math
+import os
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from evalgate.config import GateConfig, default_config_dict
 from evalgate.edges.files import file_record
-from evalgate.errors import EvalgateError
+from evalgate.errors import EvalgateError, RefusedError
 from evalgate.gate import results as results_mod
+from evalgate.gate.baseline import baseline_from_results, validate_baseline
 from evalgate.gate.holds import count_unscorable_as_wrong, hold_perplexity
 from evalgate.gate.perplexity_test import sentence_record
 from evalgate.gate.shards import blocks, select_shard
 from evalgate.gate.yardstick import check_gate_changes
 from evalgate.paths import display_path as files_display_path
-from evalgate.probeset_io import config_input, read_test_sentences
+from evalgate.probeset_io import config_input, read_test_sentences, validate
 from evalgate.progress import Progress
 from evalgate.types import STATUS_DEPRECATED, STATUS_EXCLUDED, canonical_json, sha256_text
 
@@ -353,7 +358,7 @@ def refuse_before_scoring(
     if baseline is None or approved:
         return
     inputs = {**outcome.inputs, **config_input(cfg)}
-    test = cfg.path(cfg.test) if cfg.test is not None else None
+    test = cfg.path(cfg.test) if cfg.test is not None else None  # `test: null`: no perplexity
     if test is not None and test.is_file():
         inputs[display_path(cfg, test)] = {**file_record(test), "role": "test"}
     probes = [
@@ -416,3 +421,85 @@ def refused_results(
 def scored_accuracy(results: Mapping[str, Any]) -> float | None:
     overall = results.get("slices", {}).get("overall") or {}
     return overall.get("accuracy")
+
+
+# ---------------------------------------------------------------------------------------------
+# The baseline of a checkpoint (`baseline update`, `init`): the one file the gate trusts. It carries
+# no wall-clock time, so rewriting it from the same inputs on the same commit changes no byte.
+
+
+def git_commit(root: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = out.stdout.strip()
+    return sha if out.returncode == 0 and len(sha) == 40 else None
+
+
+def pr_from_event() -> int | None:
+    path = os.environ.get("GITHUB_EVENT_PATH")
+    if not path or not Path(path).is_file():
+        return None
+    try:
+        event = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    number = (event.get("pull_request") or {}).get("number")
+    return number if isinstance(number, int) else None
+
+
+def baseline_home(cfg: GateConfig) -> Path:
+    """The folder whose baselines/ receives the file: the configuration's folder, except when the
+    embedded default borrowed the bundled demo's inputs (no evalgate.yml and no probe set where the
+    command runs): then, like the other outputs, where the command runs, not inside the package or
+    the image's read-only bundle."""
+    cwd = Path.cwd()
+    if cfg.source == "embedded default" and cfg.root.resolve() != cwd.resolve():
+        return cwd
+    return cfg.root
+
+
+def baseline_name(given: str | None, checkpoint_path: str | None) -> str:
+    """--name, else the checkpoint folder's name; refused unless it makes a plain file name."""
+    name = given or (Path(checkpoint_path).name if checkpoint_path else "") or "baseline"
+    if not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
+        if given:
+            raise RefusedError(f"--name {name!r}: use letters, digits, '-', '_' and '.' only")
+        raise RefusedError(
+            f"no --name given, and the checkpoint folder name {name!r} cannot name a baseline file",
+            hint="pass --name NAME (letters, digits, '-', '_' and '.'): it writes baselines/NAME.json",
+        )
+    return name
+
+
+def baseline_outcome(
+    cfg: GateConfig, progress: Progress, *, contents: Mapping[Path, bytes] | None = None
+) -> Any:
+    """The probe set a baseline is scored on, validated (then `score` it).
+
+    Updating the baseline is what accepts a deletion or a version set back, so those pass here.
+    `contents` are would-be file contents (`init` scores the set it is about to write). Raises
+    RefusedError carrying the findings when the set is invalid.
+    """
+    with progress.phase("validate probe set"):
+        outcome = validate(cfg, contents=contents).with_approvable_as_warnings()
+    if not outcome.ok:
+        raise RefusedError(
+            f"the probe set is invalid: {len(outcome.findings)} problem(s); no baseline written",
+            findings=list(outcome.findings),
+        )
+    return outcome
+
+
+def baseline_document(
+    cfg: GateConfig, results: dict[str, Any], name: str, *, commit: str | None, pr: int | None
+) -> tuple[Path, dict[str, Any]]:
+    """(where the baseline goes, the document): baselines/NAME.json with the run's provenance."""
+    home = baseline_home(cfg)
+    provenance = {"git_commit": commit or git_commit(home), "pr_number": pr or pr_from_event()}
+    doc = baseline_from_results(results, name, provenance)
+    validate_baseline(doc, f"baselines/{name}.json")
+    return home / "baselines" / f"{name}.json", doc

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from evalgate import safe_yaml
-from evalgate.config import CONFIG_FILENAME, GateConfig, default_config_text, load_config
+from evalgate.config import CONFIG_FILENAME, GateConfig, SuiteConfig, default_config_text, load_config
 from evalgate.edges.files import atomic_write_bytes, atomic_write_json, dump_json, file_record
 from evalgate.edges.input_files import NotRegularFile, TooLarge, read_input
 from evalgate.edges.inputs import check_input, input_problem
@@ -35,12 +35,19 @@ from evalgate.errors import EvalgateError, RefusedError
 from evalgate.gate import results as results_mod
 from evalgate.gate.baseline import validate_baseline
 from evalgate.paths import allowed_roots, display_path
-from evalgate.probeset.authoring import default_destinations
+from evalgate.probeset.authoring import default_destinations, probe_line
 from evalgate.probeset.configured_files import same_file_findings
 from evalgate.probeset.corpus import read_sentences
 from evalgate.probeset.coverage import checked_coverage, coverage_matrix, reason_code_findings
 from evalgate.probeset.grammar import Grammar, grammar_from_dict
-from evalgate.probeset.items import item_coverage, item_coverage_findings, read_item_file
+from evalgate.probeset.import_map import PRESETS, ImportMap, convert, parse_map, read_rows
+from evalgate.probeset.item_import import ItemPlan, paired_rows, plan_items
+from evalgate.probeset.items import (
+    item_coverage,
+    item_coverage_findings,
+    items_from_records,
+    read_item_file,
+)
 from evalgate.probeset.jsonl import Record, parse_jsonl
 from evalgate.probeset.leaks import LeakIndex, find_leaks, leak_detectors, leak_policy
 from evalgate.probeset.manifest import SEALABLE_CHECKS, ProbeFile, seal
@@ -219,7 +226,7 @@ def _check_manifest(
 ) -> str | None:
     """Check the seal and the lock; the sealed version, or None for an unsealed/invalid manifest."""
     shown = col.show(path)
-    if not path.exists():
+    if not path.exists() and path.resolve() not in col.contents:  # `init` seals before it writes
         col.warnings.append(unsealed_warning(shown))
         return None
     data = col.read(path, "manifest", "manifest")
@@ -559,8 +566,11 @@ def editable_config(path: str | None) -> GateConfig:
 
 
 def read_set(cfg: GateConfig) -> ProbeSet:
+    """The probe files as they are; a multiple-choice suite's view reads them as items."""
     recover_set(cfg)  # a change a killed run left half-done: finished or dropped first
-    grammar = _grammar_if_readable(cfg)
+    suite = cfg.suite if cfg.is_items else None
+    grammar = None if suite is not None else _grammar_if_readable(cfg)
+    tag = suite.name if suite is not None and len(cfg.suites) > 1 else None
     files, ids, probes = [], [], []
     for path in probe_paths(cfg, None):
         shown = display_path(cfg.root, path)
@@ -569,7 +579,10 @@ def read_set(cfg: GateConfig) -> ProbeSet:
         except OSError as exc:
             raise RefusedError(f"{shown}: cannot read the probe file: {exc.strerror or exc}") from None
         records = parse_jsonl(data, shown)[0] if data and data.strip() else []
-        parsed, _, file_ids = probes_from_records(records, shown, grammar)
+        if suite is not None:
+            parsed, _, file_ids = items_from_records(records, shown, suite.dims, tag)
+        else:
+            parsed, _, file_ids = probes_from_records(records, shown, grammar)
         files.append(SetFile(path, shown, data, records))
         ids += [(shown, line, pid) for line, pid in file_ids]
         probes += parsed
@@ -620,6 +633,134 @@ def check_change(
         else:
             on_rows.append(dataclasses.replace(f, file=where[0], line=where[1]))
     return Checked(outcome, on_rows, on_set)
+
+
+@dataclass(frozen=True)
+class Staged:
+    """The would-be bytes of each touched probe file, and where each added line came from."""
+
+    contents: dict[Path, bytes]
+    origin: dict[tuple[str, int], tuple[str, int]]  # (probe file, line) -> (import file, row)
+    first_line: dict[str, int]  # probe file -> line of its first added probe
+
+
+def stage(probe_set: ProbeSet, additions: Mapping[str, Sequence[tuple[int, Probe]]], source: str) -> Staged:
+    staged = Staged({}, {}, {})
+    for dest, added in additions.items():
+        target = next(f for f in probe_set.files if f.display == dest)
+        data, first = appended(target.data, [probe_line(p) for _, p in added])
+        staged.contents[target.path] = data
+        staged.first_line[dest] = first
+        staged.origin.update({(dest, first + i): (source, row) for i, (row, _) in enumerate(added)})
+    return staged
+
+
+def other_suite_ids(cfg: GateConfig) -> list[tuple[str, int, str, str]]:
+    """(file, line, id, suite) of every record of the suites other than the view's: ids are unique
+    across every suite (docs/suites.md). A file that cannot be read is the validator's to report."""
+    out: list[tuple[str, int, str, str]] = []
+    for other in cfg.suites:
+        if cfg.suite is not None and other.name == cfg.suite.name:
+            continue
+        for path in probe_paths(cfg.for_suite(other), None):
+            shown = display_path(cfg.root, path)
+            try:
+                data = path.read_bytes() if path.is_file() else b""
+            except OSError:
+                continue
+            records = parse_jsonl(data, shown)[0] if data.strip() else []
+            out += [(shown, n, r["id"], other.name) for n, r in records if isinstance(r.get("id"), str)]
+    return out
+
+
+def import_mapping(preset: str | None, spec: str | None) -> ImportMap | None:
+    """--from and --map as one mapping (--map's pieces over the preset's); None: the rows are items."""
+    if preset is None and spec is None:
+        return None
+    base = PRESETS[preset] if preset else None
+    if spec is None:
+        return base
+    try:
+        return parse_map(spec, base)
+    except ValueError as exc:
+        raise RefusedError(str(exc)) from None
+
+
+def read_import_rows(
+    data: bytes, source: str, mapping: ImportMap | None, suite: SuiteConfig
+) -> tuple[list[tuple[int, dict[str, Any]]], list[Finding], int, set[int]]:
+    """(row, item record) pairs, the findings of reading (and mapping) the rows, how many were
+    read, and the rows named after their row number (no id of their own).
+
+    Without a mapping the file holds items already (JSONL, docs/suites.md); with one it is a
+    benchmark's export (JSONL, a JSON array or CSV: probeset/import_map.py), its rows made items
+    whose ids without their own start with the suite's name.
+    """
+    if mapping is None:
+        if source.lower().endswith(".csv"):
+            raise RefusedError(
+                f"{source}: a CSV file is not in the item format (one JSON item per line)",
+                hint="say which column is which: --from mmlu|arc|hellaswag, or --map "
+                "question=prompt,choices=candidates,answer=expected",
+            )
+        records, found = parse_jsonl(data, source, allow_blank=True, what="row")
+        found = [f for f in found if f.check != "jsonl-bom"]
+        rows = {n for n, _ in records} | {f.line for f in found if f.line is not None}
+        return list(records), found, len(rows), set()
+    rows_read, found = read_rows(data, source)
+    made, converted = convert(rows_read, mapping, file=source, id_prefix=suite.name, dims=list(suite.dims))
+    n = len({n for n, _ in rows_read} | {f.line for f in found if f.line is not None})
+    paired = paired_rows(rows_read, made, converted)
+    named = {row for row, rec in paired if rec["id"] == f"{suite.name}-{row:05d}"}
+    return paired, [*found, *converted], n, named
+
+
+@dataclass(frozen=True)
+class ItemImport:
+    """Rows imported into a multiple-choice suite: checked in both passes, staged, not written."""
+
+    plan: ItemPlan
+    dest: str  # the probe file the items go to
+    staged: Staged
+    checked: Checked | None  # None: nothing to add
+
+    @property
+    def problems(self) -> list[Finding]:
+        """Every blocking problem on a row of the import file (both passes)."""
+        on_rows = self.checked.on_rows if self.checked else []
+        return sorted([*self.plan.problems, *on_rows], key=lambda f: f.line or 0)
+
+    @property
+    def on_set(self) -> list[Finding]:
+        return self.checked.on_set if self.checked else []
+
+
+def import_items(
+    view: GateConfig, source: str, data: bytes, mapping: ImportMap | None, into: str | None = None
+) -> ItemImport:
+    """Pass 1 (probeset/item_import.py) and pass 2 (`check_change` on the suite's view) of an
+    import into the multiple-choice suite `view` reads; nothing is written (`write_and_seal`)."""
+    suite = view.suite
+    assert suite is not None and view.is_items, "import_items takes a multiple-choice suite's view"
+    probe_set = read_set(view)
+    records, found, n, named = read_import_rows(data, source, mapping, suite)
+    plan = plan_items(
+        records,
+        source,
+        dims=suite.dims,
+        suite=suite.name if len(view.suites) > 1 else None,
+        existing=probe_set.probes,
+        existing_ids=probe_set.ids,
+        other_ids=other_suite_ids(view),
+        read_findings=found,
+        rows=n,
+        named=named,
+    )
+    dest = into or probe_set.files[0].display
+    staged = stage(probe_set, {dest: plan.additions} if plan.additions else {}, source)
+    # Pass 2 also runs when some rows failed pass 1, so one refusal names every bad row.
+    checked = check_change(view, staged.contents, staged.origin) if staged.contents else None
+    return ItemImport(plan, dest, staged, checked)
 
 
 def sealed_manifest(

@@ -139,6 +139,29 @@ def test_a_prs_own_config_cannot_hide_or_inject_paths(tmp_path):
     assert "elsewhere/ckpt" in lines[1].split() and "relevant=false" not in lines[1]
 
 
+SUITES = (
+    "suites:\n"
+    "  k8s:\n"
+    "    kind: multiple-choice\n"
+    "    probes: [evalgate/k8s/items.jsonl]\n"
+    "    train: [notes/train.jsonl]\n"
+    "test: null\n"
+)
+
+
+@pytest.mark.parametrize(
+    "changed",
+    ["evalgate/k8s/items.jsonl", "evalgate/k8s/MANIFEST.json", "notes/train.jsonl"],
+)
+def test_a_pr_that_changes_a_suites_files_is_gated(tmp_path, changed):
+    base = {**BASE, "evalgate.yml": CONFIG + SUITES}
+    work, sha = repo_with(tmp_path, base, {changed: "changed\n"})
+    result, output, _ = decide(tmp_path, work, sha)
+    assert result.returncode == 0, result.stderr
+    assert output.splitlines()[0] == "relevant=true"
+    assert changed in output.splitlines()[1].split()
+
+
 @pytest.mark.parametrize(
     ("base", "why"),
     [

@@ -8,14 +8,17 @@ so they show on the pull request's diff.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from evalgate.commands._args import cli_paths
-from evalgate.config import GateConfig, load_config
+from evalgate.config import GateConfig, SuiteConfig, load_config
 from evalgate.console import Console, ValidationReport
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED
+from evalgate.paths import display_path
 from evalgate.probeset_io import ValidationOutcome, validate
 from evalgate.report.coverage_table import coverage_rows, coverage_text
 from evalgate.report.findings import render_text
+from evalgate.types import MULTIPLE_CHOICE
 
 
 def summary(cfg: GateConfig, outcome: ValidationOutcome) -> dict:
@@ -37,7 +40,12 @@ def summary(cfg: GateConfig, outcome: ValidationOutcome) -> dict:
         "coverage": coverage_rows(outcome.coverage) if coverage_ok is not None else [],
         "leaks": len(outcome.leaks),
         "excluded": sorted(outcome.excluded),
-        "leak_detectors": list(cfg.leaks.detectors),
+        # the detectors that ran, when a suite says which (a multiple-choice one runs no template)
+        "leak_detectors": (
+            list(dict.fromkeys(d for suite in cfg.suites for d in _ran(cfg, suite)))
+            if _itemised(cfg)
+            else list(cfg.leaks.detectors)
+        ),
         "train_files": train,
         "version": outcome.probe_set["version"],
         "digest": outcome.probe_set["digest"],
@@ -70,6 +78,91 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
+# -- suites (docs/suites.md): a multiple-choice suite holds items, and several suites each say their own
+
+
+def _itemised(cfg: GateConfig) -> bool:
+    """The text speaks of suites: several of them, or a multiple-choice one (a configuration of
+    one verb-forms suite reads as before suites existed)."""
+    return len(cfg.suites) > 1 or any(s.kind == MULTIPLE_CHOICE for s in cfg.suites)
+
+
+def _ran(cfg: GateConfig, suite: SuiteConfig) -> list[str]:
+    """The leak detectors that ran on the suite: none without training files; a multiple-choice
+    suite has no verb table for the template detector (probeset_io._leaks)."""
+    if not suite.train:
+        return []
+    return [d for d in cfg.leaks.detectors if not (suite.kind == MULTIPLE_CHOICE and d == "template")]
+
+
+def _suite_lines(cfg: GateConfig, outcome: ValidationOutcome, suite: SuiteConfig) -> list[str]:
+    several = len(cfg.suites) > 1
+    record = outcome.probe_set["suites"][suite.name] if several else outcome.probe_set
+    files = list(record["files"])
+    probes = [p for p in outcome.probes if not several or p.suite == suite.name]
+    live = [p for p in probes if not p.deprecated]
+    ordinal = sum(p.kind == "ordinal" for p in live)
+    if suite.kind == MULTIPLE_CHOICE:
+        counts = (
+            f"items:    {len(probes)} ({len(live) - ordinal} choice, {ordinal} ordinal, "
+            f"{len(probes) - len(live)} deprecated) in {len(files)} file(s)"
+        )
+    else:
+        core = sum(p.category == "core" and p.kind != "ordinal" for p in live)
+        counts = (
+            f"probes:   {len(probes)} ({core} core, {len(live) - core - ordinal} adversarial, {ordinal} "
+            f"ordinal, {len(probes) - len(live)} deprecated) in {len(files)} file(s)"
+        )
+    ran = _ran(cfg, suite)
+    detectors = ", ".join(f"{cfg.leaks.window}-gram" if d == "ngram" else d for d in ran)
+    if not cfg.leaks.detectors:
+        leaks = "leak detection is off"
+    elif not ran:
+        leaks = "not checked: the suite names no training files (`train:`)"
+    else:
+        n = sum(1 for f in outcome.leaks if f.file in files)
+        against = ", ".join(display_path(cfg.root, cfg.path(t)) for t in suite.train)
+        leaks = f"{n} leaks ({detectors}) against {against}"
+        excluded = [p for p in probes if p.id in outcome.excluded]
+        if excluded:
+            leaks += f"; {len(excluded)} leaking item(s) excluded"
+    return [
+        counts,
+        f"leaks:    {leaks}",
+        f"version:  {record['version'] or 'unsealed'} (digest {record['digest'][:12]})",
+    ]
+
+
+def _suite_coverage(cfg: GateConfig, coverage: Any) -> list[str]:
+    """Each suite's coverage table under its own heading."""
+    out = []
+    for suite in cfg.suites:
+        matrix = coverage[suite.name] if len(cfg.suites) > 1 else coverage
+        if suite.kind == MULTIPLE_CHOICE:
+            least = suite.min_per_value
+            what = f"live items per slice value; the suite's `coverage.min_per_value` is {least}"
+        else:
+            what = "scored probes per cell, with the bounds of the suite's `coverage:`"
+        out += ["", f"coverage of suite {suite.name} ({what}):"]
+        out.append(_indent(coverage_text(matrix, only_families=True)))
+    return out
+
+
+def suites_text(cfg: GateConfig, outcome: ValidationOutcome) -> str:
+    lines = ["evalgate validate: OK"]
+    if len(cfg.suites) == 1:
+        suite = cfg.suites[0]
+        lines.append(f"  suite:    {suite.name} ({suite.kind})")
+        parts = _suite_lines(cfg, outcome, suite)
+        lines += ["  " + parts[0], "  coverage: OK", *("  " + x for x in parts[1:])]
+    else:
+        for suite in cfg.suites:
+            lines.append(f"  suite {suite.name} ({suite.kind}):")
+            lines += ["    " + x for x in _suite_lines(cfg, outcome, suite)]
+        lines.append("  coverage: OK")
+    return "\n".join(lines + _suite_coverage(cfg, outcome.coverage))
+
+
 def one_line(s: dict) -> str:
     return (
         f"probe set OK: {s['probes']} probes, coverage OK, {s['leaks']} leaks, "
@@ -80,13 +173,15 @@ def one_line(s: dict) -> str:
 def text_report(cfg: GateConfig, outcome: ValidationOutcome, s: dict) -> str:
     """The report for people: a short summary when clean, else every problem and the coverage."""
     if outcome.ok:
-        lines = [clean_text(cfg, s, outcome.coverage)]
+        lines = [suites_text(cfg, outcome) if _itemised(cfg) else clean_text(cfg, s, outcome.coverage)]
         if outcome.warnings:
             lines += ["", render_text((), outcome.warnings)]
         return "\n".join(lines)
     closing = "the probe set is refused (nothing was scored)"
     lines = [render_text(outcome.findings, outcome.warnings, closing=closing)]
-    if s["coverage_ok"] is not None:
+    if s["coverage_ok"] is not None and _itemised(cfg):
+        lines += _suite_coverage(cfg, outcome.coverage)
+    elif s["coverage_ok"] is not None:
         lines += ["", "coverage (cells outside their bounds are marked):"]
         lines.append(_indent(coverage_text(outcome.coverage, only_families=True)))
     return "\n".join(lines)

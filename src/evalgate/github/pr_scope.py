@@ -15,6 +15,7 @@ baseline yet (the first PR adding evalgate is never gated against the bundled de
 from __future__ import annotations
 
 import argparse
+import posixpath
 import re
 import subprocess
 import sys
@@ -33,6 +34,9 @@ _PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]*")
 FIXED_PATHS = ("data/eval", "data/corpus", "data/grammar", CONFIG_FILENAME, "baselines")
 # The configuration keys that name files the gate reads.
 PATH_KEYS = ("probes", "template", "manifest", "grammar", "train", "test", "checkpoint", "baseline")
+# What each entry of `suites:` names for itself (docs/suites.md); gathered under SUITE_PATHS.
+SUITE_PATH_KEYS = ("probes", "template", "manifest", "grammar", "train")
+SUITE_PATHS = "suite_paths"
 
 BOOTSTRAP = """evalgate: refused: no baseline on the base branch yet ({why}).
 The first pull request that adds evalgate is not gated (it would be judged against the bundled demo).
@@ -76,9 +80,25 @@ def config_at(ref: str) -> dict[str, Any] | None:
     data = default_config_dict()
     if isinstance(user, dict):
         data.update({k: v for k, v in user.items() if k in PATH_KEYS and v is not None})
-        if isinstance(user.get("suites"), dict):
-            data["suites"] = user["suites"]  # each suite names its own files (docs/suites.md)
+        data[SUITE_PATHS] = suite_paths(user.get("suites"))
     return data
+
+
+def suite_paths(suites: Any) -> list[str]:
+    """The files the suites of a configuration name, with each default manifest (MANIFEST.json
+    beside the suite's first probe file, docs/suites.md)."""
+    out: list[str] = []
+    for suite in suites.values() if isinstance(suites, dict) else ():
+        if not isinstance(suite, dict):
+            continue
+        for key in SUITE_PATH_KEYS:
+            value = suite.get(key)
+            out += [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
+        probes = suite.get("probes")
+        first = probes[0] if isinstance(probes, list) and probes else probes
+        if "manifest" not in suite and isinstance(first, str):
+            out.append(posixpath.join(posixpath.dirname(first), "MANIFEST.json"))
+    return out
 
 
 def _clean(path: str) -> str | None:
@@ -95,29 +115,13 @@ def gate_paths(configs: Iterable[dict[str, Any] | None]) -> list[str]:
     """Every path the gate reads under any of these configurations, sorted, without duplicates."""
     paths = set(FIXED_PATHS)
     for cfg in configs:
-        suites = (cfg or {}).get("suites")
-        parts = (
-            [cfg or {}, *(s for s in suites.values() if isinstance(s, dict))]
-            if isinstance(suites, dict)
-            else [cfg or {}]
-        )
-        for part in parts:
-            for key in PATH_KEYS:
-                value = part.get(key)
-                for item in value if isinstance(value, list) else [value]:
-                    if isinstance(item, str) and item.lower() != "none":
-                        cleaned = _clean(item)
-                        if cleaned:
-                            paths.add(cleaned)
-            probes = part.get("probes") if part is not cfg else None
-            first = probes[0] if isinstance(probes, list) and probes else probes
-            if isinstance(first, str) and "manifest" not in part:
-                # a suite's default manifest sits beside its first probe file
-                cleaned = _clean(
-                    first.rsplit("/", 1)[0] + "/MANIFEST.json" if "/" in first else "MANIFEST.json"
-                )
-                if cleaned:
-                    paths.add(cleaned)
+        for key in (*PATH_KEYS, SUITE_PATHS):
+            value = (cfg or {}).get(key)
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, str) and item.lower() != "none":
+                    cleaned = _clean(item)
+                    if cleaned:
+                        paths.add(cleaned)
     return sorted(paths)
 
 

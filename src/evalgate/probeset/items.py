@@ -106,8 +106,9 @@ def item_findings(
     def ok(*names: str) -> bool:
         return all(n in rec and n not in bad for n in names)
 
-    cands = rec.get("candidates")
-    cands_str = isinstance(cands, list) and bool(cands) and all(isinstance(c, str) for c in cands)
+    raw = rec.get("candidates")
+    cands: list[Any] = raw if isinstance(raw, list) else []
+    cands_str = bool(cands) and all(isinstance(c, str) for c in cands)
     if isinstance(rec.get("expected"), str) and cands_str and rec["expected"] not in cands:
         shown = ", ".join(_short(c, 30) for c in cands)
         twin = [c for c in cands if same_form(c, rec["expected"])]

@@ -1,0 +1,404 @@
+"""`evalgate init --suite NAME --items FILE [--from mmlu|arc|hellaswag] [--map MAPPING] --checkpoint DIR
+[--train FILE ...] [--test FILE] [--slices DIM,DIM] [--action OWNER/evalgate@SHA] [--force]`.
+
+Sets up the gate in the current folder (the repository's root), from one multiple-choice suite:
+
+    evalgate.yml                              the configuration: the suite, `test: null` (or --test),
+                                              the checkpoint, `baseline: baselines/NAME.json`
+    evalgate/NAME/items.jsonl                 the items, imported as `probes import` imports them
+    evalgate/NAME/MANIFEST.json               sealed (version, file hashes, probe lock)
+    baselines/NAME.json                       the first baseline, made as `baseline update` makes it
+    .github/workflows/eval-gate.yml           the gate on every pull request
+    .github/workflows/update-baseline.yml     the labelled baseline update (docs/approval.md)
+
+All or nothing: everything is checked, imported, sealed and scored before any file is written.
+Every file is then staged beside its target (`.NAME.evalgate-init`) and moved into place,
+evalgate.yml last; a failure removes what was staged. The import is probeset_io.import_items
+(shared with `probes import --suite`), the baseline pipeline.py's (shared with `baseline update`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalgate.config import CONFIG_FILENAME, load_config
+from evalgate.console import Console
+from evalgate.edges.files import atomic_write_bytes, dump_json
+from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
+from evalgate.github.workflows import ACTION, PLACEHOLDER, gate_workflow, update_baseline_workflow
+from evalgate.pipeline import baseline_document, baseline_outcome, score
+from evalgate.probeset.import_map import ImportMap
+from evalgate.probeset.jsonl import parse_jsonl
+from evalgate.probeset_io import (
+    ItemImport,
+    import_items,
+    import_mapping,
+    read_edit_input,
+    sealed_manifest,
+    validate,
+)
+
+_SUITE = re.compile(r"[a-z][a-z0-9_-]{0,39}")  # a suite's name in evalgate.yml (config schema)
+_DIM = re.compile(r"[a-z][a-z0-9_]{0,39}")  # a slice dimension's name (config and item schemas)
+STAGED_SUFFIX = ".evalgate-init"
+HINT_FORCE = "pass --force to replace them (the items are then added to the suite's file, as an import)"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where init writes, under the current folder."""
+
+    root: Path
+    name: str
+
+    @property
+    def config(self) -> Path:
+        return self.root / CONFIG_FILENAME
+
+    @property
+    def items(self) -> str:
+        return f"evalgate/{self.name}/items.jsonl"
+
+    @property
+    def manifest(self) -> str:
+        return f"evalgate/{self.name}/MANIFEST.json"
+
+    @property
+    def baseline(self) -> str:
+        return f"baselines/{self.name}.json"
+
+    @property
+    def workflows(self) -> tuple[str, str]:
+        return (".github/workflows/eval-gate.yml", ".github/workflows/update-baseline.yml")
+
+    def files(self) -> list[str]:
+        return [CONFIG_FILENAME, self.items, self.manifest, self.baseline, *self.workflows]
+
+
+class _Staging:
+    """Files written beside their targets, then moved into place together, or removed."""
+
+    def __init__(self) -> None:
+        self.staged: list[tuple[Path, Path]] = []  # (staged file, target)
+        self.made: list[Path] = []  # folders created for them, parents first
+
+    def add(self, target: Path, data: bytes) -> Path:
+        missing = []
+        folder = target.parent
+        while not folder.exists():
+            missing.append(folder)
+            folder = folder.parent
+        for folder in reversed(missing):
+            folder.mkdir()
+            self.made.append(folder)
+        staged = target.with_name(f".{target.name}{STAGED_SUFFIX}")
+        atomic_write_bytes(staged, data)
+        self.staged.append((staged, target))
+        return staged
+
+    def commit(self) -> None:
+        """Every target in place, the first one staged (evalgate.yml) last."""
+        for staged, target in [*self.staged[1:], *self.staged[:1]]:
+            os.replace(staged, target)
+        self.staged, self.made = [], []
+
+    def rollback(self) -> None:
+        for staged, _ in self.staged:
+            with contextlib.suppress(OSError):
+                staged.unlink()
+        for folder in reversed(self.made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only if still empty
+        self.staged, self.made = [], []
+
+
+def _suite_name(name: str) -> str:
+    if not _SUITE.fullmatch(name):
+        raise RefusedError(
+            f"--suite {name!r}: a suite's name is 1-40 lower-case letters, digits, '_' and '-', "
+            "starting with a letter",
+            hint="e.g. --suite k8s (it names the folder evalgate/k8s/ and baselines/k8s.json)",
+        )
+    return name
+
+
+def _refuse_existing(layout: Layout, force: bool) -> None:
+    paths = {rel: layout.root / rel for rel in layout.files()}
+    found = [rel for rel, p in paths.items() if p.exists() or p.is_symlink()]
+    odd = [rel for rel in found if paths[rel].is_symlink() or not paths[rel].is_file()]
+    if odd:
+        raise RefusedError(
+            f"{', '.join(odd)}: not a regular file; init writes a file there",
+            hint="move it out of the way first",
+        )
+    if found and not force:
+        others = [rel for rel in found if rel != CONFIG_FILENAME]
+        if CONFIG_FILENAME in found:
+            what = f"{CONFIG_FILENAME} already exists" + (f" (and {', '.join(others)})" if others else "")
+        else:
+            what = f"{', '.join(others)} already exist(s)"
+        raise RefusedError(f"{what}; nothing was written", hint=HINT_FORCE)
+
+
+def _within(path: Path, root: Path) -> str:
+    """A path as evalgate.yml names it: relative to the repository when inside it."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.resolve().as_posix()
+
+
+def _checkpoint(given: str, root: Path) -> str:
+    path = Path(given).absolute()
+    if not path.exists():
+        from evalgate.scorers.loaders import hub_id_hint  # torch: only when a checkpoint is missing
+
+        raise RefusedError(
+            f"--checkpoint {given}: checkpoint not found",
+            hint=hub_id_hint(path, root)
+            or "name the checkpoint's folder (native or Hugging Face) inside this repository",
+        )
+    if not path.is_dir():
+        raise RefusedError(
+            f"--checkpoint {given}: not a folder",
+            hint="name the checkpoint's folder (config.json and the weights), not one of its files",
+        )
+    return _within(path, root)
+
+
+def _input_file(given: str, flag: str, root: Path) -> str:
+    path = Path(given).absolute()
+    if not path.is_file():
+        raise RefusedError(
+            f"{flag} {given}: file not found", hint="check the path (relative to where you run)"
+        )
+    return _within(path, root)
+
+
+def _slices(given: str | None, mapping: ImportMap | None, data: bytes, source: str) -> list[str]:
+    """--slices, else what the rows give: the mapping's slice columns (mmlu: subject), or the
+    dimensions the items in FILE carry."""
+    if given is not None:
+        dims = [] if given.strip().lower() == "none" else [d.strip() for d in given.split(",")]
+    elif mapping is not None:
+        dims = [s.dim for s in mapping.slices]
+    else:
+        records = parse_jsonl(data, source, allow_blank=True)[0]
+        dims = [k for _, rec in records if isinstance(rec.get("slices"), dict) for k in rec["slices"]]
+    dims = list(dict.fromkeys(dims))
+    bad = [d for d in dims if not _DIM.fullmatch(d)]
+    if bad:
+        raise RefusedError(
+            f"slice dimension(s) {', '.join(map(repr, bad))}: a dimension is lower-case letters, digits "
+            "and '_', starting with a letter",
+            hint="name the dimensions with --slices dim,dim (and map the columns to them with --map "
+            "COLUMN=slices.dim), or --slices none",
+        )
+    return dims
+
+
+def _installed_release() -> str | None:
+    """OWNER/NAME@SHA when this evalgate was installed from a GitHub commit (pip's direct_url.json)."""
+    from importlib import metadata
+
+    try:
+        text = metadata.distribution("evalgate").read_text("direct_url.json")
+        doc = json.loads(text or "{}")
+    except (metadata.PackageNotFoundError, ValueError, OSError):
+        return None
+    url, commit = doc.get("url"), (doc.get("vcs_info") or {}).get("commit_id")
+    found = re.fullmatch(r"https://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?", url or "")
+    if found and isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{40}", commit):
+        return f"{found[1]}/{found[2]}@{commit}"
+    return None
+
+
+def _action(given: str | None) -> str:
+    if given is None:
+        return _installed_release() or PLACEHOLDER
+    if not ACTION.fullmatch(given) or ".." in given:
+        raise RefusedError(
+            f"--action {given!r}: expected OWNER/NAME@REF, the evalgate release the workflows pin",
+            hint="e.g. --action OWNER/evalgate@<40-hex commit SHA> (a commit SHA is safer than a tag)",
+        )
+    return given
+
+
+def _yaml(value: str) -> str:
+    """A plain path as it is; anything else as a quoted (JSON) string, which YAML reads the same."""
+    plain = re.fullmatch(r"[A-Za-z0-9_./-]+", value) and value[0] not in "-." and value != "null"
+    return value if plain else json.dumps(value)
+
+
+def _yaml_list(values: Sequence[str]) -> str:
+    return "[" + ", ".join(_yaml(v) for v in values) + "]"
+
+
+def config_text(
+    layout: Layout, dims: Sequence[str], train: Sequence[str], test: str | None, checkpoint: str
+) -> str:
+    """evalgate.yml for one multiple-choice suite, commented for the person who reads it next."""
+    name = layout.name
+    train_note = (
+        "an item found in them is refused as a leak"
+        if train
+        else "none given: leak detection is skipped (add files here)"
+    )
+    return f"""# The eval gate of this repository, written by `evalgate init` (docs/suites.md, docs/gate.md).
+# `evalgate validate` checks the items; `evalgate run` scores the checkpoint and compares every
+# slice with the baseline; `evalgate --help` lists the rest.
+suites:
+  {name}:
+    kind: multiple-choice
+    # One JSON item per line: {{"id", "prompt", "candidates", "expected", "slices"}}. Add more with
+    # `evalgate probes import FILE --suite {name}` (--from mmlu|arc|hellaswag, or --map, for a
+    # benchmark's export): they are checked, then sealed with the file.
+    probes: [{_yaml(layout.items)}]
+    # File hashes, version and probe lock: an item's content never changes under its id.
+    manifest: {_yaml(layout.manifest)}
+    # What every item is sliced by; each value is reported, and gated, on its own.
+    slices: {_yaml_list(dims)}
+    # Training material ({train_note}).
+    train: {_yaml_list(train)}
+    # Live items each slice value needs at least.
+    coverage: {{min_per_value: 1}}
+    # A slice fails when it drops by more than the tolerance below the baseline; a floor refuses
+    # any accuracy under it (docs/gate.md), e.g.
+    # gate: {{tolerance: 0.05, min_accuracy: 0.3}}
+
+# Held-out text for perplexity (null: none is measured).
+test: {_yaml(test) if test else "null"}
+# The checkpoint the gate scores: a native or Hugging Face folder of this repository.
+checkpoint: {_yaml(checkpoint)}
+# What a pull request is compared with; a maintainer's label `evalgate:update-baseline` rewrites it
+# (.github/workflows/update-baseline.yml, docs/approval.md).
+baseline: {_yaml(layout.baseline)}
+"""
+
+
+def _refusal(source: str, imported: ItemImport) -> str:
+    lead = "evalgate init: refused; nothing was written"
+    bad = sorted({f.line for f in imported.problems if f.file == source and f.line is not None})
+    if bad:
+        lead += f"\n{len(bad)} of {imported.plan.rows} row(s) of {source} cannot be items of the suite"
+    if imported.on_set:
+        lead += f"\nthe suite these rows make has {len(imported.on_set)} other problem(s)"
+    return lead
+
+
+def main(args: argparse.Namespace, console: Console) -> int:
+    root = Path.cwd()
+    layout = Layout(root, _suite_name(args.suite))
+    _refuse_existing(layout, args.force)
+    checkpoint = _checkpoint(args.checkpoint, root)
+    data = read_edit_input(args.items)
+    mapping = import_mapping(args.from_, args.map)
+    dims = _slices(args.slices, mapping, data, args.items)
+    train = [_input_file(t, "--train", root) for t in args.train or []]
+    test = _input_file(args.test, "--test", root) if args.test else None
+    action = _action(args.action)
+    text = config_text(layout, dims, train, test, checkpoint)
+
+    staging = _Staging()
+    try:
+        # The configuration is read from its staged copy: paths resolve from this folder.
+        cfg = load_config(staging.add(layout.config, text.encode("utf-8")))
+        view = cfg.for_suite(cfg.suites[0])
+        imported = import_items(view, args.items, data, mapping)
+        if imported.problems or imported.on_set:
+            console.refusal(_refusal(args.items, imported), imported.problems + imported.on_set)
+            staging.rollback()
+            return EXIT_REFUSED
+        outcome = imported.checked.outcome if imported.checked else validate(view)
+        if not outcome.probes:
+            raise RefusedError(f"{args.items} holds no items; nothing was written")
+        manifest, previous, sealed = sealed_manifest(view, outcome, None, "patch")
+        contents = {**imported.staged.contents, manifest: dump_json(sealed).encode("utf-8")}
+        progress = console.progress()
+        try:
+            scored_on = baseline_outcome(cfg, progress, contents=contents)
+        except RefusedError as exc:
+            from evalgate.report.findings import render_findings
+
+            print(render_findings(list(exc.findings), "text"))
+            raise
+        results = score(cfg, scored_on, progress)
+        target, doc = baseline_document(cfg, results, layout.name, commit=None, pr=None)
+        for path, new in contents.items():
+            staging.add(path, new)
+        staging.add(target, dump_json(doc).encode("utf-8"))
+        gate, update = layout.workflows
+        staging.add(root / gate, gate_workflow(action).encode("utf-8"))
+        staging.add(root / update, update_baseline_workflow(action, layout.name).encode("utf-8"))
+        staging.commit()
+    except BaseException:
+        staging.rollback()
+        raise
+    inputs = [checkpoint, *train, *([test] if test else [])]
+    _say_done(layout, dims, imported, sealed, previous, results, action, inputs)
+    return EXIT_PASS
+
+
+def _say_done(
+    layout: Layout,
+    dims: Sequence[str],
+    imported: ItemImport,
+    sealed: dict,
+    previous: dict | None,
+    results: dict,
+    action: str,
+    inputs: list[str],
+) -> None:
+    n, name = len(imported.plan.additions), layout.name
+    acc = ((results.get("slices") or {}).get("overall") or {}).get("accuracy")
+    shown = f"{acc:.1%}" if isinstance(acc, float) else "n/a"
+    seal = (
+        f"version {sealed['version']}" + (" (first seal)" if previous is None else "")
+        + f", {len(sealed['lock'])} ids locked"
+    )  # fmt: skip
+    skipped = f"; {len(imported.plan.skipped)} already there" if imported.plan.skipped else ""
+    gate, update = layout.workflows
+    kept = "kept " if not n else "wrote"
+    rows = [
+        ("wrote", CONFIG_FILENAME, f"the configuration: suite {name} (multiple-choice), sliced by "
+         + (", ".join(dims) or "nothing")),
+        (kept, layout.items, f"{n} item(s) added{skipped}"),
+        ("wrote", layout.manifest, f"sealed: {seal}"),
+        ("wrote", layout.baseline,
+         f"the first baseline: overall accuracy {shown} on {results['checkpoint']['path']}"),
+        ("wrote", gate, "the gate on every pull request"),
+        ("wrote", update, "the label evalgate:update-baseline rewrites the baseline"),
+    ]  # fmt: skip
+    width = max(len(f) for _, f, _ in rows)
+    print(f"evalgate init: the gate is set up in {layout.root}")
+    for verb, f, what in rows:
+        print(f"  {verb} {f.ljust(width)}  {what}")
+    local = [p for p in inputs if not Path(p).is_absolute()]
+    print("\ncommit them (with the checkpoint and the training files, if they are not committed yet):")
+    paths = [CONFIG_FILENAME, f"evalgate/{name}", layout.baseline, gate, update, *local]
+    print(f"  git add {' '.join(paths)}")
+    print(f'  git commit -m "evalgate: gate the checkpoint on suite {name}"')
+    outside = [p for p in inputs if Path(p).is_absolute()]
+    if outside:
+        print(
+            f"  note: {', '.join(outside)} lie(s) outside this folder; CI reads only the repository: "
+            "move them in and change evalgate.yml"
+        )
+    print("\nnext:")
+    print("  evalgate validate      # the items: schema, leaks, coverage, seal")
+    print(f"  evalgate run           # scores the checkpoint and compares it with {layout.baseline}")
+    print(f"  evalgate probes import FILE --suite {name} [--from mmlu|arc|hellaswag]   # more items")
+    print("  push to the default branch, then make eval-gate a required check (docs/security.md)")
+    if action == PLACEHOLDER:
+        print(
+            f"\nbefore you push: the workflows name the evalgate release as {PLACEHOLDER}; replace it in "
+            f"both with the release you pin (a commit SHA is safer than a tag), or run init again with "
+            f"--action OWNER/evalgate@SHA --force"
+        )

@@ -1,0 +1,247 @@
+"""`evalgate init`: one command from a folder with a checkpoint and a benchmark export to a gated
+repository (evalgate.yml, the sealed suite, the first baseline, the two workflows), with `validate`
+and `run` passing right after; and every refusal leaves the folder as it was (docs/suites.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from helpers.paths import REPO
+
+from evalgate.commands.init import config_text
+from evalgate.github.workflows import gate_workflow, update_baseline_workflow
+
+DEMO = REPO / "data" / "checkpoints" / "demo"
+PIN = "acme/evalgate@0123456789abcdef0123456789abcdef01234567"
+WRITTEN = (
+    "evalgate.yml",
+    "evalgate/quiz/items.jsonl",
+    "evalgate/quiz/MANIFEST.json",
+    "baselines/quiz.json",
+    ".github/workflows/eval-gate.yml",
+    ".github/workflows/update-baseline.yml",
+)
+SUBJECTS = ("astronomy", "biology", "chemistry", "geology")
+
+
+def mmlu_rows(n: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "question": f"In {SUBJECTS[i % 4]}, which choice answers question number {i}?",
+            "subject": SUBJECTS[i % 4],
+            "choices": [f"first {i}", f"second {i}", f"third {i}", f"fourth {i}"],
+            "answer": i % 4,
+        }
+        for i in range(n)
+    ]
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def every_byte(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "checkpoints" not in p.parts
+    }
+
+
+def folders(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_dir())
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository in the making: the demo checkpoint, a benchmark export and a training file."""
+    root = tmp_path / "repo"
+    shutil.copytree(DEMO, root / "checkpoints" / "demo")
+    write_jsonl(root / "mmlu.jsonl", mmlu_rows(40))
+    write_jsonl(root / "train.jsonl", [{"text": "The moon goes around the earth once a month."}])
+    monkeypatch.chdir(root)
+    return root
+
+
+def actionlint(*paths: Path) -> subprocess.CompletedProcess[str]:
+    tool = Path(sys.executable).with_name("actionlint")
+    if not tool.exists():
+        pytest.fail("actionlint is not installed: it is part of the [test] extra")
+    return subprocess.run(
+        [str(tool), "-no-color", *map(str, paths)], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.slow
+def test_init_sets_up_a_gate_that_validates_and_passes_right_away(repo, cli):
+    done = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
+               "--checkpoint", "checkpoints/demo", "--train", "train.jsonl", "--action", PIN)  # fmt: skip
+    assert done.code == 0, done.out + done.err
+    for rel in WRITTEN:
+        assert (repo / rel).is_file(), rel
+        assert f"wrote {rel}" in done.out
+    assert not list(repo.rglob("*.evalgate-init")), "a staged file was left behind"
+    assert "git add evalgate.yml evalgate/quiz baselines/quiz.json .github/workflows/" in done.out
+    assert "evalgate run " in done.out and "before you push" not in done.out
+
+    config = yaml.safe_load((repo / "evalgate.yml").read_text(encoding="utf-8"))
+    assert config["suites"]["quiz"] == {
+        "kind": "multiple-choice",
+        "probes": ["evalgate/quiz/items.jsonl"],
+        "manifest": "evalgate/quiz/MANIFEST.json",
+        "slices": ["subject"],  # the mmlu preset's slice column
+        "train": ["train.jsonl"],
+        "coverage": {"min_per_value": 1},
+    }
+    assert config["test"] is None and config["checkpoint"] == "checkpoints/demo"
+    assert config["baseline"] == "baselines/quiz.json"
+    items = (repo / "evalgate/quiz/items.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(items) == 40 and json.loads(items[0])["slices"] == {"subject": "astronomy"}
+    manifest = json.loads((repo / "evalgate/quiz/MANIFEST.json").read_text(encoding="utf-8"))
+    assert manifest["version"] == "0.1.0" and len(manifest["lock"]) == 40
+    baseline = json.loads((repo / "baselines/quiz.json").read_text(encoding="utf-8"))
+    assert baseline["name"] == "quiz" and baseline["kind"] == "evalgate-baseline"
+    assert baseline["probe_set"]["digest"] == manifest["digest"]
+
+    checked = cli("validate")
+    assert checked.code == 0, checked.out
+    assert "version:  0.1.0" in checked.out
+    assert "leaks:    0 leaks (exact, 5-gram) against train.jsonl" in checked.out
+    gated = cli("run")
+    assert gated.code == 0, gated.out + gated.err
+    results = json.loads((repo / "evalgate-out" / "results.json").read_text(encoding="utf-8"))
+    assert results["verdict"] == "pass" and results["gate_changes_vs_baseline"] == []
+    assert results["comparison"]["baseline_name"] == "quiz" and results["comparison"]["n_paired"] == 40
+
+    lint = actionlint(*(repo / rel for rel in WRITTEN[-2:]))
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+
+    # Again with --force: the same items are already there, the configuration is rewritten.
+    again = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
+                "--checkpoint", "checkpoints/demo", "--train", "train.jsonl", "--force")  # fmt: skip
+    assert again.code == 0, again.out + again.err
+    assert "0 item(s) added; 40 already there" in again.out
+    assert (repo / "evalgate/quiz/MANIFEST.json").read_text(encoding="utf-8") == json.dumps(
+        manifest, indent=2, sort_keys=True, ensure_ascii=False
+    ) + "\n"
+    assert "OWNER/evalgate@SHA" in (repo / WRITTEN[-2]).read_text(encoding="utf-8")
+    assert "before you push" in again.out
+
+
+def test_a_checkpoint_that_reads_like_a_hub_id_is_refused_with_the_command_that_copies_it(repo, cli):
+    before, dirs = every_byte(repo), folders(repo)
+    refused = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
+                  "--checkpoint", "openai-community/gpt2")  # fmt: skip
+    assert refused.code == 2
+    assert "--checkpoint openai-community/gpt2: checkpoint not found" in refused.err
+    assert "hf download openai-community/gpt2 --local-dir checkpoints/openai-community--gpt2" in refused.err
+    assert every_byte(repo) == before and folders(repo) == dirs
+
+
+def test_an_existing_configuration_is_refused_unless_forced(repo, cli):
+    (repo / "evalgate.yml").write_text("test: null\n", encoding="utf-8")
+    before, dirs = every_byte(repo), folders(repo)
+    refused = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
+                  "--checkpoint", "checkpoints/demo")  # fmt: skip
+    assert refused.code == 2
+    assert "evalgate.yml already exists; nothing was written" in refused.err
+    assert "--force" in refused.err
+    assert every_byte(repo) == before and folders(repo) == dirs
+
+
+def test_a_bad_row_writes_nothing_and_names_the_row(repo, cli):
+    rows = mmlu_rows(40)
+    rows[12]["answer"] = "E"
+    write_jsonl(repo / "mmlu.jsonl", rows)
+    before, dirs = every_byte(repo), folders(repo)
+    refused = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
+                  "--checkpoint", "checkpoints/demo")  # fmt: skip
+    assert refused.code == 2
+    assert "evalgate init: refused; nothing was written" in refused.out
+    assert "mmlu.jsonl:13: answer: answer: 'E' is not one of the labels A, B, C, D" in refused.out
+    assert every_byte(repo) == before and folders(repo) == dirs
+
+
+def test_a_checkpoint_that_cannot_be_scored_writes_nothing(repo, cli):
+    (repo / "checkpoints" / "empty").mkdir()
+    before, dirs = every_byte(repo), folders(repo)
+    refused = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
+                  "--checkpoint", "checkpoints/empty")  # fmt: skip
+    assert refused.code == 2 and "has no config.json" in refused.err
+    assert every_byte(repo) == before and folders(repo) == dirs
+
+
+@pytest.mark.parametrize(
+    ("flags", "wanted"),
+    [
+        (("--slices", "subject,level"), "slices: [subject, level]"),
+        (("--slices", "none"), "slices: []"),
+        (("--slices", "Topic"), None),
+    ],
+)
+def test_slices_are_the_flags_when_given(repo, cli, flags, wanted):
+    (repo / "checkpoints" / "empty").mkdir()  # refused at scoring: the configuration is read first
+    got = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
+              "--checkpoint", "checkpoints/empty", *flags)  # fmt: skip
+    assert got.code == 2
+    if wanted is None:
+        assert "slice dimension(s) 'Topic'" in got.err
+    elif "level" in wanted:  # declared, but no column gives it
+        assert "slices.level: the suite declares this dimension, but no column maps to it" in got.out
+    else:
+        assert "has no config.json" in got.err  # the rows fit a suite without slices
+
+
+def test_the_configuration_names_the_suite_its_files_and_no_test_set():
+    from evalgate.commands.init import Layout
+
+    text = config_text(Layout(Path("/r"), "k8s"), ["topic"], [], None, "models/k8s-7b")
+    doc = yaml.safe_load(text)
+    assert doc == {
+        "suites": {
+            "k8s": {
+                "kind": "multiple-choice",
+                "probes": ["evalgate/k8s/items.jsonl"],
+                "manifest": "evalgate/k8s/MANIFEST.json",
+                "slices": ["topic"],
+                "train": [],
+                "coverage": {"min_per_value": 1},
+            }
+        },
+        "test": None,
+        "checkpoint": "models/k8s-7b",
+        "baseline": "baselines/k8s.json",
+    }
+    assert "leak detection is skipped" in text
+    odd = yaml.safe_load(config_text(Layout(Path("/r"), "k8s"), [], ["my notes.txt"], "-x.txt", "null"))
+    assert odd["suites"]["k8s"]["train"] == ["my notes.txt"] and odd["test"] == "-x.txt"
+    assert odd["checkpoint"] == "null"
+
+
+def test_the_workflows_pin_the_release_and_pass_actionlint(tmp_path):
+    gate, update = tmp_path / "eval-gate.yml", tmp_path / "update-baseline.yml"
+    gate.write_text(gate_workflow(PIN), encoding="utf-8")
+    update.write_text(update_baseline_workflow(PIN, "quiz"), encoding="utf-8")
+    lint = actionlint(gate, update)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    for path in (gate, update):
+        uses = re.findall(r"uses: (\S+)", path.read_text(encoding="utf-8"))
+        assert uses and all(re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", u) for u in uses), uses
+    text = gate.read_text(encoding="utf-8")
+    assert f"uses: {PIN}\n" in text and "evalgate @ git+https://github.com/" + PIN in text
+    wf = yaml.safe_load(update.read_text(encoding="utf-8"))
+    score = wf["jobs"]["score"]["steps"]
+    assert score[0]["with"]["repository"] == "acme/evalgate" and score[0]["with"]["ref"] == PIN.split("@")[1]
+    run = next(s["run"] for s in score if "Regenerate" in s.get("name", ""))
+    assert "--network none" in run and "baseline update --name quiz " in run
+    with pytest.raises(ValueError):
+        gate_workflow("acme/evalgate@main; curl evil")
