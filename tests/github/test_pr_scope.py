@@ -105,29 +105,6 @@ def test_a_pr_that_changes_what_the_gate_reads_is_gated(tmp_path, changed):
     assert repr(changed) in result.stderr
 
 
-SUITES = (
-    CONFIG
-    + """suites:
-  k8s:
-    kind: multiple-choice
-    probes: [evals/k8s/items.jsonl]
-    slices: [topic]
-    train: [corpora/k8s.jsonl]
-"""
-)
-
-
-@pytest.mark.parametrize("changed", ["evals/k8s/items.jsonl", "evals/k8s/MANIFEST.json", "corpora/k8s.jsonl"])
-def test_a_pr_that_changes_a_suites_files_is_gated(tmp_path, changed):
-    # the items, the default manifest beside them and the leak-detection corpus of a suite
-    base = {**BASE, "evalgate.yml": SUITES, "evals/k8s/items.jsonl": "{}\n", "corpora/k8s.jsonl": "{}\n"}
-    work, sha = repo_with(tmp_path, base, {changed: "changed\n"})
-    result, output, _ = decide(tmp_path, work, sha)
-    assert result.returncode == 0, result.stderr
-    assert output.splitlines()[0] == "relevant=true"
-    assert repr(changed) in result.stderr
-
-
 def test_a_prs_own_config_cannot_hide_or_inject_paths(tmp_path):
     # The PR moves its checkpoint (the new path counts too) and tries to smuggle an output line.
     hostile = 'checkpoint: elsewhere/ckpt\ntest: "x\\nrelevant=false"\n'
