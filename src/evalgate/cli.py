@@ -317,6 +317,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     init.add_argument("--test", metavar="FILE", help="held-out text for perplexity (default: none)")
     init.add_argument(
+        "--template",
+        metavar="FILE",
+        help="the prompt template, {prompt} once, e.g. 'Question: {prompt}\\nAnswer:' (default: the "
+        "prompt as it is)",
+    )
+    init.add_argument(
         "--slices",
         metavar="DIM,DIM",
         help="the dimensions items are sliced by (default: --from's slice columns, mmlu: subject; "

@@ -242,10 +242,20 @@ def _yaml_list(values: Sequence[str]) -> str:
 
 
 def config_text(
-    layout: Layout, dims: Sequence[str], train: Sequence[str], test: str | None, checkpoint: str
+    layout: Layout,
+    dims: Sequence[str],
+    train: Sequence[str],
+    test: str | None,
+    checkpoint: str,
+    template: str | None = None,
 ) -> str:
     """evalgate.yml for one multiple-choice suite, commented for the person who reads it next."""
     name = layout.name
+    template_line = (
+        f"template: {_yaml(template)}"
+        if template
+        else "# template: prompt.txt     (a file such as: Question: {prompt}<newline>Answer:)"
+    )
     train_note = (
         "an item found in them is refused as a leak"
         if train
@@ -261,6 +271,9 @@ suites:
     # `evalgate probes import FILE --suite {name}` (--from mmlu|arc|hellaswag, or --map, for a
     # benchmark's export): they are checked, then sealed with the file.
     probes: [{_yaml(layout.items)}]
+    # How an item is shown to the model: {{prompt}} once; a question's candidates follow it
+    # after one space (no template: the prompt as it is).
+    {template_line}
     # File hashes, version and probe lock: an item's content never changes under its id.
     manifest: {_yaml(layout.manifest)}
     # What every item is sliced by; each value is reported, and gated, on its own.
@@ -303,8 +316,9 @@ def main(args: argparse.Namespace, console: Console) -> int:
     dims = _slices(args.slices, mapping, data, args.items)
     train = [_input_file(t, "--train", root) for t in args.train or []]
     test = _input_file(args.test, "--test", root) if args.test else None
+    template = _input_file(args.template, "--template", root) if args.template else None
     action = _action(args.action)
-    text = config_text(layout, dims, train, test, checkpoint)
+    text = config_text(layout, dims, train, test, checkpoint, template)
 
     staging = _Staging()
     try:
@@ -341,7 +355,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
     except BaseException:
         staging.rollback()
         raise
-    inputs = [checkpoint, *train, *([test] if test else [])]
+    inputs = [checkpoint, *train, *([test] if test else []), *([template] if template else [])]
     _say_done(layout, dims, imported, sealed, previous, results, action, inputs)
     return EXIT_PASS
 
