@@ -353,8 +353,8 @@ def refuse_before_scoring(
     if baseline is None or approved:
         return
     inputs = {**outcome.inputs, **config_input(cfg)}
-    test = cfg.path(cfg.test)
-    if test.is_file():
+    test = cfg.path(cfg.test) if cfg.test is not None else None  # test: null measures no perplexity
+    if test is not None and test.is_file():
         inputs[display_path(cfg, test)] = {**file_record(test), "role": "test"}
     probes = [
         {
