@@ -108,7 +108,12 @@ def item_findings(
 
     cands = rec.get("candidates")
     cands_str = isinstance(cands, list) and bool(cands) and all(isinstance(c, str) for c in cands)
-    if isinstance(rec.get("expected"), str) and cands_str and rec["expected"] not in cands:
+    if (
+        isinstance(cands, list)
+        and cands_str
+        and isinstance(rec.get("expected"), str)
+        and rec["expected"] not in cands
+    ):
         shown = ", ".join(_short(c, 30) for c in cands)
         twin = [c for c in cands if same_form(c, rec["expected"])]
         note = " (it differs from a candidate only in Unicode form, spacing or case)" if twin else ""
