@@ -9,10 +9,14 @@ past-tense forms, so both suites regress and the quiz's past-simple slice falls 
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import json
+import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +25,9 @@ from helpers.paths import GOLDEN, REPO
 from helpers.report_factories import fake_run
 
 from evalgate.cli import main
+from evalgate.edges.files import dump_json
 from evalgate.edges.plot import BAR_REGRESSED, build_figure, suite_layout, suite_panels
+from evalgate.gate.baseline_diff import baseline_changes
 from evalgate.gate.slice_order import ordered
 from evalgate.report.comment import render_comment
 from evalgate.report.full_report import render_report
@@ -87,7 +93,8 @@ def _read(out: Path) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict[str, dict[str, Any]]:
+def project(tmp_path_factory) -> Path:
+    """The project folder after a baseline update and the two regressed runs (out/two, out/one)."""
     root = tmp_path_factory.mktemp("suites")
     _write_project(root)
     with pytest.MonkeyPatch.context() as mp:
@@ -97,7 +104,12 @@ def runs(tmp_path_factory) -> dict[str, dict[str, Any]]:
         assert main(update) == 0
         assert main(["run", "--config", "two.yml", "--checkpoint", REGRESSED, "--out", "out/two"]) == 1
         assert main(["run", "--config", "one.yml", "--checkpoint", REGRESSED, "--out", "out/one"]) == 1
-    return {name: _read(root / "out" / name) for name in ("two", "one")}
+    return root
+
+
+@pytest.fixture(scope="module")
+def runs(project) -> dict[str, dict[str, Any]]:
+    return {name: _read(project / "out" / name) for name in ("two", "one")}
 
 
 def _section(report: str, title: str) -> str:
@@ -221,6 +233,36 @@ def test_per_verb_wording_stays_with_verb_forms(runs):
     assert "### Per verb" not in runs["one"]["report"]
     two = _section(runs["two"]["report"], "Limitations")
     assert "Suite quiz (multiple-choice):" in two and "Suite verbs (verb-forms):" in two
+
+
+@pytest.mark.slow
+def test_a_baseline_update_shows_the_change_of_every_suite_dimension(project, tmp_path):
+    """A labelled baseline-update PR: git's hunks rarely reach the "slices" header, so a slice is
+    known by its key, which for a suite is "SUITE/dimension:value" of a declared dimension."""
+    if not shutil.which("git"):
+        pytest.skip("git is not installed")
+    old = json.loads((project / "baselines" / "base.json").read_text(encoding="utf-8"))
+    new = copy.deepcopy(old)
+    changed = {"quiz/topic:past_simple": 0.5, "quiz/level:hard": 0.625, "verbs/tense:future": 0.75}
+    for key, accuracy in changed.items():
+        new["slices"][key]["accuracy"] = accuracy
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t"}
+    env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=tmp_path, env=env, check=True, capture_output=True, text=True
+        )
+        return done.stdout
+
+    (tmp_path / "baselines").mkdir()
+    git("init", "-q", "-b", "main")
+    (tmp_path / "baselines" / "base.json").write_text(dump_json(old), encoding="utf-8")
+    git("add", ".")
+    git("commit", "-q", "-m", "base")
+    (tmp_path / "baselines" / "base.json").write_text(dump_json(new), encoding="utf-8")
+    (change,), _ = baseline_changes(git("diff", "--no-color", "HEAD"))
+    assert {k: (old["slices"][k]["accuracy"], v) for k, v in changed.items()} == change.slices
 
 
 # -- the comment and the CSV ---------------------------------------------------------------------
