@@ -199,9 +199,10 @@ def suite_panels(results: Mapping[str, Any]) -> list[tuple[str, str, list[tuple[
         overall += [(f"{s}/overall", s) for s in kinds if f"{s}/overall" in known]
     out = [("overall", "Overall", overall)]
     families = [f for f in gated_families(doc) if split_suite(f)[1] != "overall"]
-    declared = (results.get("config") or {}).get("suites") or {}
+    declared = (results.get("config") or {}).get("suites")
     for suite in kinds:
-        dims = (declared.get(suite) or {}).get("slices")
+        part = declared.get(suite) if isinstance(declared, Mapping) else None
+        dims = part.get("slices") if isinstance(part, Mapping) else None
         prefix = f"{suite}/" if several else ""
         for dim in dims if isinstance(dims, Mapping) else ():
             if prefix + dim not in families:

@@ -35,7 +35,11 @@ def suite_kinds(results: ResultsDocument) -> dict[str, str]:
     declared = [split_suite(f)[0] for f in gated_families(results)]
     names = [s for s in dict.fromkeys(declared) if s is not None and s in suites]
     names += sorted(s for s in suites if s not in names)
-    return {s: str((suites[s] or {}).get("kind") or "?") for s in names}
+    kinds = {}
+    for s in names:
+        part = suites[s]
+        kinds[str(s)] = str((part.get("kind") if isinstance(part, Mapping) else None) or "?")
+    return kinds
 
 
 def has_suites(results: ResultsDocument) -> bool:
@@ -67,7 +71,22 @@ def floors(results: ResultsDocument) -> dict[str, Mapping[str, Any]]:
     given = doc(results).get("floors")
     if not isinstance(given, Mapping):
         return {}
-    return {str(k): v for k, v in given.items() if isinstance(v, Mapping)}
+    # not in the results schema: a hand-edited artifact may hold anything, so only numbers pass
+    return {
+        str(k): {
+            "min_accuracy": _number(v.get("min_accuracy")),
+            "accuracy": _number(v.get("accuracy")),
+            "chance": _number(v.get("chance")),
+            "n": n if isinstance(n := v.get("n"), int) and not isinstance(n, bool) else None,
+            "status": str(v.get("status")),
+        }
+        for k, v in given.items()
+        if isinstance(v, Mapping)
+    }
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def failed_floors(results: ResultsDocument) -> dict[str, Mapping[str, Any]]:
