@@ -13,12 +13,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evalgate.gate.slice_order import FAMILIES, ordered
+from evalgate.gate.slice_order import FAMILIES, ordered, split_suite
 from evalgate.report.markdown import Md, code, pct, points, table
 
 _FILE_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)$")
 _SLICE_RE = re.compile(r'^ {4}"([^"]+)": \{$')
 _ACCURACY_RE = re.compile(r'^ {6}"accuracy": (-?[0-9.eE+-]+|null),?$')
+_DIMENSION_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")  # config.schema.json's dimension names
 _SECTION_RE = re.compile(r'^ {2}"([^"]+)": [\[{]')
 MAX_ROWS = 40
 
@@ -44,8 +45,16 @@ def is_baseline_file(path: str) -> bool:
     return path.endswith(".json") and "baselines" in path.split("/")[:-1]
 
 
-def _is_slice(key: str) -> bool:
-    return key == "overall" or (key.partition(":")[0] in FAMILIES and ":" in key)
+def _is_slice(key: str, section: str) -> bool:
+    """Inside "slices" every key is one; in a hunk whose section is unknown, only a key shaped
+    like one: the run's or a suite's (docs/suites.md) `overall`, or "dimension:value" (a suite
+    declares its own dimensions, so any lower-case name). Only a key followed by an "accuracy"
+    line counts, which no other section of a baseline has."""
+    if section == "slices":
+        return True
+    inner = split_suite(key)[1]
+    dimension, colon, _ = inner.partition(":")
+    return inner == "overall" or bool(colon and (dimension in FAMILIES or _DIMENSION_RE.match(dimension)))
 
 
 def _number(text: str) -> float | None:
@@ -81,7 +90,8 @@ def read_change(path: str, text: str) -> Change:
             if sec:
                 section[side], current[side] = sec.group(1), None
             elif slice_key and section[side] in ("slices", ""):
-                current[side] = slice_key.group(1) if _is_slice(slice_key.group(1)) else None
+                key = slice_key.group(1)
+                current[side] = key if _is_slice(key, section[side]) else None
             elif acc and (key := current[side]) is not None:
                 (old if side == "-" else new)[key] = _number(acc.group(1))
             elif body.startswith("    }"):

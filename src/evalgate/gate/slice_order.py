@@ -1,7 +1,9 @@
 """One reading order for slice keys ("family:value"), shared by the report, the CSV and the plot.
 
 Families in the order of results.json (gate/slices.py), values in their natural order (en before es, tenses
-from infinitive to future, 1sg before 3sg); anything unknown sorts alphabetically after.
+from infinitive to future, 1sg before 3sg); anything unknown sorts alphabetically after. A run with
+several suites also has "SUITE/overall" and "SUITE/family:value" keys: they follow the run's own
+keys, suite by suite (alphabetically), each suite in the same order as a run of that suite alone.
 """
 
 from __future__ import annotations
@@ -23,12 +25,22 @@ _VALUES: dict[str, tuple[str, ...]] = {
 }
 
 
-def slice_sort_key(key: str) -> tuple[int, int, str]:
-    family, _, value = key.partition(":")
+def slice_sort_key(key: str) -> tuple[int, str, int, int, str]:
+    suite, inner = split_suite(key)
+    family, _, value = inner.partition(":")
     f = FAMILIES.index(family) if family in FAMILIES else len(FAMILIES)
     values = _VALUES.get(family, ())
     v = values.index(value) if value in values else len(values)
-    return (f, v, key)
+    return (0 if suite is None else 1, suite or "", f, v, inner)
+
+
+def split_suite(key: str) -> tuple[str | None, str]:
+    """("quiz", "topic:x") for "quiz/topic:x"; (None, key) for a key of the whole run."""
+    head, sep, tail = key.partition(":")
+    if "/" not in head:
+        return None, key
+    suite, _, family = head.partition("/")
+    return suite, family + sep + tail
 
 
 def ordered(keys: Any) -> list[str]:

@@ -18,11 +18,12 @@ line, and the bar is narrowed (never below MIN_BAR cells) to make room for long 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from evalgate.gate.document import ResultsDocument, SliceComparison
-from evalgate.gate.slice_order import gated_families, slice_sort_key
+from evalgate.gate.slice_order import gated_families, slice_sort_key, split_suite
 from evalgate.report.markdown import Md, fence
+from evalgate.report.suites import by_suite, multi_suite, suite_kinds
 
 SURE, LOW, HIGH, REST, TICK = "█", "▓", "▒", "░", "┃"
 LEGEND = (
@@ -138,10 +139,27 @@ def bars_from_results(results: ResultsDocument) -> list[Bar]:
     return bars
 
 
+def _by_suite(results: ResultsDocument, bars: list[Bar], width: int) -> list[str]:
+    """Several suites: the whole run's bars, then each suite's under its name, labels without the
+    "SUITE/" prefix (the heading says it), all aligned as one chart."""
+    by_key = {b.label: b for b in bars}
+    groups = by_suite(results, by_key)
+    shown = [replace(by_key[k], label=split_suite(k)[1]) for _, keys in groups for k in keys]
+    lines = iter(bar_lines(shown, width))
+    out = []
+    for suite, keys in groups:
+        if suite is not None:
+            kind = suite_kinds(results).get(suite)
+            head = f"── {suite}" + (f" ({kind})" if kind else "")
+            out.append("".join(ch if ch.isprintable() else " " for ch in head)[:MAX_LINE])
+        out += [next(lines) for _ in keys]
+    return out
+
+
 def render_bars(results: ResultsDocument, width: int = 40) -> Md:
     """The chart as a fenced code block followed by its one-line legend ("" when there is no slice)."""
     bars = bars_from_results(results)
-    lines = bar_lines(bars, width)
+    lines = _by_suite(results, bars, width) if multi_suite(results) else bar_lines(bars, width)
     if not lines:
         return Md("")
     legend = LEGEND + (LEGEND_BASELINE if any(b.baseline is not None for b in bars) else "")

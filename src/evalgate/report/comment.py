@@ -17,7 +17,7 @@ from typing import Any
 
 from evalgate.gate.baseline_diff import baseline_changes, change_table
 from evalgate.gate.document import Comparison, ResultsDocument, SliceComparison
-from evalgate.gate.slice_order import family, gated_families, ordered
+from evalgate.gate.slice_order import family, gated_families, ordered, split_suite
 from evalgate.gate.yardstick import describe
 from evalgate.report.markdown import (
     ZWSP,
@@ -32,6 +32,7 @@ from evalgate.report.markdown import (
     size_points,
     table,
 )
+from evalgate.report.suites import by_suite, multi_suite, suite_label
 
 MARKER_PREFIX = "<!-- evalgate:report"  # the one sticky marker (full_report.py, github/sticky.py)
 APPROVE_GATE_LABEL = "evalgate:approve-gate-change"
@@ -193,11 +194,22 @@ def _slices(results: ResultsDocument) -> str:
         for r in shown
     ]
     body = table(["slice", "n", "baseline", "new", "Wilson 95%", "Δ pts", "p", "MDE pts"], cells, "lrrrrrrr")
+    if kind == "regressed" and multi_suite(results):
+        body = Md(_per_suite(results, rows) + "\n\n" + body)
     more = f"\n\n… and {len(rows) - len(shown):,} more in the full report." if len(rows) > len(shown) else ""
     ppl = (results.get("comparison") or {}).get("perplexity") or {}
     if ppl.get("status") == "regressed" and isinstance(ppl.get("ratio"), int | float):
         more += f"\n\nPerplexity regressed: ×{ppl['ratio']:.3f} against the baseline."
     return f"### {title}\n\n{body}{more}"
+
+
+def _per_suite(results: ResultsDocument, rows: list[dict[str, Any]]) -> str:
+    """Several suites: every suite's regressed slices by name, even those the table leaves out."""
+    lines = []
+    for suite, keys in by_suite(results, [r["slice"] for r in rows]):
+        names = ", ".join(inline(split_suite(k)[1]) for k in keys)
+        lines.append(f"- {'whole run' if suite is None else suite_label(results, suite)}: {names}")
+    return "\n".join(lines)
 
 
 def _describe(change: Any) -> str:

@@ -7,8 +7,15 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from evalgate.gate.document import Calibration, Perplexity, PerplexityComparison, ResultsDocument
+from evalgate.gate.document import (
+    Calibration,
+    Perplexity,
+    PerplexityComparison,
+    ProbeEntry,
+    ResultsDocument,
+)
 from evalgate.gate.slice_order import family, gate_settings, gated_families, ordered
+from evalgate.report import suites
 from evalgate.report.budget import Budget, Section
 from evalgate.report.markdown import MISSING, Md, code, count, details, inline, num, pct, size_points, table
 from evalgate.report.probes import ids_of, probe_list
@@ -58,6 +65,13 @@ def counts(results: ResultsDocument) -> Counter:
 def perplexity(results: ResultsDocument) -> Section:
     comp: PerplexityComparison = (results.get("comparison") or {}).get("perplexity") or {}
     own: Perplexity = results["perplexity"] or {}
+    skipped = not own and suites.test_skipped(results)
+    if skipped and comp.get("status") != "failed":
+        # a baseline without perplexity gates none (gate/holds.py): nothing failed, nothing to show
+        return Section(
+            "### Perplexity\n\n_Not measured: the configuration sets `test: null`, so this run has no"
+            " held-out test set; perplexity is neither reported nor gated._"
+        )
     if not comp and not own:
         return Section("### Perplexity\n\n_Not measured in this run._")
     baseline = comp.get("baseline")
@@ -84,6 +98,11 @@ def perplexity(results: ResultsDocument) -> Section:
         " the allowed ratio;"
         " with a different tokenizer the two are not comparable and are shown, not gated."
     )
+    if skipped:
+        head = (
+            "### Perplexity\n\nNot measured: the configuration sets `test: null`. The baseline has a"
+            " perplexity, so this run cannot show it did not regress, and the gate fails on it."
+        )
     body: str = table(["perplexity", "baseline", "ratio", "allowed", "status"], [row], "rrrrl")
     body += _perplexity_test_line(comp)
     if comp.get("reason"):
@@ -238,20 +257,27 @@ def method(results: ResultsDocument) -> Section:
         f"- **evalgate** {code(results['evalgate_version'])}"
         f" (results schema {code(results['schema_version'])}).",
     ]
+    per_suite = probe_set.get("suites")
+    if suites.multi_suite(results) and isinstance(per_suite, Mapping):
+        # the run's digest and template digest cover every suite; each suite's own set is sealed apart
+        parts = [
+            f"{suites.suite_label(results, str(name))} version {code(part.get('version') or 'unsealed')},"
+            f" digest {_sha(part.get('digest'))}"
+            for name, part in per_suite.items()
+            if isinstance(part, Mapping)
+        ]
+        lines.insert(-1, "- **Suites**: " + "; ".join(parts) + ".")
     return Section("\n".join(lines))
 
 
 def limitations(results: ResultsDocument) -> Section:
     probes = [e for e in results["probes"] if e["status"] != "deprecated"]
-    sources = Counter(str(e.get("source") or "unspecified") for e in probes)
     status = counts(results)
     lines = ["### Limitations", ""]
-    if probes:
-        lines.append(
-            f"- {sources['generated']:,} of {len(probes):,} probes are generated, {sources['hand']:,}"
-            f" hand-written{_unspecified(sources['unspecified'])}. Generated probes inherit the corpus"
-            " generator's conventions (seed 000), so they may flatter a model trained on that corpus."
-        )
+    if suites.has_suites(results):
+        lines += _suite_sources(results, probes)
+    elif probes:
+        lines.append(_generated(probes))
     small = _too_small(results)
     lines.append(
         f"- Too small to gate (shown, not gated): {', '.join(small)}."
@@ -272,11 +298,57 @@ def limitations(results: ResultsDocument) -> Section:
         lines.append(
             f"- {excluded:,} leaking probe(s) excluded from the gated series (policy `leaks: exclude`)."
         )
-    lines.append(
-        "- Per-verb cells hold a handful of probes: read them as counts, not rates. Wilson intervals"
-        " of slices under ~30 probes are wide; a pass there is weak evidence."
-    )
+    if suites.has_suites(results) and not results["per_verb"]:
+        lines.append("- Wilson intervals of slices under ~30 items are wide; a pass there is weak evidence.")
+    else:
+        lines.append(
+            "- Per-verb cells hold a handful of probes: read them as counts, not rates. Wilson intervals"
+            " of slices under ~30 probes are wide; a pass there is weak evidence."
+        )
     return Section("\n".join(lines))
+
+
+MAX_SOURCES = 5
+
+
+def _generated(probes: list[ProbeEntry], label: str = "") -> str:
+    """How many verb-form probes are generated, hand-written, or say nothing."""
+    sources = Counter(str(e.get("source") or "unspecified") for e in probes)
+    return (
+        f"- {label}{sources['generated']:,} of {len(probes):,} probes are generated, {sources['hand']:,}"
+        f" hand-written{_unspecified(sources['unspecified'])}. Generated probes inherit the corpus"
+        " generator's conventions (seed 000), so they may flatter a model trained on that corpus."
+    )
+
+
+def _suite_sources(results: ResultsDocument, probes: list[ProbeEntry]) -> list[str]:
+    """Per suite, where its probes come from: a verb-forms suite's generated/hand-written split,
+    a multiple-choice suite's `source` strings, most frequent first."""
+    kinds = suites.suite_kinds(results)
+    several = len(kinds) > 1
+    lines = []
+    for name, kind in kinds.items():
+        own = [e for e in probes if not several or suites.doc_entry(e).get("suite") == name]
+        if not own:
+            continue
+        label = f"{suites.suite_title(results, name)}: " if several else ""
+        if kind == "verb-forms":
+            lines.append(_generated(own, label))
+            continue
+        sources = Counter(str(e.get("source") or "unspecified") for e in own)
+        named = sorted((-n, s) for s, n in sources.items() if s != "unspecified")
+        text = f"- {label}{len(own):,} items"
+        if named:
+            shown = ", ".join(f"{inline(s, 60)} ({-n:,})" for n, s in named[:MAX_SOURCES])
+            more = f" and {len(named) - MAX_SOURCES:,} more" if len(named) > MAX_SOURCES else ""
+            text += f" by source: {shown}{more}{_unspecified(sources['unspecified'])}"
+        else:
+            text += ", none with a source"
+        lines.append(
+            text + ". Items drawn from a public benchmark may be in the model's training data: the leak"
+            " check only compares them with the suite's own `train` files."
+        )
+    return lines
 
 
 def _unspecified(n: int) -> str:

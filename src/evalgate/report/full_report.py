@@ -20,9 +20,9 @@ from typing import Any
 
 from evalgate.gate.baseline_diff import baseline_changes, change_table
 from evalgate.gate.document import Comparison, FindingDict, ResultsDocument, SliceComparison
-from evalgate.gate.slice_order import ordered
+from evalgate.gate.slice_order import ordered, split_suite
 from evalgate.report import coverage as report_coverage
-from evalgate.report import facts, yardstick
+from evalgate.report import facts, suites, yardstick
 from evalgate.report import ordinal as report_ordinal
 from evalgate.report import probes as lists
 from evalgate.report import sections as gate
@@ -82,6 +82,7 @@ def _sections(
         return [s for s in out if s is not None]
     compared = bool(results.get("comparison"))
     out.append(gate.gated_table(results) if compared else gate.slices_table(results))
+    out.append(gate.floors_table(results))
     out.append(gate.leak_series(results, budget))
     bars = render_bars(results)
     if bars:
@@ -153,22 +154,31 @@ def verdict(results: ResultsDocument) -> Section:
         outcome = "scored, but not gated" if overall and overall.get("n") else "nothing was scored"
         line = f"## ⛔ evalgate: refused — {problems}{outcome}"
     elif v == "fail":
-        names = [
-            f"{inline(k)} ({points(rows[k].get('delta'))} pts)"
-            for k in ordered(rows)
-            if rows[k]["status"] == "regressed"
-        ]
+        regressed = [k for k in ordered(rows) if rows[k]["status"] == "regressed"]
+        several = suites.multi_suite(results)
+        names = (
+            _by_suite_names(results, regressed, rows)
+            if several
+            else [f"{inline(k)} ({points(rows[k].get('delta'))} pts)" for k in regressed]
+        )
         ppl = comparison.get("perplexity") or {}
         if ppl.get("status") == "regressed":
             ratio = ppl.get("ratio")
             names.append(f"perplexity (×{ratio:.2f})" if isinstance(ratio, int | float) else "perplexity")
-        line = "## ❌ evalgate: fail" + (" — regressed: " + ", ".join(names) if names else "")
+        # several suites: "; " between them, as a comma already separates the slices of one
+        joined = ("; " if several else ", ").join(names)
+        line = "## ❌ evalgate: fail" + (" — regressed: " + joined if names else "")
+        if below := _below_floors(results):
+            line += ("; " if names else " — ") + "below the floor: " + ", ".join(below)
     else:
         line = f"## ✅ evalgate: pass — overall {pct(overall.get('accuracy') if overall else None)}"
         if comparison:
             row = rows.get("overall")
             base = row.get("baseline_accuracy") if row else None
             line += f" (baseline {pct(base)}), no gated slice regressed"
+            line += ", every floor held" if suites.floors(results) else ""
+        elif suites.floors(results):
+            line += "; no baseline, only the floors (gate.min_accuracy) were checked"
         else:
             line += "; no baseline, nothing was gated"
     reasons = [f"- {inline(r)}" for r in results.get("reasons") or []]
@@ -180,6 +190,30 @@ def verdict(results: ResultsDocument) -> Section:
         who.append(f"baseline {inline(comparison['baseline'])}")
     text = "\n\n".join(p for p in (line, "\n".join(reasons), " · ".join(who)) if p)
     return Section(text, essential=True)
+
+
+def _by_suite_names(
+    results: ResultsDocument, keys: list[str], rows: Mapping[str, SliceComparison]
+) -> list[str]:
+    """Several suites: the regressed slices grouped by suite, "quiz: overall (-8.0 pts), topic:x (…)"."""
+    out = []
+    for suite, group in suites.by_suite(results, keys):
+        named = ", ".join(f"{inline(split_suite(k)[1])} ({points(rows[k].get('delta'))} pts)" for k in group)
+        out.append(named if suite is None else f"{inline(suite)}: {named}")
+    return out
+
+
+def _below_floors(results: ResultsDocument) -> list[str]:
+    """The slices under their absolute floor (gate.min_accuracy), "quiz/overall (41.0% < 50.0%)"."""
+    out = []
+    for key, f in suites.failed_floors(results).items():
+        acc = f.get("accuracy")
+        floor = f.get("min_accuracy")
+        if f.get("status") == "missing" or not isinstance(acc, int | float):
+            out.append(f"{inline(key)} (no scored item)")
+        else:
+            out.append(f"{inline(key)} ({pct(acc)} < {pct(floor)})")
+    return out
 
 
 def gate_changes(results: ResultsDocument, budget: Budget) -> Section | None:

@@ -138,7 +138,7 @@ def new_probes(results: ResultsDocument, budget: Budget) -> Section | None:
         if e is None:
             rows.append([pid, "", _prompt(e), None, None, None])
             continue
-        where = " · ".join(str(v) for v in (e.get("language"), e.get("tense"), e.get("person")) if v)
+        where = _where(e)
         ok = _MARKS.get(e.get("correct"), e.get("status"))
         rows.append([pid, where, _prompt(e), e.get("expected"), e.get("pred"), ok])
     body = table(["id", "slice", "prompt", "expected", "new", "right?"], rows)
@@ -147,6 +147,20 @@ def new_probes(results: ResultsDocument, budget: Budget) -> Section | None:
         head + "\n\n" + _folded(budget, "new_probes", f"{len(ids):,} new probes", body, len(ids)),
         "new_probes",
     )
+
+
+def _where(entry: ProbeEntry) -> str:
+    """The probe's slice values: language · tense · person, or an item's declared dimensions
+    (docs/suites.md), after its suite's name when the run has several."""
+    e: Mapping[str, Any] = entry
+    dims = e.get("slices")
+    if isinstance(dims, Mapping):
+        parts = [f"{k}:{v}" for k, v in dims.items()]
+    else:
+        parts = [str(v) for v in (e.get("language"), e.get("tense"), e.get("person")) if v]
+    if e.get("suite"):
+        parts.insert(0, str(e["suite"]))
+    return " · ".join(parts)
 
 
 def probe_list(

@@ -7,12 +7,13 @@ Every string taken from the results (probe text, ids, reason codes, file names) 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from evalgate.gate.document import Comparison, LeakSummary, ResultsDocument, Slice, SliceComparison
 from evalgate.gate.slice_order import family, gate_settings, gated_families, ordered
 from evalgate.gate.stats import wilson_interval
+from evalgate.report import suites
 from evalgate.report.budget import Budget, Section
 from evalgate.report.markdown import (
     Md,
@@ -90,50 +91,111 @@ def gated_table(results: ResultsDocument) -> Section:
         tally.append(f"{len(lost):,} scored in only one of the two runs (not gated; see the limitations)")
     if tally:
         head += "\n\n" + ", ".join(tally) + "."
-    rows = []
-    for key in ordered(rows_in):
+    chance = suites.chance(results)
+    if chance:
+        head += CHANCE_NOTE
+
+    def row(key: str) -> list[Any]:
         c = rows_in[key]
-        rows.append(
-            [
-                key,
-                count(c.get("n_shared")),
-                pct(c.get("baseline_accuracy")),
-                pct(c.get("accuracy")),
-                interval(c.get("wilson_low"), c.get("wilson_high")),
-                points(c.get("delta")),
-                pvalue(c.get("p_value")),
-                pvalue(c.get("p_adjusted")),
-                size_points(c.get("mde")),
-                Md(_status_text(c)),
-            ]
-        )
+        return [
+            key,
+            count(c.get("n_shared")),
+            pct(c.get("baseline_accuracy")),
+            pct(c.get("accuracy")),
+            *([pct(chance.get(key))] if chance else []),
+            interval(c.get("wilson_low"), c.get("wilson_high")),
+            points(c.get("delta")),
+            pvalue(c.get("p_value")),
+            pvalue(c.get("p_adjusted")),
+            size_points(c.get("mde")),
+            Md(_status_text(c)),
+        ]
+
     headers = ["slice", "n", "baseline", "new", "Wilson 95%", "Δ", "p", "p (Holm)", "MDE", "status"]
-    body = table(headers, rows, "lrrrrrrrrl") if rows else "_No slice was compared._"
+    align = "lrrrrrrrrl"
+    if chance:
+        headers.insert(4, "chance")
+        align = "lrrrrrrrrrl"
+    if not rows_in:
+        return Section(f"{head}\n\n_No slice was compared._", essential=True)
+    body = _tables(results, list(rows_in), lambda keys: table(headers, [row(k) for k in keys], align))
     return Section(f"{head}\n\n{body}", essential=True)
+
+
+CHANCE_NOTE = (
+    " Chance is the mean of 1/K over the slice's scored items (K candidates each): what guessing scores."
+)
+
+
+def _tables(results: ResultsDocument, keys: list[str], render: Callable[[list[str]], str]) -> str:
+    """One table, or with several suites one per suite (the whole run's `overall` first)."""
+    if not suites.multi_suite(results):
+        return render(ordered(keys))
+    return "\n\n".join(
+        f"#### {suites.suite_title(results, suite)}\n\n{render(group)}"
+        for suite, group in suites.by_suite(results, keys)
+    )
 
 
 def slices_table(results: ResultsDocument) -> Section:
     """Without a baseline: the gated families' accuracy, for the record."""
     slices = results["slices"]
     families = gated_families(results)
-    rows = [
-        [
+    chance = suites.chance(results)
+
+    def row(k: str) -> list[Any]:
+        s = slices[k]
+        return [
             k,
             count(s["n"]),
             count(s["correct"]),
             pct(s["accuracy"]),
+            *([pct(chance.get(k))] if chance else []),
             interval(s["wilson_low"], s["wilson_high"]),
         ]
-        for k in ordered(slices)
-        if family(k) in families
-        for s in [slices[k]]
-    ]
+
+    keys = [k for k in ordered(slices) if family(k) in families]
+    gated = "only the floors below were checked" if suites.floors(results) else "nothing was gated"
     head = (
-        "### Slices\n\nNo baseline (`--baseline none`): nothing was gated. This is the record a first"
+        f"### Slices\n\nNo baseline (`--baseline none`): {gated}. This is the record a first"
         " baseline of this checkpoint line would start from."
     )
-    body = table(["slice", "n", "correct", "accuracy", "Wilson 95%"], rows, "lrrrr") if rows else ""
+    headers = ["slice", "n", "correct", "accuracy", "Wilson 95%"]
+    if chance:
+        head += CHANCE_NOTE
+        headers.insert(4, "chance")
+    align = "l" + "r" * (len(headers) - 1)
+    body = _tables(results, keys, lambda ks: table(headers, [row(k) for k in ks], align)) if keys else ""
     return Section(f"{head}\n\n{body}".rstrip(), essential=True)
+
+
+FLOOR_STATUS = {"ok": "✅ ok", "below": "❌ below the floor", "missing": "❌ no scored item"}
+
+
+def floors_table(results: ResultsDocument) -> Section | None:
+    """`gate.min_accuracy`: each floored slice's floor, accuracy, chance and status (gate/floors.py)."""
+    floors = suites.floors(results)
+    if not floors:
+        return None
+    rows = [
+        [
+            key,
+            count(f.get("n")),
+            pct(f.get("accuracy")),
+            pct(f.get("chance")),
+            pct(f.get("min_accuracy")),
+            Md(FLOOR_STATUS.get(str(f.get("status")), inline(f.get("status")))),
+        ]
+        for key in ordered(floors)
+        for f in [floors[key]]
+    ]
+    head = (
+        "### Floors\n\nAbsolute floors (`gate.min_accuracy`), checked on this run alone, with a baseline"
+        " or without: a slice below its floor fails the gate, and so does a floor whose slice has no"
+        " scored item. Accuracy is over every scored item of the slice."
+    )
+    body = table(["slice", "n", "accuracy", "chance", "floor", "status"], rows, "lrrrrl")
+    return Section(f"{head}\n\n{body}", essential=True)
 
 
 def _series_cells(s: Slice | None) -> list[Any]:
