@@ -24,11 +24,13 @@ EXTRAS: dict[str, set[str]] = {
     "Manifest": {"test_sha256"},
     "ProbeEntry": {
         "language", "verb", "regularity", "tense", "person", "prompt", "label", "category",
-        "reason_code", "kind", "source",
+        "reason_code", "kind", "source", "slices", "suite",
     },
     "Slice": {"n_ambiguous", "n_model_oov", "n_excluded", "mean_entropy", "mean_entropy_norm"},
     "Perplexity": {"file", "nll"},
-    "SliceComparison": {"n_shared", "n_new", "b", "c", "gated", "p_adjusted", "wilson_low", "wilson_high"},
+    "SliceComparison": {
+        "n_shared", "n_new", "b", "c", "gated", "p_adjusted", "wilson_low", "wilson_high", "tolerance",
+    },
     "PerplexityComparison": {"baseline", "value", "ratio", "max_ratio", "comparable", "reason"},
     "Comparison": {
         "baseline_name", "thresholds", "n_paired", "regressed", "flipped", "new_probes", "gone_probes",

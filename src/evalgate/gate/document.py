@@ -107,6 +107,19 @@ class ProbeEntry(TypedDict):
     reason_code: NotRequired[str | None]
     kind: NotRequired[str]
     source: NotRequired[str | None]
+    # a multiple-choice item's dimensions, and the suite of a run with several (docs/suites.md)
+    slices: NotRequired[dict[str, str]]
+    suite: NotRequired[str]
+
+
+class Floor(TypedDict):
+    """results.json "floors": one slice's `gate.min_accuracy` and how the run met it (gate/floors.py)."""
+
+    min_accuracy: float
+    accuracy: float | None
+    n: int
+    chance: float | None
+    status: Literal["ok", "below", "missing"]
 
 
 class Slice(TypedDict):
@@ -386,3 +399,4 @@ class ResultsDocument(TypedDict):
     gate_changes: NotRequired[str]
     gate_changes_vs_baseline: NotRequired[list[GateChange]]
     shard: NotRequired[Shard]
+    floors: NotRequired[dict[str, Floor]]

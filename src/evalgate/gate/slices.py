@@ -119,7 +119,7 @@ def aggregate_slices(entries: list[dict[str, Any]], z: float) -> dict[str, dict[
         t = tally[key]
         row = slice_stat(t["n"], t["correct"], z)
         row.update(n_ambiguous=t["n_ambiguous"], n_model_oov=t["n_model_oov"], n_excluded=t["n_excluded"])
-        if key == "label:ambiguous":
+        if key.rpartition("/")[2] == "label:ambiguous":  # "verbs/label:ambiguous" of a suite too
             row["mean_entropy"] = _mean([h for h, _ in t["H"]])
             row["mean_entropy_norm"] = _mean([hn for _, hn in t["H"] if hn is not None])
         out[key] = row
