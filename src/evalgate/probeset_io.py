@@ -17,6 +17,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -708,7 +709,9 @@ def read_import_rows(
         rows = {n for n, _ in records} | {f.line for f in found if f.line is not None}
         return list(records), found, len(rows), set()
     rows_read, found = read_rows(data, source)
-    made, converted = convert(rows_read, mapping, file=source, id_prefix=suite.name, dims=list(suite.dims))
+    made, converted = convert(
+        rows_read, mapping, file=source, id_prefix=import_id_prefix(suite.name, source), dims=list(suite.dims)
+    )
     n = len({n for n, _ in rows_read} | {f.line for f in found if f.line is not None})
     paired = paired_rows(rows_read, made, converted)
     named = {row for row, rec in paired if rec["id"] == f"{suite.name}-{row:05d}"}
@@ -733,6 +736,13 @@ class ItemImport:
     @property
     def on_set(self) -> list[Finding]:
         return self.checked.on_set if self.checked else []
+
+
+def import_id_prefix(suite: str, source: str) -> str:
+    """The ids of imported rows without their own: SUITE-FILESTEM-00042, so the rows of two
+    exports (mmlu_test.jsonl, mmlu_val.jsonl) never collide (docs/suites.md)."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(source).stem).strip("-._")[:40] or "rows"
+    return f"{suite}-{stem}"
 
 
 def import_items(

@@ -93,7 +93,7 @@ def test_an_mmlu_export_with_a_subject_column_imports_into_a_sliced_suite_and_se
     written = items(root)
     assert len(written) == 300
     assert written[7] == {
-        "id": "quiz-00008",
+        "id": "quiz-mmlu-00008",
         "prompt": "In chemistry, which choice answers question number 7?",
         "candidates": ["first 7", "second 7", "third 7", "fourth 7"],
         "expected": "fourth 7",
@@ -166,7 +166,7 @@ def test_an_item_whose_filled_text_is_in_the_training_file_is_refused_naming_its
 
     refused = cli("probes", "import", source, "--from", "mmlu", "--config", root / "evalgate.yml")
     assert refused.code == 2 and every_byte(root) == before
-    assert f"{source}:4: quiz-00004: prompt:" in refused.out
+    assert f"{source}:4: quiz-mmlu-00004: prompt:" in refused.out
     assert "training sentence quiz/train.jsonl:2" in refused.out
     assert "[leak-exact]" in refused.out
 
@@ -219,7 +219,7 @@ def test_a_hellaswag_export_imports_its_context_and_endings(tmp_path, cli):
     assert done.code == 0, done.out + done.err
     assert items(root, "hs/items.jsonl") == [
         {
-            "id": "hs-00001",
+            "id": "hs-hellaswag-00001",
             "prompt": "Then, the man writes over the snow. then",
             "candidates": ["the man sprays the window.", "the man stops.", "he leaves.", "it snows."],
             "expected": "he leaves.",

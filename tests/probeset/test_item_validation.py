@@ -121,3 +121,14 @@ def test_a_question_item_whose_answer_sits_in_a_training_sentence_is_a_leak_nami
     assert [(f.probe_id, f.evidence["train_file"], f.evidence["train_line"]) for f in found] == [
         ("k8s-001", "train.jsonl", 7)
     ]
+
+
+def test_a_slice_value_cannot_carry_markup_into_reports_and_slice_keys():
+    # slice values become slice keys, table cells and headline words: only plain text passes
+    values = ["<img src=x>", "[x](http://e.com)", "a|b", "`code`", "topic:x", "a/b", " lead", "*bold*"]
+    recs = [item(i, slices={"topic": v, "difficulty": "easy"}) for i, v in enumerate(values)]
+    plain = item(99, slices={"topic": "Cars & Other Vehicles", "difficulty": "easy"})
+    got = read_item_file(jsonl(*recs, plain), "items.jsonl", DIMS, None)
+    bad_lines = sorted(f.line for f in got.findings if f.field == "slices.topic")
+    assert bad_lines == list(range(1, len(values) + 1))
+    assert [p.id for p in got.probes] == ["k8s-099"]

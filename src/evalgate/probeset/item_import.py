@@ -29,7 +29,7 @@ HINT_CHANGED = (
 
 HINT_NAMED = (
     "give the rows ids of their own (a column mapped with --map COLUMN=id): rows without one are "
-    "named SUITE-ROWNUMBER, so the rows of two files collide"
+    "named SUITE-FILE-ROWNUMBER, so two files of the same name collide"
 )
 
 
