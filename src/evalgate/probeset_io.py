@@ -450,6 +450,13 @@ def validate(
     )
 
 
+def _of_suite(warning: Finding, name: str) -> Finding:
+    """A warning that names no file ("no training files are configured") says which suite it is of."""
+    if warning.file:
+        return warning
+    return dataclasses.replace(warning, message=f"suite {name}: {warning.message}")
+
+
 def _validate_suites(cfg: GateConfig, contents: Mapping[Path, bytes] | None) -> ValidationOutcome:
     """Every suite validated on its own (its files, template, manifest, leaks, coverage), then
     what only the whole run can check: ids unique across suites and probes deleted since the
@@ -458,10 +465,10 @@ def _validate_suites(cfg: GateConfig, contents: Mapping[Path, bytes] | None) -> 
     col = _Collector(cfg.root, contents, cfg.roots())
     probes: list[Probe] = []
     excluded: set[str] = set()
-    for _, part in parts:
+    for s, part in parts:
         probes += part.probes
         col.findings += part.findings
-        col.warnings += part.warnings
+        col.warnings += [_of_suite(w, s.name) if cfg.multi_suite else w for w in part.warnings]
         col.inputs.update(part.inputs)
         excluded |= part.excluded
     first: dict[str, Probe] = {}
