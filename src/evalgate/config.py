@@ -394,6 +394,17 @@ def _suite_problems(user: dict[str, Any], overrides: dict[str, Any], source: str
             out.append(
                 f"--{key}: with `suites:` in {source} each suite names its own files; edit the suite instead"
             )
+    manifests: dict[str, str] = {}
+    for name, suite in user["suites"].items():
+        probes = _tup(suite["probes"])
+        manifest = suite.get("manifest") or (Path(probes[0]).parent / "MANIFEST.json").as_posix()
+        if manifest in manifests:
+            out.append(
+                f"{source}: suites.{name}.manifest: {manifest} is suite {manifests[manifest]}'s manifest "
+                "too; each suite seals its own (give one a `manifest:` of its own, or put its files "
+                "in a folder of their own)"
+            )
+        manifests.setdefault(manifest, name)
     for name, suite in user["suites"].items():
         kind = suite["kind"]
         cov = suite.get("coverage") or {}

@@ -186,11 +186,15 @@ def _score_all(probes: list[Any], outcome: Any, scorer: Any, cfg: GateConfig) ->
         group = [p for p in probes if which[p.id] == name]
         if group:
             plans.append((group, outcome.templates[name]))
-    # first pass: gather every request; second: hand each suite its share of the answers
+    # first pass: gather every request; second: hand each suite its share of the answers (a
+    # suite whose probes are all retired asks for none)
+    sizes = []
     for group, template in plans:
+        before = len(collect.requests)
         score_probes(group, template, collect, method, norm)
+        sizes.append(len(collect.requests) - before)
     answers = iter(scorer.loglikelihood(collect.requests) if collect.requests else [])
-    for (group, template), n in zip(plans, collect.sizes, strict=True):
+    for (group, template), n in zip(plans, sizes, strict=True):
         replay = _Replaying([next(answers) for _ in range(n)])
         for e in score_probes(group, template, replay, method, norm):
             entries[e["id"]] = e
@@ -202,13 +206,11 @@ class _Collecting:
 
     def __init__(self, scorer: Any) -> None:
         self.requests: list[Any] = []
-        self.sizes: list[int] = []
 
     def loglikelihood(self, requests: Any) -> list[Any]:
         from evalgate.types import Loglik
 
         self.requests.extend(requests)
-        self.sizes.append(len(requests))
         return [Loglik(0.0, 1, r.continuation) for r in requests]
 
 
@@ -366,6 +368,7 @@ def refuse_before_scoring(
             "id": p.id,
             "status": STATUS_DEPRECATED if p.deprecated else "scored",
             "content_hash": p.content_hash(),
+            **({"suite": p.suite} if p.suite else {}),
         }
         for p in outcome.probes
     ]
@@ -374,6 +377,7 @@ def refuse_before_scoring(
             "inputs": inputs,
             "config": cfg.pin(),
             "manifest": {"probe_set_version": outcome.probe_set.get("version")},
+            "probe_set": outcome.probe_set,
             "probes": probes,
         }
     )

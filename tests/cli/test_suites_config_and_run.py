@@ -155,3 +155,74 @@ def test_a_suite_the_configuration_cannot_hold_is_refused_naming_the_key(
     got = cli("validate")
     assert got.code == 2
     assert message in got.out + got.err
+
+
+def _baselined(two_suites: Path, cli) -> str:
+    text = TWO_SUITES.replace("baseline: none", "baseline: baselines/quiz.json")
+    config(two_suites, text)
+    assert cli("baseline", "update", "--name", "quiz").code == 0
+    return text
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+@pytest.mark.slow
+def test_moving_an_item_to_another_suite_is_a_gate_change(two_suites, cli):
+    # in the other suite it is scored through another template, tolerance and floor
+    _baselined(two_suites, cli)
+    quiz, trivia = two_suites / "quiz" / "items.jsonl", two_suites / "trivia" / "items.jsonl"
+    moved = _lines(quiz)[0]
+    quiz.write_text("".join(_lines(quiz)[1:]), encoding="utf-8")
+    trivia.write_text("".join(_lines(trivia)) + moved, encoding="utf-8")
+    got = cli("run", "--out", "out")
+    assert got.code == 2, got.err
+    assert "quiz-000" in got.out + got.err and "suite quiz -> suite trivia" in got.out + got.err
+
+
+@pytest.mark.slow
+def test_two_suites_swapping_training_files_is_a_gate_change(two_suites, cli):
+    # the same bytes under the other suite's name would switch that suite's leak detection
+    (two_suites / "quiz" / "train.jsonl").write_text('{"text": "Rivers run to the sea."}\n', encoding="utf-8")
+    (two_suites / "trivia" / "train.jsonl").write_text('{"text": "Clouds carry rain."}\n', encoding="utf-8")
+    text = TWO_SUITES.replace("slices: [topic]\n", "slices: [topic]\n    train: [quiz/train.jsonl]\n")
+    text = text.replace(
+        "    template: trivia/prompt.txt\n",
+        "    template: trivia/prompt.txt\n    train: [trivia/train.jsonl]\n",
+    )
+    config(two_suites, text.replace("baseline: none", "baseline: baselines/quiz.json"))
+    assert cli("baseline", "update", "--name", "quiz").code == 0
+    a, b = (
+        (two_suites / "quiz" / "train.jsonl").read_bytes(),
+        (two_suites / "trivia" / "train.jsonl").read_bytes(),
+    )
+    (two_suites / "quiz" / "train.jsonl").write_bytes(b)
+    (two_suites / "trivia" / "train.jsonl").write_bytes(a)
+    got = cli("run", "--out", "out")
+    assert got.code == 2, got.err
+    assert "training file (leak detection) changed" in got.out + got.err
+
+
+@pytest.mark.slow
+def test_a_suite_with_every_item_retired_scores_the_others(two_suites, cli):
+    text = TWO_SUITES.replace("baseline: none", "baseline: baselines/quiz.json")
+    text = text.replace("biology, chemistry]}\n", "biology, chemistry]}\n    coverage: {min_per_value: 0}\n")
+    config(two_suites, text)
+    assert cli("baseline", "update", "--name", "quiz").code == 0
+    trivia = two_suites / "trivia" / "items.jsonl"
+    retired = [json.dumps({**json.loads(line), "deprecated": True}) + "\n" for line in _lines(trivia)]
+    trivia.write_text("".join(retired), encoding="utf-8")
+    assert cli("run", "--out", "out").code == 2  # retiring probes is a gate change
+    got = cli("run", "--out", "out", "--approve-gate-changes")
+    assert got.code == 1, got.err  # approved: scored and gated (the quiz floor still fails)
+    res = json.loads((two_suites / "out" / "results.json").read_text(encoding="utf-8"))
+    assert res["counts"]["deprecated"] == 30 and res["slices"]["quiz/overall"]["n"] == 45
+
+
+def test_two_suites_cannot_share_one_manifest(tmp_path, monkeypatch, cli):
+    text = TWO_SUITES.replace("probes: [trivia/items.jsonl]", "probes: [quiz/more.jsonl]")
+    monkeypatch.chdir(config(tmp_path, text))
+    got = cli("validate")
+    assert got.code == 2
+    assert "suites.trivia.manifest: quiz/MANIFEST.json is suite quiz's manifest too" in got.out + got.err

@@ -60,6 +60,8 @@ def baseline_from_results(results: dict[str, Any], name: str, provenance: dict[s
             "correct": e.get("correct"),
             "pred": e.get("pred"),
             "content_hash": e.get("content_hash"),
+            # the suite a probe was measured in (runs with several suites, docs/suites.md)
+            **({"suite": e["suite"]} if e.get("suite") else {}),
         }
         for e in sorted(results["probes"], key=lambda e: e["id"])
     }

@@ -90,6 +90,11 @@ def yardstick_of(results: Mapping[str, Any]) -> dict[str, Any]:
         }
     record["rules"] = flat_rules(results.get("config"))
     record["manifest_version"] = (results.get("manifest") or {}).get("probe_set_version")
+    suites = (results.get("probe_set") or {}).get("suites")
+    if isinstance(suites, Mapping):  # only a run with several suites has them
+        record["suite_versions"] = {
+            name: s.get("version") for name, s in sorted(suites.items()) if isinstance(s, Mapping)
+        }
     return record
 
 
@@ -145,14 +150,26 @@ def _probe_changes(
         old_hash, new_hash = old.get("content_hash"), entry.get("content_hash")
         if old_hash and new_hash and old_hash != new_hash:
             out.append(_change("probe_changed", pid, old_hash, new_hash, where))
+        elif old.get("suite") != entry.get("suite"):
+            # Moved to another suite: its template, tolerance, floors and gated slices are that
+            # suite's now, so it measures something else (docs/suites.md).
+            out.append(_change("probe_changed", pid, _suite(old), _suite(entry), where))
     return out
 
 
-def _file_changes(kind: str, old: Mapping[str, str] | None, new: Mapping[str, str]) -> list[dict[str, Any]]:
+def _suite(outcome: Mapping[str, Any]) -> str:
+    return f"suite {outcome['suite']}" if outcome.get("suite") else "(no suite)"
+
+
+def _file_changes(
+    kind: str, old: Mapping[str, str] | None, new: Mapping[str, str], by_path: bool = False
+) -> list[dict[str, Any]]:
     if old is None:  # not recorded by an older baseline
         return []
-    if sorted(old.values()) == sorted(new.values()):
-        return []  # the same bytes under another name measure the same
+    if not by_path and sorted(old.values()) == sorted(new.values()):
+        # The same bytes under another name measure the same; with several suites a file
+        # belongs to its suite, and two suites swapping training files is a change.
+        return []
     out = []
     for path in sorted(set(old) | set(new)):
         if old.get(path) != new.get(path):
@@ -202,14 +219,22 @@ def gate_changes(
     changes = _probe_changes(
         baseline_outcomes(baseline), results.get("probes") or [], probe_files or {}, manifest_file
     )
+    by_path = len((results.get("config") or {}).get("suites") or {}) > 1
     for role, name in FILE_ROLES.items():
-        changes += _file_changes(_FILE_KIND[role], old.get(name), new[name])
+        changes += _file_changes(_FILE_KIND[role], old.get(name), new[name], by_path)
     changes += _rule_changes(old.get("rules") or {}, new["rules"], flat_rules(defaults), config_file)
     before, after = old.get("manifest_version"), new["manifest_version"]
     if before is not None:
         v_old, v_new = _version(before), _version(after)
         if after is None or (v_old is not None and v_new is not None and v_new < v_old):
             changes.append(_change("manifest_version", "version", before, after, manifest_file))
+    # several suites: one manifest each, each version moving only forward
+    new_suites = new.get("suite_versions") or {}
+    for suite, was in sorted((old.get("suite_versions") or {}).items()):
+        now = new_suites.get(suite)
+        v_old, v_new = _version(was), _version(now)
+        if was is not None and (now is None or (v_old and v_new and v_new < v_old)):
+            changes.append(_change("manifest_version", f"{suite} version", was, now, manifest_file))
     return sorted(changes, key=lambda c: KINDS.index(c["kind"]))
 
 
