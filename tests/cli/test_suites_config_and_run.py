@@ -226,3 +226,14 @@ def test_two_suites_cannot_share_one_manifest(tmp_path, monkeypatch, cli):
     got = cli("validate")
     assert got.code == 2
     assert "suites.trivia.manifest: quiz/MANIFEST.json is suite quiz's manifest too" in got.out + got.err
+
+
+@pytest.mark.slow
+def test_sharded_suite_runs_merge_into_the_unsharded_bytes(two_suites, cli):
+    assert cli("run", "--out", "whole").code == 1
+    for i in (1, 2, 3):
+        assert cli("run", "--shard", f"{i}/3", "--out", f"s{i}").code in (0, 1)
+    parts = [two_suites / f"s{i}" / "results.json" for i in (1, 2, 3)]
+    assert cli("merge", *parts, "--out", "merged").code == 1
+    for name in ("results.json", "REPORT.md"):
+        assert (two_suites / "merged" / name).read_bytes() == (two_suites / "whole" / name).read_bytes(), name
