@@ -37,6 +37,7 @@ QUIZ = """\
     quiz:
       kind: multiple-choice
       probes: [quiz.jsonl]
+      manifest: quiz.MANIFEST.json
       slices: [topic, level]
       gate: {min_accuracy: {"topic:past_simple": 0.8}}
 """
@@ -44,6 +45,7 @@ VERBS = """\
     verbs:
       kind: verb-forms
       probes: [verbs.jsonl]
+      manifest: verbs.MANIFEST.json
       template: data/eval/probe_prompt.txt
       grammar: data/grammar/verbs.yaml
       coverage: {per_language: 0, per_regularity: 0, per_tense: 0, per_person: 0,
