@@ -164,41 +164,32 @@ class Probe:
     def to_record(self) -> dict[str, Any]:
         """The JSONL object, fields in the documented order, optional ones only when set."""
         if self.is_item:
-            return self._item_record()
-        rec: dict[str, Any] = {
-            "id": self.id,
-            "language": self.language,
-            "verb": self.verb,
-            "regularity": self.regularity,
-            "tense": self.tense,
-            "person": self.person,
-            "prompt": self.prompt,
-            "candidates": list(self.candidates),
-            "expected": self.expected,
-            "label": self.label,
-            "category": self.category,
-        }
-        if self.kind != "form":
+            rec: dict[str, Any] = {
+                "id": self.id,
+                "prompt": self.prompt,
+                "candidates": list(self.candidates),
+                "expected": self.expected,
+                "slices": dict(self.dims),
+            }
+            plain_kind, optional = KIND_CHOICE, ("explanation", "source")
+        else:
+            rec = {
+                "id": self.id,
+                "language": self.language,
+                "verb": self.verb,
+                "regularity": self.regularity,
+                "tense": self.tense,
+                "person": self.person,
+                "prompt": self.prompt,
+                "candidates": list(self.candidates),
+                "expected": self.expected,
+                "label": self.label,
+                "category": self.category,
+            }
+            plain_kind, optional = "form", ("reason_code", "explanation", "source")
+        if self.kind != plain_kind:
             rec["kind"] = self.kind
-        for name in ("reason_code", "explanation", "source"):
-            value = getattr(self, name)
-            if value is not None:
-                rec[name] = value
-        if self.deprecated:
-            rec["deprecated"] = True
-        return rec
-
-    def _item_record(self) -> dict[str, Any]:
-        rec: dict[str, Any] = {
-            "id": self.id,
-            "prompt": self.prompt,
-            "candidates": list(self.candidates),
-            "expected": self.expected,
-            "slices": dict(self.dims),
-        }
-        if self.kind != KIND_CHOICE:
-            rec["kind"] = self.kind
-        for name in ("explanation", "source"):
+        for name in optional:
             value = getattr(self, name)
             if value is not None:
                 rec[name] = value

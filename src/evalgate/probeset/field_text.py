@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
@@ -132,3 +133,19 @@ def glued_word(prompt: str) -> str | None:
     if left == at and right == end:
         return None
     return prompt[left:right]
+
+
+def short(value: Any, limit: int = 60) -> str:
+    """A value as JSON, cut to `limit` characters: enough to find it, never a whole prompt."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def reveal(text: str) -> str:
+    """JSON-quoted, with invisible, combining and unusual space characters as \\u escapes."""
+    return "".join(
+        f"\\u{ord(ch):04x}"
+        if unicodedata.category(ch) in ("Cf", "Mn", "Zs", "Zl", "Zp") and ch != " "
+        else ch
+        for ch in json.dumps(text, ensure_ascii=False)
+    )

@@ -14,27 +14,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evalgate.probeset.field_text import (
-    HINT_CONFUSABLE,
-    HINT_CONTROL,
-    confusable_problems,
-    control_problems,
     glued_word,
-    same_form,
+    reveal,
+    short,
     space_before_blank,
 )
-from evalgate.probeset.jsonl import parse_jsonl
-from evalgate.probeset.leaks import leak_stand_ins
-from evalgate.probeset.probe_file import ProbeFileRead
+from evalgate.probeset.probe_file import ProbeFileRead, read_records
 from evalgate.probeset.records import (
-    _candidate_problems,
-    _form_problems,
-    _reveal,
-    _short,
     record_id,
     schema_findings,
+    text_findings,
 )
 from evalgate.scoring.ordinal import KIND as ORDINAL
-from evalgate.scoring.ordinal import scale_problem
 from evalgate.types import BLANK, Finding, Probe
 
 _BLANK_RUN = re.compile(r"_{3,}")
@@ -63,7 +54,7 @@ def _blank_problem(prompt: str) -> str | None:
         return f"the blank is written with {len(runs[0])} underscores; write exactly three ({BLANK})"
     before = space_before_blank(prompt)
     if before not in (None, "", " "):
-        return f"the blank has {_reveal(before)} before it; write one plain space"
+        return f"the blank has {reveal(before)} before it; write one plain space"
     glued = glued_word(prompt)
     if glued:
         return f"the blank is glued to a word ({glued!r}); leave a space or punctuation on both sides"
@@ -83,7 +74,7 @@ def _slice_problems(value: Any, dims: Mapping[str, Sequence[str] | None]) -> lis
             out.append(
                 (
                     f"slices.{dim}",
-                    f"{_short(value[dim])} is not one of the values the suite declares for "
+                    f"{short(value[dim])} is not one of the values the suite declares for "
                     f"'{dim}' ({', '.join(allowed)})",
                 )
             )
@@ -98,43 +89,10 @@ def item_findings(
 ) -> list[Finding]:
     """The rules beyond the schema, each run when the fields it reads can be read."""
     pid = record_id(rec)
-    out: list[Finding] = []
-
-    def add(check: str, field: str, message: str, hint: str | None = None) -> None:
-        out.append(Finding(check, message, file, line, pid, field, hint or HINTS[check]))
-
-    def ok(*names: str) -> bool:
-        return all(n in rec and n not in bad for n in names)
-
-    raw = rec.get("candidates")
-    cands: list[Any] = raw if isinstance(raw, list) else []
-    cands_str = bool(cands) and all(isinstance(c, str) for c in cands)
-    if isinstance(rec.get("expected"), str) and cands_str and rec["expected"] not in cands:
-        shown = ", ".join(_short(c, 30) for c in cands)
-        twin = [c for c in cands if same_form(c, rec["expected"])]
-        note = " (it differs from a candidate only in Unicode form, spacing or case)" if twin else ""
-        add(
-            "expected-not-candidate",
-            "expected",
-            f"{_short(rec['expected'])} is not one of the candidates ({shown}){note}",
-        )
-    for field, problem in control_problems(rec):
-        add("control-character", field, problem, HINT_CONTROL)
-    if ok("candidates"):
-        for problem in _candidate_problems(rec["candidates"]):
-            add("text-form", "candidates", problem)
-        for problem in confusable_problems(rec["candidates"]):
-            add("confusable", "candidates", problem, HINT_CONFUSABLE)
-    if isinstance(rec.get("prompt"), str):
-        if blank := _blank_problem(rec["prompt"]):
-            add("blank", "prompt", blank)
-        if problems := _form_problems(rec["prompt"]):
-            add("text-form", "prompt", f"the prompt {' and '.join(problems)}: {_reveal(rec['prompt'])[:200]}")
-    if ok("kind", "candidates") and rec["kind"] == ORDINAL and (scale := scale_problem(rec["candidates"])):
-        add("ordinal-scale", "candidates", scale)
+    out = text_findings(rec, file, line, bad, HINTS, _blank_problem)
     if "slices" not in bad:
         for field, message in _slice_problems(rec.get("slices"), dims):
-            add("slices", field, message)
+            out.append(Finding("slices", message, file, line, pid, field, HINTS["slices"]))
     return out
 
 
@@ -165,18 +123,7 @@ def read_item_file(
     data: bytes, shown: str, dims: Mapping[str, Sequence[str] | None], suite: str | None
 ) -> ProbeFileRead:
     """probeset/probe_file.read_probe_file for a multiple-choice suite's file."""
-    records, found = parse_jsonl(data, shown)
-    parsed, semantic, file_ids = items_from_records(records, shown, dims, suite)
-    every = all(f.check == "jsonl-bom" for f in found) and len(file_ids) == len(records)
-    unreadable = len({f.line for f in found if f.check != "jsonl-bom"}) + len(records) - len(parsed)
-    return ProbeFileRead(
-        probes=parsed,
-        findings=sorted(found + semantic, key=lambda f: f.line or 0),
-        ids=[(shown, line, pid) for line, pid in file_ids],
-        stand_ins=leak_stand_ins(records, parsed, shown),
-        parsed=every,
-        unreadable=unreadable,
-    )
+    return read_records(data, shown, lambda records, file: items_from_records(records, file, dims, suite))
 
 
 def item_coverage(

@@ -9,7 +9,9 @@ and expected the leak detectors still read (probeset/leaks.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from evalgate.probeset.grammar import Grammar
 from evalgate.probeset.jsonl import parse_jsonl
@@ -28,9 +30,17 @@ class ProbeFileRead:
     unreadable: int  # records (or lines) that yielded no probe
 
 
-def read_probe_file(data: bytes, shown: str, grammar: Grammar | None) -> ProbeFileRead:
+# What turns a file's parsed records into probes: (probes, semantic findings, (line, id) of every
+# record whose id could be read). Verb-form probes and a suite's items differ only in this step.
+RecordsToProbes = Callable[
+    [list[tuple[int, dict[str, Any]]], str], tuple[list[Probe], list[Finding], list[tuple[int, str]]]
+]
+
+
+def read_records(data: bytes, shown: str, to_probes: RecordsToProbes) -> ProbeFileRead:
+    """A JSONL file of probe-like records, read with `to_probes` (verb forms, or items)."""
     records, found = parse_jsonl(data, shown)
-    parsed, semantic, file_ids = probes_from_records(records, shown, grammar)
+    parsed, semantic, file_ids = to_probes(records, shown)
     # a byte-order mark is reported, and every line still read; a record without a readable id hides one
     every = all(f.check == "jsonl-bom" for f in found) and len(file_ids) == len(records)
     unreadable = len({f.line for f in found if f.check != "jsonl-bom"}) + len(records) - len(parsed)
@@ -42,3 +52,7 @@ def read_probe_file(data: bytes, shown: str, grammar: Grammar | None) -> ProbeFi
         parsed=every,
         unreadable=unreadable,
     )
+
+
+def read_probe_file(data: bytes, shown: str, grammar: Grammar | None) -> ProbeFileRead:
+    return read_records(data, shown, lambda records, file: probes_from_records(records, file, grammar))

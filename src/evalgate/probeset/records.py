@@ -12,7 +12,7 @@ import difflib
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import PurePosixPath
 from typing import Any
@@ -27,7 +27,9 @@ from evalgate.probeset.field_text import (
     control_problems,
     glued_word,
     only_invisible,
+    reveal,
     same_form,
+    short,
     space_before_blank,
 )
 from evalgate.probeset.grammar import Grammar, Verb
@@ -89,26 +91,21 @@ def expected_category(file: str) -> str:
     return "adversarial" if "adversarial" in name else "core"
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _schema_message(err: jsonschema.ValidationError) -> str:
     """A short message: jsonschema's own repeats the whole instance (a 2,000-character prompt)."""
     value, kind, arg = err.instance, err.validator, err.validator_value
     sub = "".join(f"[{p}]" for p in list(err.absolute_path)[1:])
     where = f"item {sub}: " if sub else ""
     if kind == "enum":
-        return f"{where}{_short(value)} is not one of {', '.join(map(str, arg))}"
+        return f"{where}{short(value)} is not one of {', '.join(map(str, arg))}"
     if kind == "type":
-        return f"{where}{_short(value)} is not of type {arg}"
+        return f"{where}{short(value)} is not of type {arg}"
     if kind == "pattern":
         if arg == r"\S":
-            return f"{where}{_short(value)} is blank"
+            return f"{where}{short(value)} is blank"
         shown = arg.replace("$(?!\\n)", "$")  # the look-ahead only keeps `$` from matching before "\n"
         extra = " (it ends with a line break)" if isinstance(value, str) and value.endswith("\n") else ""
-        return f"{where}{_short(value)} does not match the pattern {shown}{extra}"
+        return f"{where}{short(value)} does not match the pattern {shown}{extra}"
     if kind in ("minLength", "maxLength"):
         n = len(value) if isinstance(value, str) else "?"
         bound = "at least" if kind == "minLength" else "at most"
@@ -118,7 +115,7 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
         bound = "at least" if kind == "minItems" else "at most"
         return f"{where}has {n} items, {bound} {arg} allowed"
     if kind == "uniqueItems":
-        shown = [_short(v) for v in value]
+        shown = [short(v) for v in value]
         dups = sorted({v for v in shown if shown.count(v) > 1})
         return f"{where}repeats {', '.join(dups)}; candidates must be distinct"
     return f"{where}{err.message[:200]}"
@@ -184,7 +181,7 @@ def _blank_problem(prompt: str) -> str | None:
     before = space_before_blank(prompt)
     if before not in (None, "", " "):
         return (
-            f"the blank has {_reveal(before)} before it; write one plain space (the space before "
+            f"the blank has {reveal(before)} before it; write one plain space (the space before "
             "the blank is scored with the form)"
         )
     if not _WORD.search(prompt.replace(BLANK, " ")):
@@ -227,43 +224,83 @@ def _form_problems(text: str) -> list[str]:
     return out
 
 
-def _reveal(text: str) -> str:
-    """JSON-quoted, with invisible, combining and unusual space characters as \\u escapes."""
-    return "".join(
-        f"\\u{ord(ch):04x}"
-        if unicodedata.category(ch) in ("Cf", "Mn", "Zs", "Zl", "Zp") and ch != " "
-        else ch
-        for ch in json.dumps(text, ensure_ascii=False)
-    )
-
-
 def _candidate_problems(candidates: list[str]) -> list[str]:
     """Candidates that differ from a clean, distinct form only in what the eye cannot see."""
     out: list[str] = []
     first: dict[str, int] = {}
     for i, cand in enumerate(candidates):
         if only_invisible(cand):
-            out.append(f"item [{i}]: {_reveal(cand)} holds only invisible characters")
+            out.append(f"item [{i}]: {reveal(cand)} holds only invisible characters")
             continue
         if cand != cand.strip():
-            out.append(f"item [{i}]: {_reveal(cand)} starts or ends with whitespace")
-        out += [f"item [{i}]: {_reveal(cand)} {p}" for p in _form_problems(cand)]
+            out.append(f"item [{i}]: {reveal(cand)} starts or ends with whitespace")
+        out += [f"item [{i}]: {reveal(cand)} {p}" for p in _form_problems(cand)]
         if CONTROL.search(cand):
-            out.append(f"item [{i}]: {_reveal(cand)} holds a control character (a line break, a tab...)")
+            out.append(f"item [{i}]: {reveal(cand)} holds a control character (a line break, a tab...)")
         if BLANK in cand:
-            out.append(
-                f"item [{i}]: {_reveal(cand)} holds the blank {BLANK} (a candidate is the form itself)"
-            )
+            out.append(f"item [{i}]: {reveal(cand)} holds the blank {BLANK} (a candidate is the form itself)")
         key = normalize(cand)  # the one normalisation (probeset/normalize.py)
         if key in first:
             j = first[key]
             out.append(
-                f"items [{j}] and [{i}] are the same form {_short(key)} once Unicode, spacing and case "
+                f"items [{j}] and [{i}] are the same form {short(key)} once Unicode, spacing and case "
                 "are normalised "
-                f"({_reveal(candidates[j])} vs {_reveal(cand)}); candidates must be distinct"
+                f"({reveal(candidates[j])} vs {reveal(cand)}); candidates must be distinct"
             )
         else:
             first[key] = i
+    return out
+
+
+def text_findings(
+    rec: dict[str, Any],
+    file: str,
+    line: int,
+    bad: set[str],
+    hints: Mapping[str, str],
+    blank_problem: Callable[[str], str | None],
+) -> list[Finding]:
+    """The rules a verb-form probe and a suite's item share: `expected` among the candidates, no
+    control characters, the text form and look-alike letters of the candidates and the prompt,
+    the prompt's blank (`blank_problem`: each kind has its own), an ordinal scale in order.
+    `hints` is the kind's (a probe's or an item's wording)."""
+    pid = record_id(rec)
+    out: list[Finding] = []
+
+    def add(check: str, field: str, message: str, hint: str | None = None) -> None:
+        out.append(Finding(check, message, file, line, pid, field, hint or hints[check]))
+
+    prompt_str = isinstance(rec.get("prompt"), str)
+    cands = rec.get("candidates")
+    cands_str = isinstance(cands, list) and bool(cands) and all(isinstance(c, str) for c in cands)
+    if isinstance(rec.get("expected"), str) and cands_str and rec["expected"] not in rec["candidates"]:
+        shown = ", ".join(short(c, 30) for c in rec["candidates"])
+        twin = [c for c in rec["candidates"] if same_form(c, rec["expected"])]
+        note = (
+            f" ({reveal(rec['expected'])} and {reveal(twin[0])} differ only in Unicode normalisation, "
+            "spacing or case: write `expected` exactly as the candidate, in NFC, the composed form)"
+            if twin
+            else ""
+        )
+        add(
+            "expected-not-candidate",
+            "expected",
+            f"{short(rec['expected'])} is not one of the candidates ({shown}){note}",
+        )
+    for field, problem in control_problems(rec):
+        add("control-character", field, problem, HINT_CONTROL)
+    if "candidates" in rec and "candidates" not in bad:
+        for problem in _candidate_problems(rec["candidates"]):
+            add("text-form", "candidates", problem)
+        for problem in confusable_problems(rec["candidates"]):
+            add("confusable", "candidates", problem, HINT_CONFUSABLE)
+    if prompt_str and (blank := blank_problem(rec["prompt"])):
+        add("blank", "prompt", blank)
+    if prompt_str and (problems := _form_problems(rec["prompt"])):
+        add("text-form", "prompt", f"the prompt {' and '.join(problems)}: {reveal(rec['prompt'])[:200]}")
+    readable = all(n in rec and n not in bad for n in ("kind", "candidates"))
+    if readable and rec["kind"] == ORDINAL and (scale := scale_problem(rec["candidates"])):
+        add("ordinal-scale", "candidates", scale)
     return out
 
 
@@ -277,45 +314,14 @@ def semantic_findings(
     every fault of the record.
     """
     pid = record_id(rec)
-    out: list[Finding] = []
+    out = text_findings(rec, file, line, bad, HINTS, _blank_problem)
 
     def ok(*names: str) -> bool:
         return all(n in rec and n not in bad for n in names)
 
-    prompt_str = isinstance(rec.get("prompt"), str)
-    cands = rec.get("candidates")
-    cands_str = isinstance(cands, list) and bool(cands) and all(isinstance(c, str) for c in cands)
-
     def add(check: str, field: str, message: str, hint: str | None = None) -> None:
         out.append(Finding(check, message, file, line, pid, field, hint or HINTS[check]))
 
-    if isinstance(rec.get("expected"), str) and cands_str and rec["expected"] not in rec["candidates"]:
-        shown = ", ".join(_short(c, 30) for c in rec["candidates"])
-        twin = [c for c in rec["candidates"] if same_form(c, rec["expected"])]
-        note = (
-            f" ({_reveal(rec['expected'])} and {_reveal(twin[0])} differ only in Unicode normalisation, "
-            "spacing or case: write `expected` exactly as the candidate, in NFC, the composed form)"
-            if twin
-            else ""
-        )
-        add(
-            "expected-not-candidate",
-            "expected",
-            f"{_short(rec['expected'])} is not one of the candidates ({shown}){note}",
-        )
-    for field, problem in control_problems(rec):
-        add("control-character", field, problem, HINT_CONTROL)
-    if ok("candidates"):
-        for problem in _candidate_problems(rec["candidates"]):
-            add("text-form", "candidates", problem)
-        for problem in confusable_problems(rec["candidates"]):
-            add("confusable", "candidates", problem, HINT_CONFUSABLE)
-    if prompt_str and (blank := _blank_problem(rec["prompt"])):
-        add("blank", "prompt", blank)
-    if prompt_str and (problems := _form_problems(rec["prompt"])):
-        add("text-form", "prompt", f"the prompt {' and '.join(problems)}: {_reveal(rec['prompt'])[:200]}")
-    if ok("kind", "candidates") and rec["kind"] == ORDINAL and (scale := scale_problem(rec["candidates"])):
-        add("ordinal-scale", "candidates", scale)
     if ok("category"):
         want = expected_category(file)
         if rec["category"] != want:
@@ -332,7 +338,7 @@ def semantic_findings(
             add(
                 "reason-code-core",
                 "reason_code",
-                f"a core probe carries reason_code {_short(rec['reason_code'])}: reason codes name "
+                f"a core probe carries reason_code {short(rec['reason_code'])}: reason codes name "
                 "adversarial categories",
             )
     unreadable_language = ok("verb") and not ok("language")
@@ -382,7 +388,7 @@ def _form_mismatch(rec: dict[str, Any], verb: Verb, grammar: Grammar) -> str | N
     if _matches_form(expected, form):
         return None
     where = f"{rec['language']} '{verb.infinitive}' {tense} {person}"
-    message = f"{_short(expected)} is not the grammar table's form for {where} ('{form}')"
+    message = f"{short(expected)} is not the grammar table's form for {where} ('{form}')"
     cells = [f"{t} {p}" for t in TENSES for p in PERSONS if _matches_form(expected, verb.form(t, p))]
     if cells:
         shown = ", ".join(cells[:3]) + (", ..." if len(cells) > 3 else "")
