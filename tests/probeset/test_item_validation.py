@@ -6,6 +6,7 @@ import json
 
 from evalgate.probeset.items import item_coverage, item_coverage_findings, read_item_file
 from evalgate.probeset.leaks import LeakIndex, find_leaks
+from evalgate.report.coverage_table import coverage_text
 from evalgate.types import Probe
 
 DIMS = {"topic": None, "difficulty": ("easy", "hard")}
@@ -105,6 +106,8 @@ def test_coverage_counts_live_items_per_declared_value_and_names_the_short_one()
     assert [(f.check, f.field, f.evidence["slice"]) for f in found] == [
         ("coverage", "slices.difficulty", "difficulty:hard")
     ]
+    header = coverage_text(matrix).splitlines()[0]  # what `evalgate validate` prints
+    assert "items" in header and "probes" not in header
 
 
 def test_a_question_item_whose_answer_sits_in_a_training_sentence_is_a_leak_naming_the_line():
@@ -132,3 +135,18 @@ def test_a_slice_value_cannot_carry_markup_into_reports_and_slice_keys():
     bad_lines = sorted(f.line for f in got.findings if f.field == "slices.topic")
     assert bad_lines == list(range(1, len(values) + 1))
     assert [p.id for p in got.probes] == ["k8s-099"]
+
+
+def test_a_slice_value_with_look_alike_letters_is_refused_but_a_greek_name_is_not():
+    # "nеtworking" with a Cyrillic e would be a second slice that reads like "networking"
+    lookalikes = ["n\u0435tworking", "\uff4e\uff45\uff54", "st\u03bfrage"]
+    recs = [item(i, slices={"topic": v, "difficulty": "easy"}) for i, v in enumerate(lookalikes, 1)]
+    greek = item(9, slices={"topic": "Ιστορία", "difficulty": "easy"})
+    got = read_item_file(jsonl(*recs, greek), "items.jsonl", DIMS, None)
+    found = {(f.line, f.probe_id, f.field): f.message for f in got.findings}
+    assert set(found) == {(1, "k8s-001", "slices.topic"), (2, "k8s-002", "slices.topic"),
+                          (3, "k8s-003", "slices.topic")}  # fmt: skip
+    assert "U+0435 CYRILLIC SMALL LETTER IE" in found[(1, "k8s-001", "slices.topic")]
+    assert "full-width" in found[(2, "k8s-002", "slices.topic")]
+    assert "GREEK SMALL LETTER OMICRON" in found[(3, "k8s-003", "slices.topic")]
+    assert [p.id for p in got.probes] == ["k8s-009"]

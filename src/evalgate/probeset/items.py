@@ -19,6 +19,7 @@ from evalgate.probeset.field_text import (
     short,
     space_before_blank,
 )
+from evalgate.probeset.normalize import confusables
 from evalgate.probeset.probe_file import ProbeFileRead, read_records
 from evalgate.probeset.records import (
     record_id,
@@ -35,7 +36,7 @@ HINTS = {
     "could never fail)",
     "blank": "write a question without a blank, or a cloze with exactly one ___ where the answer goes",
     "slices": "give the item one value for each dimension the suite declares under `slices:` in "
-    "evalgate.yml, and no other",
+    "evalgate.yml, and no other, written in one script (no look-alike letters)",
     "text-form": "write the text as a reader sees it: composed accents (NFC), no invisible characters; each "
     "candidate without surrounding spaces (the scorer adds the space before it), each one different",
     "ordinal-scale": 'list the scale points low to high: numbers in strictly increasing order ("1".."5"), '
@@ -81,7 +82,20 @@ def _slice_problems(value: Any, dims: Mapping[str, Sequence[str] | None]) -> lis
     for dim in value:
         if dim not in dims:
             out.append((f"slices.{dim}", f"'{dim}' is not a dimension of this suite (declared: {declared})"))
+        elif isinstance(value[dim], str) and (found := slice_lookalikes(value[dim])):
+            out.append((f"slices.{dim}", f"{short(value[dim])} holds {'; '.join(found)}"))
     return out
+
+
+def slice_lookalikes(value: str) -> list[str]:
+    """The look-alike characters of a slice value: full-width forms always, and Cyrillic or Greek
+    letters next to Latin ones. A value written wholly in Greek or Cyrillic is a real name; one
+    that mixes them with Latin letters reads like another value (`nеtworking` with a Cyrillic e)
+    and would make a second slice that looks the same in every table (docs/items.md)."""
+    found = confusables(value)
+    if any(ch.isascii() and ch.isalpha() for ch in value):
+        return found
+    return [f for f in found if "full-width" in f]
 
 
 def item_findings(

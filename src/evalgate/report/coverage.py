@@ -14,6 +14,7 @@ from tabulate import tabulate
 
 from evalgate.gate.document import ResultsDocument
 from evalgate.report.budget import Section
+from evalgate.report.coverage_table import count_header
 from evalgate.report.markdown import Md, count, inline, table
 from evalgate.report.suites import has_suites, suite_title
 
@@ -60,7 +61,7 @@ def _escaped(shown: list[Mapping[str, Any]]) -> str:
          Md("ok") if r.get("status") == "ok" else Md(f"**{inline(r.get('status'))}**")]
         for r in shown
     ]  # fmt: skip
-    return table(["family", "cell", "probes", "min", "max", "status"], body, "llrrrl")
+    return table(["family", "cell", count_header(list(shown)), "min", "max", "status"], body, "llrrrl")
 
 
 def _plain(shown: list[Mapping[str, Any]]) -> str:
@@ -69,5 +70,5 @@ def _plain(shown: list[Mapping[str, Any]]) -> str:
          "ok" if r.get("status") == "ok" else f"**{r.get('status')}**"]
         for r in shown
     ]  # fmt: skip
-    headers = ["family", "cell", "probes", "min", "max", "status"]
+    headers = ["family", "cell", count_header(list(shown)), "min", "max", "status"]
     return str(tabulate(body, headers=headers, tablefmt="github"))

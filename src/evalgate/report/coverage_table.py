@@ -22,6 +22,14 @@ _FAMILIES = (
 )
 SHORT = "SHORT"
 OVER = "OVER"
+_VERB_FAMILIES = frozenset(name for _, name in _FAMILIES)
+
+
+def count_header(rows: list[Any]) -> str:
+    """The count column's name: "items" when every row is a multiple-choice suite's slice value
+    (docs/suites.md calls them items), "probes" otherwise."""
+    families = [r.get("family") for r in rows if isinstance(r, dict)]
+    return "items" if families and not _VERB_FAMILIES.intersection(families) else "probes"
 
 
 def coverage_rows(matrix: dict[str, Any]) -> list[dict[str, Any]]:
@@ -48,7 +56,8 @@ def _table(rows: list[dict[str, Any]], fmt: str) -> str:
          "ok" if r["status"] == "ok" else f"**{r['status']}**" if fmt == "github" else r["status"]]
         for r in rows
     ]  # fmt: skip
-    return tabulate(body, headers=["family", "cell", "probes", "min", "max", "status"], tablefmt=fmt)
+    headers = ["family", "cell", count_header(rows), "min", "max", "status"]
+    return tabulate(body, headers=headers, tablefmt=fmt)
 
 
 def coverage_text(matrix: dict[str, Any], *, only_families: bool = False) -> str:
