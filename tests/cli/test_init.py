@@ -81,6 +81,16 @@ def actionlint(*paths: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def refused_untouched(repo: Path, cli, checkpoint: str):
+    """`init` on the MMLU rows with `checkpoint`, refused (exit 2) without a byte or folder written."""
+    before, dirs = every_byte(repo), folders(repo)
+    refused = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
+                  "--checkpoint", checkpoint)  # fmt: skip
+    assert refused.code == 2, refused.out + refused.err
+    assert every_byte(repo) == before and folders(repo) == dirs
+    return refused
+
+
 @pytest.mark.slow
 def test_init_sets_up_a_gate_that_validates_and_passes_right_away(repo, cli):
     done = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
@@ -138,46 +148,31 @@ def test_init_sets_up_a_gate_that_validates_and_passes_right_away(repo, cli):
 
 
 def test_a_checkpoint_that_reads_like_a_hub_id_is_refused_with_the_command_that_copies_it(repo, cli):
-    before, dirs = every_byte(repo), folders(repo)
-    refused = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
-                  "--checkpoint", "openai-community/gpt2")  # fmt: skip
-    assert refused.code == 2
+    refused = refused_untouched(repo, cli, "openai-community/gpt2")
     assert "--checkpoint openai-community/gpt2: checkpoint not found" in refused.err
     assert "hf download openai-community/gpt2 --local-dir checkpoints/openai-community--gpt2" in refused.err
-    assert every_byte(repo) == before and folders(repo) == dirs
 
 
 def test_an_existing_configuration_is_refused_unless_forced(repo, cli):
     (repo / "evalgate.yml").write_text("test: null\n", encoding="utf-8")
-    before, dirs = every_byte(repo), folders(repo)
-    refused = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
-                  "--checkpoint", "checkpoints/demo")  # fmt: skip
-    assert refused.code == 2
+    refused = refused_untouched(repo, cli, "checkpoints/demo")
     assert "evalgate.yml already exists; nothing was written" in refused.err
     assert "--force" in refused.err
-    assert every_byte(repo) == before and folders(repo) == dirs
 
 
 def test_a_bad_row_writes_nothing_and_names_the_row(repo, cli):
     rows = mmlu_rows(40)
     rows[12]["answer"] = "E"
     write_jsonl(repo / "mmlu.jsonl", rows)
-    before, dirs = every_byte(repo), folders(repo)
-    refused = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
-                  "--checkpoint", "checkpoints/demo")  # fmt: skip
-    assert refused.code == 2
+    refused = refused_untouched(repo, cli, "checkpoints/demo")
     assert "evalgate init: refused; nothing was written" in refused.out
     assert "mmlu.jsonl:13: answer: answer: 'E' is not one of the labels A, B, C, D" in refused.out
-    assert every_byte(repo) == before and folders(repo) == dirs
 
 
 def test_a_checkpoint_that_cannot_be_scored_writes_nothing(repo, cli):
     (repo / "checkpoints" / "empty").mkdir()
-    before, dirs = every_byte(repo), folders(repo)
-    refused = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
-                  "--checkpoint", "checkpoints/empty")  # fmt: skip
-    assert refused.code == 2 and "has no config.json" in refused.err
-    assert every_byte(repo) == before and folders(repo) == dirs
+    refused = refused_untouched(repo, cli, "checkpoints/empty")
+    assert "has no config.json" in refused.err
 
 
 @pytest.mark.parametrize(

@@ -7,33 +7,14 @@ a floor must stop. Runs take a few seconds each (a real model, no perplexity: `t
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
+from helpers.items import write_items
 from helpers.paths import REPO
 
 CHECKPOINT = REPO / "data" / "checkpoints" / "demo"
 TOPICS = ("astronomy", "biology", "chemistry")
-
-
-def write_items(path: Path, prefix: str, n: int, seed: int) -> None:
-    """n four-way questions, 3 topics; the expected answer is drawn at random, so no model knows it."""
-    rng = random.Random(seed)
-    words = ["river", "stone", "cloud", "garden", "window", "summer", "engine", "letter"]
-    lines = []
-    for i in range(n):
-        cands = rng.sample(words, 4)
-        rec = {
-            "id": f"{prefix}-{i:03d}",
-            "prompt": f"Which word goes with question {i} of set {prefix}?",
-            "candidates": cands,
-            "expected": rng.choice(cands),
-            "slices": {"topic": TOPICS[i % 3]},
-        }
-        lines.append(json.dumps(rec))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def config(tmp_path: Path, text: str) -> Path:
