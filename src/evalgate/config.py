@@ -80,6 +80,9 @@ class SuiteConfig:
     coverage: CoverageConfig | None  # verb-forms: the suite's own cells (None: the run's)
     gated: tuple[str, ...]  # the suite's gated families, unprefixed ("overall", "topic", ...)
     pin: dict[str, Any]  # the suite as written (defaults filled in), for the pinned configuration
+    # Several suites: the suite's own held-out text for perplexity (None: none). With one suite
+    # its `test:` is the run's (docs/suites.md, "Perplexity").
+    test: str | None = None
 
     @property
     def dims(self) -> dict[str, tuple[str, ...] | None]:
@@ -394,6 +397,16 @@ def _suite_problems(user: dict[str, Any], overrides: dict[str, Any], source: str
             out.append(
                 f"--{key}: with `suites:` in {source} each suite names its own files; edit the suite instead"
             )
+    tested = [name for name, suite in user["suites"].items() if "test" in suite]
+    if tested and len(user["suites"]) == 1 and "test" in user:
+        out.append(
+            f"{source}: test: suite {tested[0]} names its own `test:`; with one suite they are the same "
+            "setting, so keep one of the two"
+        )
+    if tested and overrides.get("test") is not None:
+        out.append(
+            f"--test: suite(s) {', '.join(tested)} in {source} name their own `test:`; edit the suite instead"
+        )
     manifests: dict[str, str] = {}
     for name, suite in user["suites"].items():
         probes = _tup(suite["probes"])
@@ -508,6 +521,8 @@ def _suites(data: dict[str, Any]) -> tuple[tuple[SuiteConfig, ...], dict[str, An
             pin["grammar"] = grammar
             pin["coverage"] = {k: _plain(getattr(coverage, k)) for k in _VERB_COVERAGE}
         pin["gate"] = {k: own_gate[k] for k in _ITEM_GATE_KEYS if k in own_gate}
+        if "test" in raw:  # pinned only when given: a pin without it reads as before the key existed
+            pin["test"] = raw["test"]
         suites.append(
             SuiteConfig(
                 name=name,
@@ -522,8 +537,11 @@ def _suites(data: dict[str, Any]) -> tuple[tuple[SuiteConfig, ...], dict[str, An
                 coverage=coverage,
                 gated=gated,
                 pin=pin,
+                test=raw.get("test") if multi else None,
             )
         )
+        if "test" in raw and not multi:
+            data["test"] = raw["test"]  # one suite: its test set is the run's
     gate["slices"] = list(dict.fromkeys(families))
     gate["min_accuracy"] = tuple(floors)
     gate["tolerances"] = tuple(tolerances)

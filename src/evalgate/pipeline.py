@@ -8,6 +8,7 @@ The baseline a checkpoint gives (`baseline update`, and `init`'s first one) is m
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -55,6 +56,13 @@ def score(
     from evalgate.scorers.loaders import load_scorer
 
     test_sentences, test_input = read_test_sentences(cfg) if cfg.test is not None else ([], {})
+    # several suites: a suite's own held-out text (docs/suites.md, "Perplexity"), read before any
+    # model is loaded so an unreadable one costs no scoring
+    suite_tests = [
+        (s.name, *read_test_sentences(dataclasses.replace(cfg, test=s.test)))
+        for s in cfg.suites
+        if s.test is not None
+    ]
     work = blocks(list(outcome.probes))
     if shard is not None:
         work = select_shard(work, *shard)
@@ -110,20 +118,22 @@ def score(
             entry["status_if_included"] = entry["status"]
             entry["status"] = STATUS_EXCLUDED
     ppl = None
-    if cfg.test is not None and (shard is None or shard[0] == 1):
-        with progress.phase(f"perplexity on {len(test_sentences)} test sentences"):
-            _watch(scorer, progress)
-            p = scorer.perplexity(test_sentences)
-            ppl = {"value": p.value, "n_tokens": p.n_tokens, "nll": p.nll, "file": next(iter(test_input))}
-            ppl.update(sentence_record(p.sentence_nll, p.sentence_tokens))
-            if not (isinstance(p.value, int | float) and math.isfinite(p.value)):
-                # JSON has no NaN/inf: the value becomes null, and this says why (the gate fails
-                # on it, gate/holds.py).
-                ppl["not_finite"] = str(p.value)
+    suite_ppl: dict[str, Any] = {}
+    if shard is None or shard[0] == 1:
+        if cfg.test is not None:
+            with progress.phase(f"perplexity on {len(test_sentences)} test sentences"):
+                ppl = _perplexity(scorer, progress, test_sentences, test_input)
+        for name, sentences, suite_input in suite_tests:
+            with progress.phase(f"perplexity of suite {name} on {len(sentences)} test sentences"):
+                suite_ppl[name] = _perplexity(scorer, progress, sentences, suite_input)
+                # its own test set, so comparability is checked per suite (gate/compare.py)
+                suite_ppl[name]["test_sha256"] = next(iter(suite_input.values()))["sha256"]
 
     ckpt_display = display_path(cfg, checkpoint) if checkpoint else (cfg.loader or "plugin")
     inputs: dict[str, Any] = dict(outcome.inputs)
     inputs.update(test_input)
+    for _, _, suite_input in suite_tests:
+        inputs.update(suite_input)
     inputs.update(config_input(cfg))
     for rel, rec in sorted(info.files.items()):
         inputs[f"{ckpt_display}/{rel}"] = {**rec, "role": "checkpoint"}
@@ -152,6 +162,8 @@ def score(
         "perplexity": ppl,
         "warnings": [w.to_dict() for w in outcome.warnings],
     }
+    if suite_tests:
+        base["suite_perplexity"] = suite_ppl
     results = finalize(base, entries)
     if shard is not None:
         results["shard"] = {
@@ -160,6 +172,21 @@ def score(
             "order": [p.id for p in outcome.probes],
         }
     return results
+
+
+def _perplexity(
+    scorer: Any, progress: Progress, sentences: list[str], test_input: Mapping[str, Any]
+) -> dict[str, Any]:
+    """results.json's perplexity record of one held-out test set."""
+    _watch(scorer, progress)
+    p = scorer.perplexity(sentences)
+    ppl = {"value": p.value, "n_tokens": p.n_tokens, "nll": p.nll, "file": next(iter(test_input))}
+    ppl.update(sentence_record(p.sentence_nll, p.sentence_tokens))
+    if not (isinstance(p.value, int | float) and math.isfinite(p.value)):
+        # JSON has no NaN/inf: the value becomes null, and this says why (the gate fails on it,
+        # gate/holds.py).
+        ppl["not_finite"] = str(p.value)
+    return ppl
 
 
 def _template_digest(outcome: Any) -> str:
@@ -254,6 +281,11 @@ def finalize(base: Mapping[str, Any], entries: list[dict[str, Any]]) -> dict[str
         aggregate_full = aggregate(full, z, review_entropy=review)
     policy = pin["leaks"]["policy"]
     ordinal = summarize(entries, review)
+    extra: dict[str, Any] = {}
+    if ordinal:  # an "ordinal" section only when the run has ordinal probes (docs/ordinal.md)
+        extra["ordinal"] = ordinal
+    if base.get("suite_perplexity") is not None:  # only when a suite names its own test set
+        extra["suite_perplexity"] = base["suite_perplexity"]
     return results_mod.assemble(
         verdict="pass",
         reasons=[],
@@ -271,8 +303,7 @@ def finalize(base: Mapping[str, Any], entries: list[dict[str, Any]]) -> dict[str
         if policy == "exclude" or excluded
         else None,
         aggregate_full=aggregate_full,
-        # results.json has an "ordinal" section only when the run has ordinal probes (docs/ordinal.md)
-        extra={"ordinal": ordinal} if ordinal else None,
+        extra=extra or None,
     )
 
 
@@ -360,9 +391,10 @@ def refuse_before_scoring(
     if baseline is None or approved:
         return
     inputs = {**outcome.inputs, **config_input(cfg)}
-    test = cfg.path(cfg.test) if cfg.test is not None else None  # `test: null`: no perplexity
-    if test is not None and test.is_file():
-        inputs[display_path(cfg, test)] = {**file_record(test), "role": "test"}
+    tests = [cfg.test, *(s.test for s in cfg.suites)]  # `test: null`: no perplexity
+    for test in (cfg.path(t) for t in tests if t is not None):
+        if test.is_file():
+            inputs[display_path(cfg, test)] = {**file_record(test), "role": "test"}
     probes = [
         {
             "id": p.id,

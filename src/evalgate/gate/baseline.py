@@ -86,6 +86,12 @@ def baseline_from_results(results: dict[str, Any], name: str, provenance: dict[s
         "outcomes": outcomes,
         "slices": copy.deepcopy(results.get("slices", {})),
         "perplexity": copy.deepcopy(results.get("perplexity")),
+        # several suites, one naming its own test set (docs/suites.md); absent otherwise
+        **(
+            {"suite_perplexity": copy.deepcopy(results["suite_perplexity"])}
+            if "suite_perplexity" in results
+            else {}
+        ),
         "provenance": dict(sorted(provenance.items())),
         # What it was measured with: a later run that differs changes its own gate (docs/approval.md).
         "yardstick": yardstick_of(results),

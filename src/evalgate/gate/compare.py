@@ -55,6 +55,7 @@ class _View:
     slices: frozenset[str]  # slices with at least one scored probe
     perplexity: dict[str, Any] | None
     name: str | None
+    suite_perplexity: dict[str, Any]  # several suites: a suite's own test set's (docs/suites.md)
 
 
 def _as_view(doc: Any, source: str) -> _View:
@@ -84,7 +85,15 @@ def _as_view(doc: Any, source: str) -> _View:
             hint="pass baselines/<name>.json or the results.json of an earlier `evalgate run`",
         )
     slices = frozenset(k for k, s in (doc.get("slices") or {}).items() if isinstance(s, dict) and s.get("n"))
-    return _View(doc["manifest"], outcomes, slices, doc.get("perplexity"), doc.get("name"))
+    suite_ppl = doc.get("suite_perplexity")
+    return _View(
+        doc["manifest"],
+        outcomes,
+        slices,
+        doc.get("perplexity"),
+        doc.get("name"),
+        dict(suite_ppl) if isinstance(suite_ppl, dict) else {},
+    )
 
 
 def _check_comparable(new: dict[str, Any], base: dict[str, Any], baseline_path: str) -> None:
@@ -173,7 +182,31 @@ def _check_overlap(
 
 
 def _perplexity(results: dict[str, Any], base: _View, max_ratio: float, alpha: float) -> PerplexityComparison:
-    new_ppl, old_ppl = results.get("perplexity"), base.perplexity
+    changed = [k for k in PERPLEXITY_KEYS if results["manifest"].get(k) != base.manifest.get(k)]
+    return _perplexity_of(results.get("perplexity"), base.perplexity, changed, max_ratio, alpha)
+
+
+def _suite_perplexity(
+    results: dict[str, Any], base: _View, max_ratio: float, alpha: float
+) -> dict[str, PerplexityComparison]:
+    """Per suite with its own test set (either run): the same check, comparable when the
+    tokenizer and that suite's test set are the same."""
+    new = results.get("suite_perplexity") or {}
+    out = {}
+    for name in sorted(set(new) | set(base.suite_perplexity)):
+        mine, theirs = new.get(name), base.suite_perplexity.get(name)
+        mine = mine if isinstance(mine, dict) else None
+        theirs = theirs if isinstance(theirs, dict) else None
+        changed = [k for k in ("tokenizer_sha256",) if results["manifest"].get(k) != base.manifest.get(k)]
+        if mine and theirs and mine.get("test_sha256") != theirs.get("test_sha256"):
+            changed.append("test_sha256")
+        out[name] = _perplexity_of(mine, theirs, changed, max_ratio, alpha)
+    return out
+
+
+def _perplexity_of(
+    new_ppl: Any, old_ppl: Any, changed: list[str], max_ratio: float, alpha: float
+) -> PerplexityComparison:
     baseline = old_ppl.get("value") if old_ppl else None
     value = new_ppl.get("value") if new_ppl else None
     out: PerplexityComparison = {
@@ -184,7 +217,6 @@ def _perplexity(results: dict[str, Any], base: _View, max_ratio: float, alpha: f
         "comparable": True,
         "reason": None,
     }
-    changed = [k for k in PERPLEXITY_KEYS if results["manifest"].get(k) != base.manifest.get(k)]
     if not (isinstance(baseline, int | float) and baseline > 0) or value is None:
         out.update(
             {"status": "missing", "comparable": False, "reason": "perplexity missing from one of the runs"}
@@ -417,6 +449,11 @@ def compare(
         "slices": rows,
         "regressed": [k for k, r in rows.items() if r["status"] == "regressed"],
         "perplexity": _perplexity(results, base, rules.perplexity_max_ratio, rules.alpha),
+        **(
+            {"suite_perplexity": _suite_perplexity(results, base, rules.perplexity_max_ratio, rules.alpha)}
+            if results.get("suite_perplexity") or base.suite_perplexity
+            else {}
+        ),
         "flipped": {
             "right_to_wrong": [i for i in shared if old[i]["correct"] and not new_by_id[i]["correct"]],
             "wrong_to_right": [i for i in shared if not old[i]["correct"] and new_by_id[i]["correct"]],
@@ -464,8 +501,11 @@ def verdict(comparison: dict[str, Any] | None) -> tuple[str, list[str]]:
                 "Holm-adjusted "
                 f"{r['p_adjusted']:.3g}, below alpha {t['alpha']}"
             )
-    ppl = comparison.get("perplexity") or {}
-    if ppl.get("status") == "regressed":
+    named = [("", comparison.get("perplexity") or {})]
+    named += [(f"{name}: ", c) for name, c in (comparison.get("suite_perplexity") or {}).items()]
+    for prefix, ppl in named:
+        if ppl.get("status") != "regressed":
+            continue
         why = f"(×{ppl['ratio']:.3f}, limit ×{ppl['max_ratio']:.2f}"
         if ppl.get("p_value") is not None:
             why += (
@@ -474,5 +514,5 @@ def verdict(comparison: dict[str, Any] | None) -> tuple[str, list[str]]:
                 f"{100 * ppl['interval_level']:.0f}% interval "
                 f"×{ppl['ratio_low']:.3f}–×{ppl['ratio_high']:.3f}"
             )
-        reasons.append(f"perplexity rose {ppl['baseline']:.3f} → {ppl['value']:.3f} {why})")
+        reasons.append(f"{prefix}perplexity rose {ppl['baseline']:.3f} → {ppl['value']:.3f} {why})")
     return ("fail" if reasons else "pass"), reasons

@@ -150,6 +150,7 @@ class Perplexity(TypedDict):
     # not in the schema
     file: NotRequired[str]
     nll: NotRequired[float]
+    test_sha256: NotRequired[str]  # a suite's own test set (`suite_perplexity`)
 
 
 class CalibrationBin(TypedDict):
@@ -244,6 +245,7 @@ class Comparison(TypedDict):
     mde_level: NotRequired[float | None]
     mde_disagreement: NotRequired[float | None]
     perplexity: NotRequired[PerplexityComparison | None]
+    suite_perplexity: NotRequired[dict[str, PerplexityComparison]]
     # not in the schema
     baseline_name: NotRequired[str | None]  # None: the baseline document has no name
     thresholds: NotRequired[GateSettings]
@@ -387,6 +389,7 @@ class ResultsDocument(TypedDict):
     slices: dict[str, Slice]
     per_verb: dict[str, VerbCell]
     perplexity: Perplexity | None
+    suite_perplexity: NotRequired[dict[str, Perplexity]]
     calibration: Calibration
     comparison: NotRequired[Comparison | None]
     findings: NotRequired[list[FindingDict]]

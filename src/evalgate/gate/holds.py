@@ -60,20 +60,23 @@ def perplexity_failure(results: Mapping[str, Any], baseline: Mapping[str, Any]) 
     A run over another test set or tokenizer is "not comparable" (gate/compare.py), but a value
     that is not a number is never a measurement.
     """
-    old = (baseline.get("perplexity") or {}).get("value")
+    return _failure(results.get("perplexity"), baseline.get("perplexity"), "perplexity")
+
+
+def _failure(ppl: Any, base: Any, what: str) -> str | None:
+    old = base.get("value") if isinstance(base, Mapping) else None
     if not _finite_positive(old):
         return None
-    ppl = results.get("perplexity")
     if not isinstance(ppl, Mapping) or (ppl.get("value") is None and not ppl.get("not_finite")):
         return (
-            f"perplexity missing from this run while the baseline has {old:.3f}: "
+            f"{what} missing from this run while the baseline has {old:.3f}: "
             "a run that measures no perplexity cannot show it did not regress"
         )
     value = ppl.get("value")
     if ppl.get("not_finite") or not _finite_positive(value):
         shown = ppl.get("not_finite") or value
         return (
-            f"perplexity is not a finite positive number ({shown}) while the baseline has {old:.3f}: "
+            f"{what} is not a finite positive number ({shown}) while the baseline has {old:.3f}: "
             "the checkpoint's log-likelihoods overflow or are undefined on the test set"
         )
     return None
@@ -86,11 +89,25 @@ def hold_perplexity(
     outcome: str,
     reasons: list[str],
 ) -> tuple[str, list[str]]:
-    """The verdict, failed when the perplexity is not finite or missing where the baseline has one."""
+    """The verdict, failed when a perplexity is not finite or missing where the baseline has one
+    (the run's, and with several suites each suite's own, docs/suites.md)."""
     reason = perplexity_failure(results, baseline)
-    if reason is None:
+    if reason is not None:
+        ppl = dict(comparison.get("perplexity") or {})
+        ppl.update(status="failed", reason=reason, ratio=None)
+        comparison["perplexity"] = ppl
+        outcome, reasons = "fail", [*reasons, reason]
+    new, old = results.get("suite_perplexity"), baseline.get("suite_perplexity")
+    if not isinstance(old, Mapping):
         return outcome, reasons
-    ppl = dict(comparison.get("perplexity") or {})
-    ppl.update(status="failed", reason=reason, ratio=None)
-    comparison["perplexity"] = ppl
-    return "fail", [*reasons, reason]
+    new = new if isinstance(new, Mapping) else {}
+    per_suite = dict(comparison.get("suite_perplexity") or {})
+    for name in sorted(old):
+        reason = _failure(new.get(name), old[name], f"{name}: perplexity")
+        if reason is None:
+            continue
+        per_suite[name] = {**(per_suite.get(name) or {}), "status": "failed", "reason": reason, "ratio": None}
+        outcome, reasons = "fail", [*reasons, reason]
+    if per_suite:
+        comparison["suite_perplexity"] = per_suite
+    return outcome, reasons

@@ -94,4 +94,6 @@ def merge_parts(parts: Sequence[dict], base_keys: Sequence[str]) -> tuple[dict, 
     entries.sort(key=lambda e: position[e["id"]])
     base = {key: first.get(key) for key in base_keys}
     base["perplexity"] = first.get("perplexity")
+    if "suite_perplexity" in first:  # several suites, one naming its own test set (docs/suites.md)
+        base["suite_perplexity"] = first["suite_perplexity"]
     return base, entries

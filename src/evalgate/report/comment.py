@@ -197,9 +197,13 @@ def _slices(results: ResultsDocument) -> str:
     if kind == "regressed" and multi_suite(results):
         body = Md(_per_suite(results, rows) + "\n\n" + body)
     more = f"\n\n… and {len(rows) - len(shown):,} more in the full report." if len(rows) > len(shown) else ""
-    ppl = (results.get("comparison") or {}).get("perplexity") or {}
-    if ppl.get("status") == "regressed" and isinstance(ppl.get("ratio"), int | float):
-        more += f"\n\nPerplexity regressed: ×{ppl['ratio']:.3f} against the baseline."
+    comparison = results.get("comparison") or {}
+    ppls = [("Perplexity", comparison.get("perplexity") or {})]
+    per_suite = comparison.get("suite_perplexity") or {}
+    ppls += [(f"Suite {inline(n)}: perplexity", c) for n, c in per_suite.items()]
+    for who, ppl in ppls:
+        if ppl.get("status") == "regressed" and isinstance(ppl.get("ratio"), int | float):
+            more += f"\n\n{who} regressed: ×{ppl['ratio']:.3f} against the baseline."
     return f"### {title}\n\n{body}{more}"
 
 

@@ -62,7 +62,67 @@ def counts(results: ResultsDocument) -> Counter:
     return Counter(str(e["status"]) for e in results["probes"])
 
 
+_PPL_STATUS = {
+    "ok": "✅ ok",
+    "regressed": "❌ regressed",
+    "failed": "❌ failed",
+    "not_comparable": "⚪ not comparable",
+}
+
+
 def perplexity(results: ResultsDocument) -> Section:
+    section = _run_perplexity(results)
+    comp = (results.get("comparison") or {}).get("perplexity") or {}
+    if "suite_perplexity" not in results and not (results.get("comparison") or {}).get("suite_perplexity"):
+        return section
+    text = section.text
+    if not results["perplexity"] and suites.test_skipped(results) and comp.get("status") != "failed":
+        text = (
+            "### Perplexity\n\n_The run-wide `test:` is null: only the suites' own held-out test sets"
+            " are measured._"
+        )
+    return Section(f"{text}\n\n{_suite_perplexity(results)}")
+
+
+def _suite_perplexity(results: ResultsDocument) -> str:
+    """Several suites: a row per suite with its own test set (docs/suites.md, "Perplexity")."""
+    own = results.get("suite_perplexity") or {}
+    comps = (results.get("comparison") or {}).get("suite_perplexity") or {}
+    allowed = num(gate_settings(results).get("perplexity_max_ratio"), 2)
+    rows, notes = [], []
+    for name in sorted(set(own) | set(comps)):
+        mine: Perplexity = own.get(name) or {}
+        comp: PerplexityComparison = comps.get(name) or {}
+        baseline = comp.get("baseline")
+        status = comp.get("status")
+        rows.append(
+            [
+                inline(name),
+                inline(mine["file"]) if mine.get("file") else MISSING,
+                num(comp.get("value", mine.get("value"))),
+                num(baseline if not isinstance(baseline, Mapping) else baseline.get("value")),
+                num(comp.get("ratio")),
+                num(comp.get("max_ratio"), 2) if comp.get("max_ratio") is not None else allowed,
+                _PPL_STATUS.get(status or "", inline(status or MISSING)) if comp else "not gated",
+            ]
+        )
+        line = _perplexity_test_line(comp).strip()
+        if comp.get("reason"):
+            line += f" {inline(comp['reason'])}."
+        if line:
+            notes.append(f"- {inline(name)}: {line}")
+    others = [s for s in suites.suite_kinds(results) if s not in own]
+    head = "Suites with their own held-out test set, each gated like the run's perplexity:"
+    header = ["suite", "test set", "perplexity", "baseline", "ratio", "allowed", "status"]
+    body = table(header, rows, "llrrrrl")
+    tail = "\n\n" + "\n".join(notes) if notes else ""
+    if others:
+        names = ", ".join(inline(s) for s in others)
+        tail += f"\n\nNo test set of their own (`test: null` or none): {names}."
+    return f"{head}\n\n{body}{tail}"
+
+
+def _run_perplexity(results: ResultsDocument) -> Section:
     comp: PerplexityComparison = (results.get("comparison") or {}).get("perplexity") or {}
     own: Perplexity = results["perplexity"] or {}
     skipped = not own and suites.test_skipped(results)
@@ -78,12 +138,7 @@ def perplexity(results: ResultsDocument) -> Section:
     if isinstance(baseline, Mapping):  # an older comparison kept the baseline's whole record
         baseline = baseline.get("value")
     status = comp.get("status")
-    shown = {
-        "ok": "✅ ok",
-        "regressed": "❌ regressed",
-        "failed": "❌ failed",
-        "not_comparable": "⚪ not comparable",
-    }.get(status or "", inline(status or MISSING))
+    shown = _PPL_STATUS.get(status or "", inline(status or MISSING))
     row = [
         num(comp.get("value", own.get("value"))),
         num(baseline),

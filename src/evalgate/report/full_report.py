@@ -161,10 +161,13 @@ def verdict(results: ResultsDocument) -> Section:
             if several
             else [f"{inline(k)} ({points(rows[k].get('delta'))} pts)" for k in regressed]
         )
-        ppl = comparison.get("perplexity") or {}
-        if ppl.get("status") == "regressed":
-            ratio = ppl.get("ratio")
-            names.append(f"perplexity (×{ratio:.2f})" if isinstance(ratio, int | float) else "perplexity")
+        ppls = [("", comparison.get("perplexity") or {})]
+        ppls += [(f"{inline(n)} ", c) for n, c in (comparison.get("suite_perplexity") or {}).items()]
+        for suite_prefix, ppl in ppls:
+            if ppl.get("status") == "regressed":
+                ratio = ppl.get("ratio")
+                shown = f"perplexity (×{ratio:.2f})" if isinstance(ratio, int | float) else "perplexity"
+                names.append(suite_prefix + shown)
         # several suites: "; " between them, as a comma already separates the slices of one
         joined = ("; " if several else ", ").join(names)
         line = "## ❌ evalgate: fail" + (" — regressed: " + joined if names else "")
