@@ -198,55 +198,14 @@ def _template_digest(outcome: Any) -> str:
 
 def _score_all(probes: list[Any], outcome: Any, scorer: Any, cfg: GateConfig) -> list[dict[str, Any]]:
     """score_probes over the run's probes; with `suites:` each suite's probes through its own
-    template (docs/suites.md), in one scorer call so the model batches across suites."""
+    template (docs/suites.md)."""
     from evalgate.scoring.multiple_choice import score_probes
 
     method, norm = cfg.scoring.method, cfg.scoring.normalization
     if not outcome.templates:
         return score_probes(probes, outcome.template, scorer, method, norm)
-    names = [s.name for s in cfg.suites]
-    which = {p.id: (p.suite or names[0]) for p in probes}
-    entries: dict[str, dict[str, Any]] = {}
-    collect = _Collecting(scorer)
-    plans = []
-    for name in names:
-        group = [p for p in probes if which[p.id] == name]
-        if group:
-            plans.append((group, outcome.templates[name]))
-    # first pass: gather every request; second: hand each suite its share of the answers (a
-    # suite whose probes are all retired asks for none)
-    sizes = []
-    for group, template in plans:
-        before = len(collect.requests)
-        score_probes(group, template, collect, method, norm)
-        sizes.append(len(collect.requests) - before)
-    answers = iter(scorer.loglikelihood(collect.requests) if collect.requests else [])
-    for (group, template), n in zip(plans, sizes, strict=True):
-        replay = _Replaying([next(answers) for _ in range(n)])
-        for e in score_probes(group, template, replay, method, norm):
-            entries[e["id"]] = e
-    return [entries[p.id] for p in probes]
-
-
-class _Collecting:
-    """A scorer stand-in that records the requests and answers with placeholders."""
-
-    def __init__(self, scorer: Any) -> None:
-        self.requests: list[Any] = []
-
-    def loglikelihood(self, requests: Any) -> list[Any]:
-        from evalgate.types import Loglik
-
-        self.requests.extend(requests)
-        return [Loglik(0.0, 1, r.continuation) for r in requests]
-
-
-class _Replaying:
-    def __init__(self, answers: list[Any]) -> None:
-        self.answers = answers
-
-    def loglikelihood(self, requests: Any) -> list[Any]:
-        return self.answers
+    first = cfg.suites[0].name  # a probe without a suite belongs to the first (the only) one
+    return score_probes(probes, lambda p: outcome.templates[p.suite or first], scorer, method, norm)
 
 
 def _watch(scorer: Any, progress: Progress) -> None:

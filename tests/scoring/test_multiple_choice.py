@@ -47,6 +47,25 @@ def test_render_refuses_a_bad_template(template):
         render(template, make_probe())
 
 
+def test_each_suite_renders_its_own_template_in_one_scorer_call():
+    # several suites (docs/suites.md): the template is chosen per probe, and every request still
+    # reaches the model in one call so it batches across suites
+    calls = []
+
+    class Counting(FakeScorer):
+        def loglikelihood(self, requests):
+            calls.append(len(requests))
+            return super().loglikelihood(requests)
+
+    scorer = Counting({"works": -1.0, "work": -2.0})
+    probes = [make_probe("a-1", suite="a"), make_probe("b-1", suite="b"), make_probe("a-2", suite="a")]
+    templates = {"a": "A: {prompt}", "b": "B says {prompt}"}
+    entries = score_probes(probes, lambda p: templates[p.suite], scorer)
+    assert calls == [6]
+    assert [e["id"] for e in entries] == ["a-1", "b-1", "a-2"]
+    assert [e["context"] for e in entries] == ["A: She", "B says She", "A: She"]
+
+
 def test_trailing_whitespace_moves_to_the_continuation():
     assert split_whitespace("Ayer ", "fui") == ("Ayer", " fui")
     assert split_whitespace("Ayer\n \t", "fui") == ("Ayer", "\n \tfui")

@@ -23,7 +23,7 @@ strings exactly as scored, so `context + continuation` is always the scored text
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, Protocol
 
 from evalgate.errors import CheckpointError, RefusedError
@@ -199,13 +199,18 @@ def _boundary_problem(
 
 def score_probes(
     probes: Sequence[Probe],
-    template: str,
+    template: str | Callable[[Probe], str],
     scorer: LoglikScorer,
     method: str = "candidate",
     normalization: str = "tokens",
     excluded: Collection[str] = frozenset(),
 ) -> list[dict[str, Any]]:
-    """The results.json "probes" entries, in probe order (docs/ARCHITECTURE.md)."""
+    """The results.json "probes" entries, in probe order (docs/ARCHITECTURE.md).
+
+    `template` is the prompt template's text, or (several suites, docs/suites.md) a function
+    giving each probe its suite's: every request goes to the scorer in one call, so the model
+    batches across suites.
+    """
     if method not in METHODS:
         raise RefusedError(f"scoring.method {method!r}: expected one of {', '.join(METHODS)}")
     if normalization not in NORMALIZATIONS:
@@ -220,7 +225,7 @@ def score_probes(
         if probe.deprecated or probe.id in excluded:
             plans.append(None)
             continue
-        context, suffix = render(template, probe)
+        context, suffix = render(template if isinstance(template, str) else template(probe), probe)
         reqs = _requests(probe, context, suffix, method)
         plans.append((probe, "" if method == "sentence" else reqs[0][0], reqs))
         requests.extend(LoglikRequest(ctx, cont, probe.id) for ctx, cont, _ in reqs)
