@@ -24,6 +24,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch.nn import functional as F
@@ -110,6 +111,24 @@ def apply_filter(sentences: list[str], recipe: Recipe, forms: set[str]) -> tuple
         else:
             kept.append(s)
     return kept, dropped
+
+
+def tokenizer_and_shape(texts: list[str], recipe: Any) -> tuple[Any, GPTConfig]:
+    """A byte-level BPE tokenizer trained on `texts`, and the model shape of `recipe` (any object
+    with vocab_size, n_layer, n_head, n_embd and block_size) around its special tokens."""
+    tok = train_tokenizer(texts, recipe.vocab_size)
+    cfg = GPTConfig(
+        vocab_size=tok.get_vocab_size(),
+        n_layer=recipe.n_layer,
+        n_head=recipe.n_head,
+        n_embd=recipe.n_embd,
+        block_size=recipe.block_size,
+        bos_token_id=tok.token_to_id("<|bos|>"),
+        eos_token_id=tok.token_to_id(EOS),
+        pad_token_id=tok.token_to_id(PAD),
+        unk_token_id=None,
+    )
+    return tok, cfg
 
 
 def encode_all(tok, cfg: GPTConfig, sentences: list[str]) -> list[list[int]]:
@@ -203,18 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(base.threads)
     # One tokenizer for both checkpoints, trained on the whole corpus: perplexities stay
     # comparable, and the regression is in what the model learned, not in how it reads.
-    tok = train_tokenizer(sentences, base.vocab_size)
-    cfg = GPTConfig(
-        vocab_size=tok.get_vocab_size(),
-        n_layer=base.n_layer,
-        n_head=base.n_head,
-        n_embd=base.n_embd,
-        block_size=base.block_size,
-        bos_token_id=tok.token_to_id("<|bos|>"),
-        eos_token_id=tok.token_to_id(EOS),
-        pad_token_id=tok.token_to_id(PAD),
-        unk_token_id=None,
-    )
+    tok, cfg = tokenizer_and_shape(sentences, base)
     val_seqs = encode_all(tok, cfg, val)
     for name in args.only or list(RECIPES):
         recipe = RECIPES[name]

@@ -37,12 +37,12 @@ from pathlib import Path
 import torch
 
 from evalgate.probeset.leaks import LeakIndex
-from evalgate.scorers.native_gpt import EOS, PAD, GPTConfig, save_native, train_tokenizer
+from evalgate.scorers.native_gpt import save_native
 from evalgate.scorers.native_loader import load_native_scorer
 from evalgate.types import BLANK, LoglikRequest, Probe
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_demo import encode_all, log, train  # the demo's loop, unchanged
+from train_demo import encode_all, log, tokenizer_and_shape, train  # the demo's loop, unchanged
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "geo"
@@ -376,18 +376,7 @@ def train_checkpoints(
     texts = [r["text"] for r in train_records]
     # One tokenizer for both, trained on the good corpus: the damage is in what the degraded
     # model learned, not in how it reads (as for the demo checkpoints).
-    tok = train_tokenizer(texts, base.vocab_size)
-    cfg = GPTConfig(
-        vocab_size=tok.get_vocab_size(),
-        n_layer=base.n_layer,
-        n_head=base.n_head,
-        n_embd=base.n_embd,
-        block_size=base.block_size,
-        bos_token_id=tok.token_to_id("<|bos|>"),
-        eos_token_id=tok.token_to_id(EOS),
-        pad_token_id=tok.token_to_id(PAD),
-        unk_token_id=None,
-    )
+    tok, cfg = tokenizer_and_shape(texts, base)
     test_seqs = encode_all(tok, cfg, [r["text"] for r in test_records])
     corpus_sha = hashlib.sha256((out / "train.jsonl").read_bytes()).hexdigest()
     for name in names:
