@@ -122,13 +122,17 @@ SUITES = (
     "    kind: multiple-choice\n"
     "    probes: [evalgate/k8s/items.jsonl]\n"
     "    train: [notes/train.jsonl]\n"
+    "  docs:\n"
+    "    kind: multiple-choice\n"
+    "    probes: [evalgate/docs/items.jsonl]\n"
+    "    test: notes/docs-text.jsonl\n"
     "test: null\n"
 )
 
 
 @pytest.mark.parametrize(
     "changed",
-    ["evalgate/k8s/items.jsonl", "evalgate/k8s/MANIFEST.json", "notes/train.jsonl"],
+    ["evalgate/k8s/items.jsonl", "evalgate/k8s/MANIFEST.json", "notes/train.jsonl", "notes/docs-text.jsonl"],
 )
 def test_a_pr_that_changes_a_suites_files_is_gated(tmp_path, changed):
     base = {**BASE, "evalgate.yml": CONFIG + SUITES}

@@ -35,7 +35,7 @@ FIXED_PATHS = ("data/eval", "data/corpus", "data/grammar", CONFIG_FILENAME, "bas
 # The configuration keys that name files the gate reads.
 PATH_KEYS = ("probes", "template", "manifest", "grammar", "train", "test", "checkpoint", "baseline")
 # What each entry of `suites:` names for itself (docs/suites.md); gathered under SUITE_PATHS.
-SUITE_PATH_KEYS = ("probes", "template", "manifest", "grammar", "train")
+SUITE_PATH_KEYS = ("probes", "template", "manifest", "grammar", "train", "test")
 SUITE_PATHS = "suite_paths"
 
 BOOTSTRAP = """evalgate: refused: no baseline on the base branch yet ({why}).
