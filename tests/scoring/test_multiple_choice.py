@@ -106,12 +106,19 @@ def test_picks_argmax_with_softmax_confidence_over_candidates_only():
     }
 
 
-def test_ties_go_to_the_first_candidate_in_probe_order():
+def test_a_tie_at_the_top_shows_the_first_candidate_and_counts_wrong():
+    # a checkpoint whose logits are all equal must not score every item whose answer is first
     scorer = FakeScorer(default=-2.0)
     (entry,) = score_probes([make_probe(candidates=("works", "work"))], TEMPLATE, scorer)
-    assert entry["pred"] == "works"
+    assert entry["pred"] == "works" and entry["expected"] == "works"
+    assert entry["correct"] is False and entry["tie"] is True
     assert entry["confidence"] == pytest.approx(0.5)
     assert entry["entropy_norm"] == pytest.approx(1.0)
+    # a tie below the top is no tie
+    scorer = FakeScorer({"works": -1.0}, default=-2.0)
+    probe = make_probe(candidates=("works", "work", "worked"))
+    (entry,) = score_probes([probe], TEMPLATE, scorer)
+    assert entry["correct"] is True and "tie" not in entry
 
 
 def test_length_normalisation_does_not_penalise_the_longer_candidate():

@@ -283,6 +283,10 @@ def score_probes(
             cands.append(entry)
         probs = softmax(scores)
         k = max(range(len(scores)), key=lambda i: (scores[i], -i))  # ties -> first candidate
+        # A top score shared by several candidates is no answer: counting the first one right
+        # would hand a degenerate checkpoint (all logits equal) every item whose answer is listed
+        # first, enough to pass a floor (docs/scoring.md).
+        tie = scores.count(scores[k]) > 1
         h = entropy(probs)
         status = STATUS_OOV if oov else STATUS_AMBIGUOUS if probe.label == "ambiguous" else STATUS_SCORED
         entries.append(
@@ -293,11 +297,12 @@ def score_probes(
                 "candidates": cands,
                 "pred": probe.candidates[k],
                 "expected": probe.expected,
-                "correct": probe.candidates[k] == probe.expected,
+                "correct": probe.candidates[k] == probe.expected and not tie,
                 "confidence": probs[k],
                 "entropy": h,
                 "entropy_norm": h / math.log(len(scores)) if len(scores) > 1 else 0.0,
                 **_metadata(probe),
+                **({"tie": True} if tie else {}),
             }
         )
     if boundary:
