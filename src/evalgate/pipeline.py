@@ -29,7 +29,7 @@ from evalgate.gate.yardstick import check_gate_changes
 from evalgate.paths import display_path as files_display_path
 from evalgate.probeset_io import config_input, read_test_sentences, validate
 from evalgate.progress import Progress
-from evalgate.types import STATUS_DEPRECATED, STATUS_EXCLUDED, canonical_json, sha256_text
+from evalgate.types import STATUS_DEPRECATED, STATUS_EXCLUDED, STATUS_SCORED, canonical_json, sha256_text
 
 
 def display_path(cfg: GateConfig, path: Path) -> str:
@@ -292,7 +292,7 @@ def gate(
         results["comparison"] = None
         results.pop("gate_changes_vs_baseline", None)  # a re-gated result's, from its old baseline
         results["verdict"], results["reasons"] = "pass", []
-        return _with_floors(results, cfg)
+        return _with_floors(results, cfg, None)
     doc, shown, record = baseline
     changes, doc = _gate_changes(results, doc, shown, cfg, approve_gate_changes, probe_files)
     view, counted_wrong = count_unscorable_as_wrong(results, doc)
@@ -305,18 +305,28 @@ def gate(
     results["comparison"] = comparison
     results["gate_changes_vs_baseline"] = changes
     results["verdict"], results["reasons"] = outcome, reasons
-    return results_mod.round_floats(_with_floors(results, cfg))
+    return results_mod.round_floats(_with_floors(results, cfg, doc))
 
 
-def _with_floors(results: dict[str, Any], cfg: GateConfig) -> dict[str, Any]:
-    """`gate.min_accuracy` (gate/floors.py): checked on the run alone, with a baseline or without.
+def _with_floors(
+    results: dict[str, Any], cfg: GateConfig, baseline: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """`gate.min_accuracy` (gate/floors.py): checked on the run, with a baseline or without, and
+    with one also on the probes the baseline scored (new items cannot lift a slice over it).
     results.json has a "floors" section only when a floor is configured."""
-    from evalgate.gate.floors import chance_levels, check_floors, floor_reasons
+    from evalgate.gate.floors import chance_levels, check_floors, floor_reasons, shared_accuracy
+    from evalgate.gate.yardstick import baseline_outcomes
 
     results.pop("floors", None)  # a re-gated result's, from its old configuration
     if not cfg.gate.min_accuracy:
         return results
-    floors = check_floors(results["slices"], cfg.gate.min_accuracy, chance_levels(results["probes"]))
+    shared = None
+    if baseline is not None:
+        old = baseline_outcomes(baseline)
+        held = {pid for pid, o in old.items() if isinstance(o, Mapping) and o.get("status") == STATUS_SCORED}
+        shared = shared_accuracy(results["probes"], held)
+    chance = chance_levels(results["probes"])
+    floors = check_floors(results["slices"], cfg.gate.min_accuracy, chance, shared)
     results["floors"] = floors
     reasons = floor_reasons(floors)
     if reasons:

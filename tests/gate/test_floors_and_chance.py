@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalgate.gate.floors import chance_levels, check_floors, floor_reasons
+from evalgate.gate.floors import chance_levels, check_floors, floor_reasons, shared_accuracy
 from evalgate.gate.rules import GateRules
 from evalgate.gate.slices import slice_keys
 
@@ -74,6 +74,31 @@ def test_a_slice_below_its_floor_fails_and_a_floor_on_a_missing_slice_fails_too(
     assert whole in reasons
     assert any("k8s/topic:storage" in r and "no scored item" in r for r in reasons)
     assert len(reasons) == 3
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_a_slices_own_floor_beats_its_suites_whatever_the_order(order):
+    slices = {"k8s/overall": {"n": 60, "accuracy": 0.98}, "k8s/topic:net": {"n": 30, "accuracy": 0.7}}
+    written = [("k8s/*", 0.5), ("k8s/overall", 0.99)][::order]
+    floors = check_floors(slices, written, {})
+    assert floors["k8s/overall"]["min_accuracy"] == 0.99 and floors["k8s/overall"]["status"] == "below"
+    assert floors["k8s/topic:net"]["min_accuracy"] == 0.5
+
+
+def test_new_items_cannot_lift_a_slice_over_its_floor():
+    # 15 items the baseline holds, 4 right; a PR adds 60 items its checkpoint answers right
+    old = [entry(f"o{i}", 4, i < 4, topic="currency") for i in range(15)]
+    new = [entry(f"n{i}", 4, True, topic="currency") for i in range(60)]
+    slices = {"topic:currency": {"n": 75, "accuracy": 64 / 75}}
+    shared = shared_accuracy(old + new, {e["id"] for e in old})
+    assert shared["topic:currency"] == {"accuracy": 4 / 15, "n": 15}
+    floors = check_floors(slices, [("topic:currency", 0.8)], {}, shared)
+    row = floors["topic:currency"]
+    assert row["status"] == "below" and row["accuracy"] == pytest.approx(64 / 75) and row["shared_n"] == 15
+    (reason,) = floor_reasons(floors)
+    assert "26.7% on the 15 items the baseline also scored (85.3% with the 60 new ones)" in reason
+    # without a baseline the floor is checked on every item
+    assert check_floors(slices, [("topic:currency", 0.8)], {})["topic:currency"]["status"] == "ok"
 
 
 def test_a_slice_gated_with_its_own_tolerance_else_its_suites_else_the_runs():

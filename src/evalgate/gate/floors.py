@@ -11,7 +11,7 @@ Pure: dicts in, dicts out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from evalgate.gate.slices import slice_keys
@@ -40,14 +40,37 @@ def _keys_of(pattern: str, slices: Mapping[str, Any]) -> list[str]:
     return [pattern]
 
 
+def shared_accuracy(entries: Iterable[Mapping[str, Any]], held: Collection[str]) -> dict[str, dict[str, Any]]:
+    """slice key -> {"accuracy", "n"} over the scored entries whose id is in `held` (the probes
+    the baseline scored too)."""
+    counts: dict[str, list[int]] = {}
+    for e in entries:
+        if e.get("status") != STATUS_SCORED or e.get("id") not in held:
+            continue
+        for key in slice_keys(dict(e)):
+            t = counts.setdefault(key, [0, 0])
+            t[0] += bool(e.get("correct"))
+            t[1] += 1
+    return {k: {"accuracy": right / n, "n": n} for k, (right, n) in counts.items()}
+
+
 def check_floors(
     slices: Mapping[str, Mapping[str, Any]],
     floors: Sequence[tuple[str, float]] | Mapping[str, float],
     chance: Mapping[str, float],
+    shared: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """results.json "floors": per floored slice its floor, accuracy, n, chance and status
-    ("ok", "below", or "missing" when the slice has no scored item)."""
-    pairs = floors.items() if isinstance(floors, Mapping) else floors
+    ("ok", "below", or "missing" when the slice has no scored item).
+
+    A slice's own key beats its suite's "SUITE/*", whatever the order they are written in (as
+    for tolerances, gate/rules.py). With a baseline, `shared` holds the accuracies over the
+    probes the baseline scored too: the floor holds on them as well, so items a pull request
+    adds (and answers as its checkpoint does) cannot lift a slice over its floor.
+    """
+    pairs = list(floors.items() if isinstance(floors, Mapping) else floors)
+    # wildcards first, so that a slice's own floor, applied after, is the one that stays
+    pairs.sort(key=lambda pair: not pair[0].endswith("/*"))
     out: dict[str, dict[str, Any]] = {}
     for pattern, floor in pairs:
         for key in _keys_of(pattern, slices) or [pattern]:
@@ -61,6 +84,11 @@ def check_floors(
                 "chance": chance.get(key),
                 "status": status,
             }
+            held = (shared or {}).get(key)
+            if shared is not None and held and held.get("n"):
+                out[key]["shared_accuracy"], out[key]["shared_n"] = held["accuracy"], held["n"]
+                if status == "ok" and held["accuracy"] < floor:
+                    out[key]["status"] = "below"
     return dict(sorted(out.items()))
 
 
@@ -70,9 +98,15 @@ def floor_reasons(floors: Mapping[str, Mapping[str, Any]]) -> list[str]:
     for key, f in floors.items():
         if f["status"] == "below":
             chance = f" (chance {100 * f['chance']:.1f}%)" if f.get("chance") is not None else ""
+            if f["accuracy"] >= f["min_accuracy"]:  # only the probes the baseline holds are below
+                what = (
+                    f"accuracy {100 * f['shared_accuracy']:.1f}% on the {f['shared_n']} items the baseline "
+                    f"also scored ({100 * f['accuracy']:.1f}% with the {f['n'] - f['shared_n']} new ones)"
+                )
+            else:
+                what = f"accuracy {100 * f['accuracy']:.1f}% on {f['n']} items"
             out.append(
-                f"{key}: accuracy {100 * f['accuracy']:.1f}% on {f['n']} items is below the floor "
-                f"gate.min_accuracy {100 * f['min_accuracy']:.1f}%{chance}"
+                f"{key}: {what} is below the floor gate.min_accuracy {100 * f['min_accuracy']:.1f}%{chance}"
             )
         elif f["status"] == "missing":
             out.append(

@@ -214,6 +214,8 @@ def _below_floors(results: ResultsDocument) -> list[str]:
         floor = f.get("min_accuracy")
         if f.get("status") == "missing" or not isinstance(acc, int | float):
             out.append(f"{inline(key)} (no scored item)")
+        elif isinstance(floor, int | float) and acc >= floor and "shared_accuracy" in f:
+            out.append(f"{inline(key)} ({pct(f['shared_accuracy'])} on the baseline's items < {pct(floor)})")
         else:
             out.append(f"{inline(key)} ({pct(acc)} < {pct(floor)})")
     return out

@@ -177,11 +177,13 @@ def floors_table(results: ResultsDocument) -> Section | None:
     floors = suites.floors(results)
     if not floors:
         return None
+    shared = any("shared_accuracy" in f for f in floors.values())
     rows = [
         [
             key,
             count(f.get("n")),
             pct(f.get("accuracy")),
+            *([pct(f.get("shared_accuracy")) if "shared_accuracy" in f else "–"] if shared else []),
             pct(f.get("chance")),
             pct(f.get("min_accuracy")),
             Md(FLOOR_STATUS.get(str(f.get("status")), inline(f.get("status")))),
@@ -192,9 +194,16 @@ def floors_table(results: ResultsDocument) -> Section | None:
     head = (
         "### Floors\n\nAbsolute floors (`gate.min_accuracy`), checked on this run alone, with a baseline"
         " or without: a slice below its floor fails the gate, and so does a floor whose slice has no"
-        " scored item. Accuracy is over every scored item of the slice."
+        " scored item. Accuracy is over every scored item of the slice"
+        + (
+            "; with a baseline, the items it scored too must reach the floor as well (`baseline's`),"
+            " so new items cannot lift a slice over it."
+            if shared
+            else "."
+        )
     )
-    body = table(["slice", "n", "accuracy", "chance", "floor", "status"], rows, "lrrrrl")
+    header = ["slice", "n", "accuracy", *(["baseline's"] if shared else []), "chance", "floor", "status"]
+    body = table(header, rows, "lrr" + ("r" if shared else "") + "rrl")
     return Section(f"{head}\n\n{body}", essential=True)
 
 
