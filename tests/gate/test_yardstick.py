@@ -202,3 +202,42 @@ def test_a_perplexity_not_finite_or_missing_where_the_baseline_has_one_fails(ppl
     no_ppl = _baseline()
     no_ppl["perplexity"] = None
     assert perplexity_failure(run, no_ppl) is None
+
+
+def _two_suites() -> dict:
+    run = _results()
+    run["inputs"] = {
+        "a/test.jsonl": {"sha256": H["a"], "bytes": 10, "role": "test"},
+        "b/test.jsonl": {"sha256": H["b"], "bytes": 10, "role": "test"},
+        "a/train.jsonl": {"sha256": H["c"], "bytes": 10, "role": "train"},
+        "b/train.jsonl": {"sha256": H["d"], "bytes": 10, "role": "train"},
+    }
+    run["config"]["test"] = None
+    run["config"]["suites"] = {
+        name: {"kind": "multiple-choice", "probes": [f"{name}/items.jsonl"], "template": None,
+               "train": [f"{name}/train.jsonl"], "test": f"{name}/test.jsonl", "slices": {"topic": None}}
+        for name in ("a", "b")
+    }  # fmt: skip
+    return run
+
+
+@pytest.mark.parametrize("key", ["test", "train"])
+def test_two_suites_swapping_their_files_is_a_gate_change(key):
+    # The same bytes under the same paths, but each suite now reads the other's file: the hashes
+    # by path compare equal, so the suite's own paths must say it (an outside review found this).
+    before = _two_suites()
+    after = copy.deepcopy(before)
+    suites = after["config"]["suites"]
+    suites["a"][key], suites["b"][key] = suites["b"][key], suites["a"][key]
+    changes = _changes(_baseline(before), after)
+    assert {c["key"] for c in changes} == {f"suites.a.{key}", f"suites.b.{key}"}
+    assert all(c["kind"] == "config_rule" for c in changes)
+
+
+def test_a_suite_taking_the_runs_test_set_is_a_gate_change():
+    before = _two_suites()
+    before["config"]["test"] = "b/test.jsonl"
+    del before["config"]["suites"]["b"]["test"]
+    after = copy.deepcopy(before)
+    after["config"]["test"], after["config"]["suites"]["a"]["test"] = "a/test.jsonl", "b/test.jsonl"
+    assert {c["key"] for c in _changes(_baseline(before), after)} == {"test", "suites.a.test"}

@@ -62,16 +62,20 @@ def flat_rules(config: Mapping[str, Any] | None) -> dict[str, Any]:
             dotted = f"{section}.{key}"
             if dotted not in NOT_RULES:
                 out[dotted] = list(value) if isinstance(value, list | tuple) else value
-    # A suite's own rules (docs/suites.md): its kind, declared slices and coverage minimums. Its
-    # gate overrides are folded into `gate.*` already, and its files are inputs.
+    # A suite's own rules (docs/suites.md): its kind, declared slices and coverage minimums, and
+    # which of the files belongs to it. Its gate overrides are folded into `gate.*` already. The
+    # files' bytes are inputs, hashed by path; the paths here keep two suites (or a suite and the
+    # run) from swapping their test sets, templates or training files unseen.
     suites = (config or {}).get("suites")
     if isinstance(suites, Mapping):
+        out["test"] = (config or {}).get("test")
         for name, suite in suites.items():
             if not isinstance(suite, Mapping):
                 continue
-            for key in ("kind", "slices"):
+            for key in ("kind", "slices", "template", "grammar", "train", "test"):
                 if key in suite:
-                    out[f"suites.{name}.{key}"] = suite[key]
+                    value = suite[key]
+                    out[f"suites.{name}.{key}"] = list(value) if isinstance(value, list | tuple) else value
             for key, value in (suite.get("coverage") or {}).items():
                 plain = list(value) if isinstance(value, list | tuple) else value
                 out[f"suites.{name}.coverage.{key}"] = plain
