@@ -13,6 +13,7 @@ import copy
 import dataclasses
 import difflib
 import json
+import math
 import os
 from dataclasses import dataclass, fields
 from importlib import resources
@@ -215,9 +216,24 @@ def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any
     return out
 
 
+def _not_finite(data: Any, where: str = "") -> list[str]:
+    """Dotted paths of every NaN or infinite number. YAML writes them `.nan` and `.inf`; a NaN
+    passes every `minimum`/`maximum` of the schema (each comparison is false), and a NaN
+    tolerance, floor or alpha never fails anything."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return [where or "(top level)"]
+    if isinstance(data, dict):
+        return [p for k, v in data.items() for p in _not_finite(v, f"{where}.{k}" if where else str(k))]
+    if isinstance(data, list):
+        return [p for i, v in enumerate(data) for p in _not_finite(v, f"{where}[{i}]")]
+    return []
+
+
 def _schema_errors(data: Any, source: str) -> list[str]:
     validator = jsonschema.Draft202012Validator(schema("config"))
-    messages = []
+    messages = [
+        f"{source}: {where}: must be a finite number (not NaN or infinity)" for where in _not_finite(data)
+    ]
     for err in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
         where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
         if err.validator == "additionalProperties":

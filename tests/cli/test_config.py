@@ -31,6 +31,20 @@ def test_bad_value_is_refused(tmp_path):
         load_config(cwd=tmp_path)
 
 
+def test_a_nan_or_infinite_threshold_is_refused_naming_each(tmp_path):
+    # NaN passes every minimum and maximum of the schema, and a NaN tolerance, floor or alpha
+    # never fails anything: a pull request could switch its gate off with `.nan`
+    text = (
+        "gate:\n  alpha: .nan\n  min_accuracy: {overall: .nan}\n"
+        "suites:\n  q:\n    kind: multiple-choice\n    probes: [q.jsonl]\n    gate: {tolerance: -.inf}\n"
+    )
+    (tmp_path / "evalgate.yml").write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as exc:
+        load_config(cwd=tmp_path)
+    for where in ("gate.alpha", "gate.min_accuracy.overall", "suites.q.gate.tolerance"):
+        assert f"evalgate.yml: {where}: must be a finite number" in exc.value.message
+
+
 def test_flags_override_file_and_none_baseline(tmp_path):
     (tmp_path / "evalgate.yml").write_text("out: here\n", encoding="utf-8")
     cfg = load_config(cwd=tmp_path, overrides={"baseline": "none", "out": None})
