@@ -91,6 +91,7 @@ class ProbeEntry(TypedDict):
     pred: NotRequired[str | None]
     expected: str
     correct: NotRequired[bool | None]
+    tie: NotRequired[Literal[True]]  # several candidates share the top score: counted wrong
     confidence: NotRequired[float | None]
     entropy: NotRequired[float | None]
     entropy_norm: NotRequired[float | None]
@@ -120,6 +121,8 @@ class Floor(TypedDict):
     n: int
     chance: float | None
     status: Literal["ok", "below", "missing"]
+    shared_accuracy: NotRequired[float]  # with a baseline: over the probes it scored too
+    shared_n: NotRequired[int]
 
 
 class Slice(TypedDict):
