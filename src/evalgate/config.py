@@ -174,6 +174,7 @@ class GateConfig:
                 continue  # each suite names its own files
             if hasattr(value, "__dataclass_fields__"):
                 value = {k.name: _plain(getattr(value, k.name)) for k in fields(value)}
+                value.pop("min_ns", None)  # each suite's pin has its own (see SuiteConfig.pin)
                 for name in _UNSET_IF_EMPTY:
                     if name in value and not value[name]:
                         del value[name]  # unset: pinned exactly as before the key existed
@@ -487,6 +488,7 @@ def _suites(data: dict[str, Any]) -> tuple[tuple[SuiteConfig, ...], dict[str, An
     gate = dict(data["gate"])
     floors = _floors(gate.get("min_accuracy"), "")
     tolerances = [(k, float(v)) for k, v in (gate.get("tolerances") or {}).items()]
+    min_ns: list[tuple[str, int]] = []
     families: list[str] = ["overall"] if multi else []
     suites = []
     for name, raw in declared.items():
@@ -522,7 +524,10 @@ def _suites(data: dict[str, Any]) -> tuple[tuple[SuiteConfig, ...], dict[str, An
             else:
                 gate["tolerance"] = own_gate["tolerance"]
         if "min_n" in own_gate:
-            gate["min_n"] = own_gate["min_n"] if not multi else min(gate["min_n"], own_gate["min_n"])
+            if multi:  # the suite's slices only (its `SUITE/overall` included)
+                min_ns.append((f"{name}/*", int(own_gate["min_n"])))
+            else:
+                gate["min_n"] = own_gate["min_n"]
         pin: dict[str, Any] = {
             "kind": kind,
             "probes": list(probes),
@@ -561,6 +566,7 @@ def _suites(data: dict[str, Any]) -> tuple[tuple[SuiteConfig, ...], dict[str, An
     gate["slices"] = list(dict.fromkeys(families))
     gate["min_accuracy"] = tuple(floors)
     gate["tolerances"] = tuple(tolerances)
+    gate["min_ns"] = tuple(min_ns)
     return tuple(suites), gate
 
 

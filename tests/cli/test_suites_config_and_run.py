@@ -13,6 +13,8 @@ import pytest
 from helpers.items import write_items
 from helpers.paths import REPO
 
+from evalgate.config import load_config
+
 CHECKPOINT = REPO / "data" / "checkpoints" / "demo"
 TOPICS = ("astronomy", "biology", "chemistry")
 
@@ -92,11 +94,26 @@ def test_weakening_a_suites_rule_against_its_baseline_is_a_gate_change(two_suite
         ("min_accuracy: 0.6", "min_accuracy: 0.1", "gate.min_accuracy"),
         ("min_per_value: 5", "min_per_value: 0", "suites.quiz.coverage.min_per_value"),
         ("min_accuracy: 0.6}", "min_accuracy: 0.6, slices: [overall]}", "gate.slices"),
+        ("min_accuracy: 0.6}", "min_accuracy: 0.6, min_n: 5}", "suites.quiz.gate.min_n"),
     ):
         config(two_suites, text.replace(old, new))
         got = cli("run", "--out", "out")
         assert got.code == 2, (key, got.err)
         assert f"{key}: gate/scoring rule changed since the baseline" in got.out + got.err
+
+
+def test_a_suites_own_min_n_gates_its_slices_only(two_suites):
+    # Several suites: quiz gates slices of 100 shared probes or more, trivia keeps the run's 20.
+    # (It used to lower or ignore: the smaller of the two became every suite's.)
+    config(
+        two_suites, TWO_SUITES.replace("gate: {min_accuracy: 0.6}", "gate: {min_accuracy: 0.6, min_n: 100}")
+    )
+    rules = load_config().gate
+    assert rules.min_n == 20
+    assert rules.min_n_for("quiz/overall") == rules.min_n_for("quiz/topic:biology") == 100
+    assert rules.min_n_for("trivia/overall") == rules.min_n_for("overall") == 20
+    assert "min_ns" not in load_config().pin()["gate"]
+    assert load_config().pin()["suites"]["quiz"]["gate"]["min_n"] == 100
 
 
 def test_ids_are_unique_across_suites(two_suites, cli):

@@ -390,7 +390,7 @@ def compare(
         status: SliceStatus
         if not ids:
             status = "new" if key in new_slices else "too_small"
-        elif len(ids) < rules.min_n:
+        elif len(ids) < rules.min_n_for(key):
             status = "too_small"
         else:
             status = "ok"  # provisional: decided below, once every slice's p-value is known

@@ -27,6 +27,14 @@ class GateRules:
     min_accuracy: tuple[tuple[str, float], ...] = field(default=())
     # Slice key -> the tolerance that slice is gated with instead of `tolerance`.
     tolerances: tuple[tuple[str, float], ...] = field(default=())
+    # Several suites: "SUITE/*" -> the suite's own `gate.min_n` (docs/suites.md). Not pinned here:
+    # the suite's pin carries it (config.py), and the yardstick lists it under the suite's name.
+    min_ns: tuple[tuple[str, int], ...] = field(default=())
+
+    def min_n_for(self, key: str) -> int:
+        """The fewest shared probes that gate one slice: its suite's `min_n`, else the run's."""
+        suite, slash, _ = key.partition("/")
+        return dict(self.min_ns).get(f"{suite}/*", self.min_n) if slash else self.min_n
 
     def tolerance_for(self, key: str) -> float:
         """The tolerance of one slice: its own, else its suite's ("SUITE/*"), else the run's."""

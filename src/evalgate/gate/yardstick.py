@@ -76,6 +76,9 @@ def flat_rules(config: Mapping[str, Any] | None) -> dict[str, Any]:
                 if key in suite:
                     value = suite[key]
                     out[f"suites.{name}.{key}"] = list(value) if isinstance(value, list | tuple) else value
+            # the one gate override not folded into `gate.*` (GateRules.min_ns)
+            if "min_n" in (suite.get("gate") or {}):
+                out[f"suites.{name}.gate.min_n"] = suite["gate"]["min_n"]
             for key, value in (suite.get("coverage") or {}).items():
                 plain = list(value) if isinstance(value, list | tuple) else value
                 out[f"suites.{name}.coverage.{key}"] = plain
