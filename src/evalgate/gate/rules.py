@@ -27,6 +27,10 @@ class GateRules:
     min_accuracy: tuple[tuple[str, float], ...] = field(default=())
     # Slice key -> the tolerance that slice is gated with instead of `tolerance`.
     tolerances: tuple[tuple[str, float], ...] = field(default=())
+    # How the paired rule's p-values are adjusted across the gated slices: "holm" or
+    # "westfall-young" (gate/westfall_young.py). None (unset) is Holm, pinned as before the key
+    # existed; set, it is pinned, so changing it in a PR is a gate change (docs/approval.md).
+    multiplicity: str | None = None
 
     def tolerance_for(self, key: str) -> float:
         """The tolerance of one slice: its own, else its suite's ("SUITE/*"), else the run's."""
