@@ -225,15 +225,17 @@ class _Null:
             p_b = np.minimum(1.0, p_c + tau)
             first_b[:, cols] = np.searchsorted(p_b, u[:, cols], side="right")
             first_any[:, cols] = np.searchsorted(np.minimum(1.0, p_b + p_c), u[:, cols], side="right")
-        base = (np.arange(_DRAWS)[:, None] * n_groups + group_of[None, :]) * (n_grid + 1)
-        size = _DRAWS * n_groups * (n_grid + 1)
+        # bin index (draw, first grid index, group): a histogram whose rows times the groups'
+        # slice memberships give each slice's count of probes per first index
+        base = np.arange(_DRAWS)[:, None] * ((n_grid + 1) * n_groups) + group_of[None, :]
+        size = _DRAWS * (n_grid + 1) * n_groups
         weights = group_slices.T.astype(np.float32)  # groups x slices
 
         def per_slice(first: np.ndarray) -> np.ndarray:
-            hist = np.bincount((base + first).ravel(), minlength=size).reshape(_DRAWS, n_groups, n_grid + 1)
-            counts = np.cumsum(hist, axis=2, dtype=np.int32)[:, :, :n_grid]  # draws x groups x grid
-            counts = np.ascontiguousarray(counts.transpose(2, 0, 1), dtype=np.float32)
-            return np.rint(counts @ weights).astype(np.int64)  # exact: counts < 2**24
+            hist = np.bincount((base + first * n_groups).ravel(), minlength=size).astype(np.float32)
+            per = hist.reshape(_DRAWS * (n_grid + 1), n_groups) @ weights  # exact: counts < 2**24
+            per = np.cumsum(per.reshape(_DRAWS, n_grid + 1, -1), axis=1)[:, :n_grid]  # draws x grid x slices
+            return np.rint(per.transpose(1, 0, 2)).astype(np.int64)
 
         b = per_slice(first_b)
         c = per_slice(first_any) - b
