@@ -205,3 +205,19 @@ def test_the_option_is_pinned_only_when_set_so_a_pr_changing_it_is_a_gate_change
     (tmp_path / "evalgate.yml").write_text("gate:\n  multiplicity: bonferroni\n", encoding="utf-8")
     with pytest.raises(Exception, match="multiplicity"):
         load_config(cwd=tmp_path)
+
+
+def test_the_report_table_heads_its_adjusted_column_with_the_method():
+    from evalgate.report.sections import gated_table
+
+    base = [True] * 200
+    new = [not (i < 60 and i % 5 == 0) for i in range(200)]
+    heads = {}
+    for method in (None, "westfall-young"):
+        cmp = compare(_run(new), _run(base), _rules(multiplicity=method), "b")
+        doc = {**_run(new), "config": {"gate": default_config_dict()["gate"]}, "comparison": cmp}
+        heads[method] = gated_table(doc).text
+    assert "p (Holm)" in heads[None] and "Holm-adjusted across" in heads[None]
+    assert "p (Westfall–Young)" in heads["westfall-young"]
+    assert "Westfall–Young-adjusted across" in heads["westfall-young"]
+    assert "Holm" not in heads["westfall-young"]
