@@ -221,3 +221,14 @@ def test_the_report_table_heads_its_adjusted_column_with_the_method():
     assert "p (Westfall–Young)" in heads["westfall-young"]
     assert "Westfall–Young-adjusted across" in heads["westfall-young"]
     assert "Holm" not in heads["westfall-young"]
+
+
+def test_slices_with_their_own_tolerance_are_drawn_at_or_beyond_their_boundary():
+    members = _demo_like(7, n=200)
+    flips = {f"p{i}": ("rw" if i % 8 == 0 else "wr" if i % 31 == 0 else None) for i in range(200)}
+    raw, counts, _ = _family(members, flips)
+    tols = {k: (0.05 if k.startswith("tense:") else TOL) for k in members}
+    raw = {k: noninferiority.pvalue(*counts[k], len(members[k]), tols[k]) for k in members}
+    got = westfall_young.adjust(raw, members, counts, tols)
+    bound = holm(raw)
+    assert all(raw[k] <= got[k] <= bound[k] for k in raw)
