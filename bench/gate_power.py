@@ -8,14 +8,20 @@ A. one slice on its own (no multiple testing): the false-alarm rate when nothing
 B. the real gate: `core.compare.compare` on a 240-probe set with 15 gated slices (overall,
    language x2, regularity x2, tense x5, person x3, category x2), Holm across the gated ones, the
    drop confined to the Spanish probes (30, 60 or 120 of them); every slice of at least `min_n`
-   probes is gated, those whose MDE is above `mde_max` marked low power.
+   probes is gated, those whose MDE is above `mde_max` marked low power;
+G. (issue 14) family-wise false alarms of the 15 gated slices under Holm and under Westfall-Young
+   (gate/westfall_young.py), with no change and with a true drop equal to the tolerance, at 5-40%
+   disagreement, on probe sets whose language slices hold 60, 120, 600 and 2,000 probes;
+H. the power for a 10-point drop on 60 probes at 5% disagreement, alone and inside the 15-slice
+   gate, under both adjustments.
 
 "Nothing changed" is not "identical outcomes": two equally good checkpoints disagree on some
 probes. Each probe the baseline got right turns wrong with probability (churn/2)/p0, each wrong
 one turns right with (churn/2)/(1-p0), so `churn` of the probes flip, half each way, and the
 expected accuracy is unchanged. A drop of d adds d/p0 to the right->wrong probability.
 
-    .venv/bin/python bench/gate_power.py [--seed 4] [--reps 2000] [--gate-reps 200]
+    .venv/bin/python bench/gate_power.py [--seed 4] [--reps 2000] [--gate-reps 200] [--wy-reps 2000]
+    .venv/bin/python bench/gate_power.py --quick    # tables E-H, G on 60 and 120 probes only
 
 Prints tables only (no timings); the same seed prints the same numbers.
 """
@@ -30,9 +36,9 @@ import numpy as np
 from tabulate import tabulate
 
 from evalgate.config import GateRules, default_config_dict
-from evalgate.gate import noninferiority
+from evalgate.gate import noninferiority, westfall_young
 from evalgate.gate.compare import compare
-from evalgate.gate.slices import aggregate_slices
+from evalgate.gate.slices import aggregate_slices, slice_keys
 from evalgate.gate.stats import (
     _power_paired,
     exceeds,
@@ -99,8 +105,8 @@ def single_slice(rng: np.random.Generator, rules: GateRules, reps: int) -> list[
     return rows
 
 
-def _probe_set(rng: np.random.Generator, n_es: int) -> list[dict]:
-    langs = ["es"] * n_es + ["en"] * (N_TOTAL - n_es)
+def _probe_set(rng: np.random.Generator, n_es: int, n_total: int = N_TOTAL) -> list[dict]:
+    langs = ["es"] * n_es + ["en"] * (n_total - n_es)
     return [
         {
             "id": f"p{i:03d}",
@@ -233,13 +239,150 @@ def power_targets(rules: GateRules) -> list[list]:
     return rows
 
 
+# --- multiplicity: Holm against Westfall-Young (gate/westfall_young.py, docs/gate.md) ---------
+
+WY_SIZES = (60, 120, 600, 2000)
+
+
+class _Family:
+    """The 15 gated slices of a probe set and the joint null Westfall-Young draws for them.
+
+    Each simulated run draws every probe's change at once (right -> wrong with p_b, wrong -> right
+    with p_c) and reads every slice's p-value from the same exact table the adjustment uses
+    (gate/westfall_young.py; within 1% of the marginal p-value, never above it, so both methods
+    are judged a hair liberally here).
+    """
+
+    def __init__(self, probes: list[dict], rules: GateRules):
+        families = set(rules.slices)
+        members: dict[str, list[int]] = {}
+        for i, p in enumerate(probes):
+            for key in slice_keys({**p, "correct": True}):
+                if key.partition(":")[0] in families:
+                    members.setdefault(key, []).append(i)
+        self.keys = sorted(k for k, ids in members.items() if len(ids) >= rules.min_n)
+        self.incidence = np.zeros((len(probes), len(self.keys)), dtype=np.float32)
+        for k, key in enumerate(self.keys):
+            self.incidence[members[key], k] = 1.0
+        self.sizes = [len(members[k]) for k in self.keys]
+        self.tol, self.alpha = rules.tolerance, rules.alpha
+        self.tables = [westfall_young._table(n, self.tol) for n in self.sizes]
+        struct = tuple(tuple(members[k]) for k in self.keys)
+        self.null = westfall_young._null(struct, (self.tol,) * len(self.keys), len(probes))
+
+    def pvalues(self, rng: np.random.Generator, reps: int, p_b: np.ndarray, p_c: float) -> np.ndarray:
+        u = rng.random((reps, self.incidence.shape[0]))
+        b = np.rint((u < p_b).astype(np.float32) @ self.incidence).astype(np.int64)
+        c = np.rint(((u >= p_b) & (u < p_b + p_c)).astype(np.float32) @ self.incidence).astype(np.int64)
+        return np.stack([t(b[:, k], c[:, k]) for k, t in enumerate(self.tables)], axis=1)
+
+    def any_rejected(self, g: np.ndarray) -> tuple[float, float]:
+        """Family-wise rejection rate (the first step decides it) under Holm and Westfall-Young."""
+        m, least = g.shape[1], g.min(axis=1)
+        holm_first = np.minimum(1.0, m * least)
+        wy_first = np.minimum(np.maximum(self.null.first_step(least), least), holm_first)
+        return float((holm_first < self.alpha).mean()), float((wy_first < self.alpha).mean())
+
+    def rejected(self, g: np.ndarray, key: str) -> tuple[float, float]:
+        """How often slice `key` is rejected by the whole step-down, under Holm and Westfall-Young."""
+        k = self.keys.index(key)
+        hits_holm = hits_wy = 0
+        m = g.shape[1]
+        for row in g:
+            order = sorted(range(m), key=lambda j: (row[j], self.keys[j]))
+            raw = row[order]
+            holm_adj = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * raw))
+            wy_adj = np.maximum.accumulate(np.maximum(self.null.tail(order, raw), raw))
+            wy_adj = np.minimum(wy_adj, holm_adj)
+            pos = order.index(k)
+            hits_holm += holm_adj[pos] < self.alpha
+            hits_wy += wy_adj[pos] < self.alpha
+        return hits_holm / len(g), hits_wy / len(g)
+
+    def first_level(self) -> float:
+        """The level a slice faces at the first step: the largest t with sup_s P(min p <= t) <= alpha."""
+        lo, hi = self.alpha / len(self.keys), self.alpha
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if self.null.first_step(np.array([mid]))[0] <= self.alpha else (lo, mid)
+        return lo
+
+
+def multiplicity_size(rng: np.random.Generator, rules: GateRules, reps: int, sizes=WY_SIZES) -> list[list]:
+    """Family-wise false alarms of the 15 gated slices, no change and a true drop equal to the
+    tolerance on every probe; the language slices hold n probes each (2n probes in all)."""
+    rows = []
+    for n in sizes:
+        fam = _Family(_probe_set(rng, n, 2 * n), rules)
+        for h in NI_DISAGREEMENTS:
+            row = [n, 2 * n, f"{h:.0%}"]
+            for drop in (0.0, rules.tolerance):
+                p_b = np.full(2 * n, h / 2 + drop)
+                holm_rate, wy_rate = fam.any_rejected(fam.pvalues(rng, reps, p_b, h / 2))
+                row += [f"{holm_rate:.3f}", f"{wy_rate:.3f}"]
+            rows.append(row)
+    return rows
+
+
+def multiplicity_power(rng: np.random.Generator, rules: GateRules, reps: int) -> tuple[list[list], float]:
+    """A 10-point drop on the 60 Spanish probes at 5% disagreement: alone and in the 15-slice gate."""
+    alone = noninferiority.power(60, rules.tolerance, rules.alpha, 0.10, 0.05)
+    probes = _probe_set(rng, 60)
+    fam = _Family(probes, rules)
+    is_es = np.array([p["language"] == "es" for p in probes])
+    g = fam.pvalues(rng, reps, np.where(is_es, 0.025 + 0.10, 0.025), 0.025)
+    holm_in, wy_in = fam.rejected(g, "language:es")
+    rows = [
+        ["60 probes alone (alpha)", f"{alone:.3f}", f"{alone:.3f}", 0.62, 0.52],
+        [f"inside the 15-slice gate ({reps} draws)", f"{holm_in:.3f}", f"{wy_in:.3f}", 0.25, 0.11],
+    ]
+    return rows, fam.first_level()
+
+
+def print_multiplicity(rng: np.random.Generator, rules: GateRules, quick: bool, reps: int) -> None:
+    sizes = WY_SIZES[:2] if quick else WY_SIZES
+    print(
+        f"\nG. Family-wise false alarms of the 15 gated slices, Holm vs Westfall-Young ({reps} draws per "
+        f"cell; every probe flips with the disagreement, a true drop of 0 or of the tolerance on all)"
+    )
+    print(
+        tabulate(
+            multiplicity_size(rng, rules, reps, sizes),
+            headers=[
+                "n (language)",
+                "probes",
+                "disagreement",
+                "no change: Holm",
+                "no change: W-Y",
+                "drop = tol: Holm",
+                "drop = tol: W-Y",
+            ],
+            tablefmt="github",
+        )
+    )
+    rows, level = multiplicity_power(rng, rules, max(reps, 400))
+    print("\nH. Power for a 10-point drop on 60 probes, 5% disagreement (non-inferiority null)")
+    print(
+        tabulate(
+            rows,
+            headers=["where", "Holm", "Westfall-Young", "issue target", "issue's figure (no-change null)"],
+            tablefmt="github",
+        )
+    )
+    print(
+        f"First-step level a slice faces in that gate: Holm alpha/15 = {rules.alpha / 15:.4f}, "
+        f"Westfall-Young {level:.4f}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=4)
     ap.add_argument("--reps", type=int, default=2000, help="draws per cell of table A")
     ap.add_argument("--gate-reps", type=int, default=200, help="draws per cell of table B")
     ap.add_argument("--churn", type=float, default=0.10, help="disagreement used in table B")
-    ap.add_argument("--quick", action="store_true", help="only the exact tables E and F (seconds)")
+    ap.add_argument("--quick", action="store_true", help="tables E-H only, smaller (about a minute)")
+    ap.add_argument("--wy-reps", type=int, default=None, help="draws per cell of tables G and H")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     rules = default_rules()
@@ -259,6 +402,8 @@ def main() -> None:
             tablefmt="github",
         )
     )
+    wy_reps = args.wy_reps or (300 if args.quick else 2000)
+    print_multiplicity(np.random.default_rng([args.seed, 14]), rules, args.quick, wy_reps)
     if args.quick:
         return
     print(

@@ -180,6 +180,9 @@ class GateConfig:
                         del value[name]  # unset: pinned exactly as before the key existed
                     elif name in value:
                         value[name] = dict(value[name])
+                for name in _UNSET_IF_NONE:
+                    if name in value and value[name] is None:
+                        del value[name]
             elif f.name in _PATH_KEYS:
                 value = self._relative(value)
             out[f.name] = _plain(value)
@@ -199,6 +202,7 @@ _PATH_KEYS = ("probes", "template", "manifest", "grammar", "train", "test", "che
 # What a suite declares for itself; with `suites:` these top-level keys are not read (docs/suites.md).
 _SUITE_KEYS = ("probes", "template", "manifest", "grammar", "train", "coverage")
 _UNSET_IF_EMPTY = ("min_accuracy", "tolerances")
+_UNSET_IF_NONE = ("multiplicity",)  # optional scalars: left out of the pin when unset
 
 
 def _plain(value: Any) -> Any:

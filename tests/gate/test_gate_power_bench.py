@@ -23,3 +23,11 @@ def test_quick_bench_shows_size_at_tolerance_within_alpha():
     new = [float(r[4]) for r in rows]
     assert max(new) <= 0.05 < max(old)  # the old rule broke the promise at 120 probes
     assert "ceiling" in out and "0.512" in out
+    # G: family-wise false alarms of the 15 gated slices, Holm and Westfall-Young side by side, at
+    # no change and at a true drop equal to the tolerance: at most alpha in every cell
+    table_g = out.split("G. ")[1].split("H. ")[0]
+    cells = [line.split("|")[4:8] for line in table_g.splitlines() if line.startswith("| ") and "%" in line]
+    assert len(cells) == 8
+    assert max(float(x) for row in cells for x in row) <= 0.05
+    table_h = out.split("H. ")[1]
+    assert "inside the 15-slice gate" in table_h and "Westfall-Young" in table_h

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalgate.errors import NotComparableError, RefusedError
-from evalgate.gate import noninferiority, perplexity_test
+from evalgate.gate import noninferiority, perplexity_test, westfall_young
 from evalgate.gate.baseline import BASELINE_KIND, validate_baseline
 from evalgate.gate.document import Comparison, PerplexityComparison, SliceComparison, SliceStatus
 from evalgate.gate.results import refuse_partial
@@ -350,6 +350,22 @@ def _mde_disagreement(n_discordant: int, n_paired: int, assumed: float) -> float
     return math.ceil(n_discordant / n_paired * 200 - 1e-9) / 200
 
 
+def _adjusted(
+    rows: dict[str, SliceComparison], gated: list[str], members: dict[str, list[str]], rules: GateRules
+) -> dict[str, float]:
+    """The gated slices' p-values adjusted across the family: Holm, or Westfall–Young step-down
+    min-P over the slices' shared probes (gate/westfall_young.py, docs/gate.md "Multiplicity")."""
+    raw = {k: _shared(rows[k]["p_value"]) for k in gated}
+    if rules.multiplicity != westfall_young.METHOD:
+        return holm(raw)
+    return westfall_young.adjust(
+        raw,
+        {k: members[k] for k in gated},
+        {k: (rows[k]["b"], rows[k]["c"]) for k in gated},
+        {k: rows[k].get("tolerance", rules.tolerance) for k in gated},
+    )
+
+
 def compare(
     results: dict[str, Any], baseline: dict[str, Any], rules: GateRules, baseline_path: str
 ) -> Comparison:
@@ -420,7 +436,7 @@ def compare(
         # would pass. It is marked `underpowered`, so a pass there reads as weak evidence.
         mde = row["mde"]
         row["underpowered"] = bool(row["n_shared"]) and (mde is None or exceeds(mde, rules.mde_max))
-    adjusted = holm({k: _shared(rows[k]["p_value"]) for k in gated}) if rules.rule == "paired" else {}
+    adjusted = _adjusted(rows, gated, members, rules) if rules.rule == "paired" else {}
     for key, row in rows.items():
         row["gated"] = key in gated
         row["p_adjusted"] = adjusted.get(key)
@@ -446,6 +462,9 @@ def compare(
         "test": "noninferiority-exact-unconditional" if rules.rule == "paired" else "wilson",
         "mde_level": mde_level if rules.rule == "paired" else None,
         "mde_disagreement": mde_bg if rules.rule == "paired" else None,
+        # present only when gate.multiplicity is set, so results of a configuration without it
+        # keep their bytes (absent: Holm)
+        **({"multiplicity": rules.multiplicity} if rules.rule == "paired" and rules.multiplicity else {}),
         "slices": rows,
         "regressed": [k for k, r in rows.items() if r["status"] == "regressed"],
         "perplexity": _perplexity(results, base, rules.perplexity_max_ratio, rules.alpha),
@@ -498,7 +517,7 @@ def verdict(comparison: dict[str, Any] | None) -> tuple[str, list[str]]:
             reasons.append(
                 f"{head}; {r['b']} right → wrong vs {r['c']} wrong → right, exact test of a drop above "
                 f"the tolerance {_pct(r.get('tolerance', t['tolerance']))} p = {r['p_value']:.3g}, "
-                "Holm-adjusted "
+                f"{westfall_young.adjustment_name(comparison)}-adjusted "
                 f"{r['p_adjusted']:.3g}, below alpha {t['alpha']}"
             )
     named = [("", comparison.get("perplexity") or {})]

@@ -247,6 +247,7 @@ class Comparison(TypedDict):
     test: NotRequired[Literal["noninferiority-exact-unconditional", "wilson"]]
     mde_level: NotRequired[float | None]
     mde_disagreement: NotRequired[float | None]
+    multiplicity: NotRequired[Literal["holm", "westfall-young"]]  # absent: Holm (gate.multiplicity unset)
     perplexity: NotRequired[PerplexityComparison | None]
     suite_perplexity: NotRequired[dict[str, PerplexityComparison]]
     # not in the schema

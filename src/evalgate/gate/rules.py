@@ -30,6 +30,10 @@ class GateRules:
     # Several suites: "SUITE/*" -> the suite's own `gate.min_n` (docs/suites.md). Not pinned here:
     # the suite's pin carries it (config.py), and the yardstick lists it under the suite's name.
     min_ns: tuple[tuple[str, int], ...] = field(default=())
+    # How the paired rule's p-values are adjusted across the gated slices: "holm" or
+    # "westfall-young" (gate/westfall_young.py). None (unset) is Holm, pinned as before the key
+    # existed; set, it is pinned, so changing it in a PR is a gate change (docs/approval.md).
+    multiplicity: str | None = None
 
     def min_n_for(self, key: str) -> int:
         """The fewest shared probes that gate one slice: its suite's `min_n`, else the run's."""

@@ -54,8 +54,9 @@ _SHA_RE = re.compile(r"[0-9a-f]{7,64}")
 def focus_slices(results: ResultsDocument) -> tuple[str, list[dict[str, Any]]]:
     """("regressed" | "closest" | "none", rows): the comment's slice table as plain numbers.
 
-    The closest to the line are the gated slices that did not regress, lowest p (Holm-adjusted
-    where there is one) first, then the largest drop: the ones a reviewer should look at next.
+    The closest to the line are the gated slices that did not regress, lowest p (adjusted across
+    the gated slices where there is one) first, then the largest drop: the ones a reviewer should
+    look at next.
     `--format json` prints the same rows (console.comment_numbers).
     """
     slices: Mapping[str, SliceComparison] = (results.get("comparison") or {}).get("slices") or {}

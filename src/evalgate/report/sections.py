@@ -13,6 +13,7 @@ from typing import Any
 from evalgate.gate.document import Comparison, LeakSummary, ResultsDocument, Slice, SliceComparison
 from evalgate.gate.slice_order import family, gate_settings, gated_families, ordered
 from evalgate.gate.stats import wilson_interval
+from evalgate.gate.westfall_young import adjustment_name
 from evalgate.report import suites
 from evalgate.report.budget import Budget, Section
 from evalgate.report.markdown import (
@@ -62,8 +63,8 @@ def gated_table(results: ResultsDocument) -> Section:
     else:
         how = (
             'a slice regresses when the exact non-inferiority test of H0 "the true drop is at most'
-            ' the tolerance", Holm-adjusted across the gated slices, is below alpha and the observed'
-            " drop exceeds the tolerance (docs/gate.md)"
+            f' the tolerance", {adjustment_name(comparison)}-adjusted across the gated slices, is below'
+            " alpha and the observed drop exceeds the tolerance (docs/gate.md)"
         )
     head = (
         f"### Gated slices\n\nAgainst {inline(comparison.get('baseline', '?'))}, rule **{inline(rule)}**"
@@ -111,7 +112,8 @@ def gated_table(results: ResultsDocument) -> Section:
             Md(_status_text(c)),
         ]
 
-    headers = ["slice", "n", "baseline", "new", "Wilson 95%", "Δ", "p", "p (Holm)", "MDE", "status"]
+    adjusted = f"p ({adjustment_name(comparison)})"
+    headers = ["slice", "n", "baseline", "new", "Wilson 95%", "Δ", "p", adjusted, "MDE", "status"]
     align = "lrrrrrrrrl"
     if chance:
         headers.insert(4, "chance")
