@@ -241,3 +241,23 @@ def test_a_suite_taking_the_runs_test_set_is_a_gate_change():
     after = copy.deepcopy(before)
     after["config"]["test"], after["config"]["suites"]["a"]["test"] = "a/test.jsonl", "b/test.jsonl"
     assert {c["key"] for c in _changes(_baseline(before), after)} == {"test", "suites.a.test"}
+
+
+def test_a_new_tokenizer_switching_perplexity_off_is_a_gate_change():
+    # one byte of whitespace in tokenizer.json made every perplexity "not comparable", so ungated
+    before = _results()
+    before["manifest"]["tokenizer_sha256"] = H["1"]
+    after = copy.deepcopy(before)
+    after["manifest"]["tokenizer_sha256"] = H["2"]
+    (change,) = _changes(_baseline(before), after)
+    assert (change["kind"], change["key"], change["old"], change["new"]) == (
+        "tokenizer", "tokenizer_sha256", H["1"], H["2"])  # fmt: skip
+    assert change["file"] == "ckpt"
+    assert describe(change).startswith("tokenizer changed, so perplexity can no longer be compared")
+    # the same tokenizer, or a baseline that measured no perplexity, is no change
+    assert _changes(_baseline(before), before) == []
+    before["perplexity"] = None
+    assert _changes(_baseline(before), after) == []
+    # a suite's own perplexity counts as well
+    before["suite_perplexity"] = {"q": {"value": 3.0, "n_tokens": 9, "test_sha256": H["a"]}}
+    assert [c["kind"] for c in _changes(_baseline(before), after)] == ["tokenizer"]

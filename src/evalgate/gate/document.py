@@ -351,6 +351,7 @@ GateChangeKind = Literal[
     "probe_deprecated",
     "probe_changed",
     "test_set",
+    "tokenizer",
     "template",
     "grammar",
     "training_file",

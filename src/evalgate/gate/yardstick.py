@@ -41,6 +41,7 @@ WHAT = {
     "probe_deprecated": "probe deprecated",
     "probe_changed": "probe content changed",
     "test_set": "held-out test set changed",
+    "tokenizer": "tokenizer changed, so perplexity can no longer be compared",
     "template": "prompt template changed",
     "grammar": "grammar table changed",
     "training_file": "training file (leak detection) changed",
@@ -184,6 +185,23 @@ def _file_changes(
     return out
 
 
+def _tokenizer_change(baseline: Mapping[str, Any], results: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A new tokenizer where the baseline measured a perplexity: the perplexity gate (the run's
+    and every suite's) then compares nothing, so the run has switched one of its checks off.
+    The tokenizer belongs to the checkpoint, which a pull request may change, but one byte of
+    whitespace in tokenizer.json did it too (an outside review): switching a check off is for a
+    maintainer to approve (docs/approval.md)."""
+    old = (baseline.get("manifest") or {}).get("tokenizer_sha256")
+    new = (results.get("manifest") or {}).get("tokenizer_sha256")
+    if not (isinstance(old, str) and isinstance(new, str)) or old == new:
+        return []
+    measured = [baseline.get("perplexity"), *((baseline.get("suite_perplexity") or {}).values())]
+    if not any(isinstance(p, Mapping) and isinstance(p.get("value"), int | float) for p in measured):
+        return []
+    where = (results.get("checkpoint") or {}).get("path")
+    return [_change("tokenizer", "tokenizer_sha256", old, new, where if isinstance(where, str) else None)]
+
+
 def _rule_changes(
     old: Mapping[str, Any], new: Mapping[str, Any], defaults: Mapping[str, Any], config_file: str | None
 ) -> list[dict[str, Any]]:
@@ -226,6 +244,7 @@ def gate_changes(
     changes = _probe_changes(
         baseline_outcomes(baseline), results.get("probes") or [], probe_files or {}, manifest_file
     )
+    changes += _tokenizer_change(baseline, results)
     by_path = len((results.get("config") or {}).get("suites") or {}) > 1
     for role, name in FILE_ROLES.items():
         changes += _file_changes(_FILE_KIND[role], old.get(name), new[name], by_path)
@@ -314,7 +333,7 @@ def change_finding(change: Mapping[str, Any]) -> Finding:
         file=change.get("file"),
         probe_id=change["key"] if probe else None,
         field=None
-        if probe or change["kind"] in ("test_set", "template", "grammar", "training_file")
+        if probe or change["kind"] in ("test_set", "tokenizer", "template", "grammar", "training_file")
         else change["key"],
         hint=APPROVAL_HINT,
     )
