@@ -150,3 +150,16 @@ def test_a_slice_value_with_look_alike_letters_is_refused_but_a_greek_name_is_no
     assert "full-width" in found[(2, "k8s-002", "slices.topic")]
     assert "GREEK SMALL LETTER OMICRON" in found[(3, "k8s-003", "slices.topic")]
     assert [p.id for p in got.probes] == ["k8s-009"]
+
+
+def test_a_slice_value_mixing_scripts_or_in_compatibility_forms_is_refused():
+    mixed = ["ge\u0585", "\U0001d420eo", "\u13acast"]  # Armenian o; maths bold g; Cherokee E
+    fine = ["日本語のテスト", "Ιστορία", "networking 2"]
+    recs = [item(i, slices={"topic": v, "difficulty": "easy"}) for i, v in enumerate(mixed + fine, 1)]
+    got = read_item_file(jsonl(*recs), "items.jsonl", DIMS, None)
+    found = {f.line: f.message for f in got.findings if f.field == "slices.topic"}
+    assert set(found) == {1, 2, 3}
+    assert "letters of several scripts (armenian, latin)" in found[1]
+    assert "compatibility forms" in found[2] and "'geo'" in found[2]
+    assert "several scripts (cherokee, latin)" in found[3]
+    assert [p.id for p in got.probes] == ["k8s-004", "k8s-005", "k8s-006"]

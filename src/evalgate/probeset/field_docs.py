@@ -134,8 +134,8 @@ ITEM_FIELD_CHECKS: dict[str, list[tuple[str, str]]] = {
     "expected": [("expected-not-candidate", "exactly one of the candidates")],
     "slices": [
         ("slices", "one value for each dimension the suite declares, none other; a value from the "
-         "suite's list when it lists them; no full-width forms, and no Cyrillic or Greek look-alike "
-         "letters next to Latin ones"),
+         "suite's list when it lists them; letters of one script, no full-width or other compatibility "
+         "forms (NFKC)"),
         ("coverage", "each declared value has at least `coverage.min_per_value` live items"),
     ],
     "deprecated": [("lock-removed", 'a retired item stays in its file with `"deprecated": true`')],

@@ -10,6 +10,7 @@ item reads from its suite: the dimensions it must carry under `slices`, and thei
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -87,15 +88,33 @@ def _slice_problems(value: Any, dims: Mapping[str, Sequence[str] | None]) -> lis
     return out
 
 
+# Scripts one language writes together (Japanese mixes kana and kanji): one script for the rule.
+_ONE_SCRIPT = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK"}
+
+
+def _script(ch: str) -> str:
+    """The script a letter belongs to, from its Unicode name ("LATIN", "GREEK", "ARMENIAN", ...)."""
+    first = unicodedata.name(ch, "UNKNOWN").split(" ")[0]
+    return _ONE_SCRIPT.get(first, first)
+
+
 def slice_lookalikes(value: str) -> list[str]:
-    """The look-alike characters of a slice value: full-width forms always, and Cyrillic or Greek
-    letters next to Latin ones. A value written wholly in Greek or Cyrillic is a real name; one
-    that mixes them with Latin letters reads like another value (`nеtworking` with a Cyrillic e)
-    and would make a second slice that looks the same in every table (docs/items.md)."""
+    """What makes a slice value read like another: full-width or other compatibility forms
+    (mathematical bold letters, ligatures: the value changes under NFKC), and letters of more
+    than one script (`nеtworking` with a Cyrillic e, `geօ` with an Armenian o). Either would make
+    a second slice that looks the same as the first in every table (docs/items.md). A value
+    written wholly in one script, Greek or Cyrillic included, is a real name."""
     found = confusables(value)
-    if any(ch.isascii() and ch.isalpha() for ch in value):
-        return found
-    return [f for f in found if "full-width" in f]
+    latin = any(ch.isascii() and ch.isalpha() for ch in value)
+    if not latin:
+        found = [f for f in found if "full-width" in f]
+    if unicodedata.normalize("NFKC", value) != value and not any("full-width" in f for f in found):
+        shown = unicodedata.normalize("NFKC", value)
+        found.append(f"compatibility forms (it reads as {shown!r} once normalised, NFKC)")
+    scripts = sorted({_script(ch) for ch in value if ch.isalpha()})
+    if len(scripts) > 1 and not found:
+        found.append(f"letters of several scripts ({', '.join(s.lower() for s in scripts)})")
+    return found
 
 
 def item_findings(
