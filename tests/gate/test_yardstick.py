@@ -261,3 +261,12 @@ def test_a_new_tokenizer_switching_perplexity_off_is_a_gate_change():
     # a suite's own perplexity counts as well
     before["suite_perplexity"] = {"q": {"value": 3.0, "n_tokens": 9, "test_sha256": H["a"]}}
     assert [c["kind"] for c in _changes(_baseline(before), after)] == ["tokenizer"]
+
+
+def test_gated_families_written_in_another_order_are_no_change():
+    before = _results()
+    after = copy.deepcopy(before)
+    after["config"]["gate"]["slices"] = list(reversed(before["config"]["gate"]["slices"]))
+    assert _changes(_baseline(before), after) == []
+    after["config"]["gate"]["slices"] = after["config"]["gate"]["slices"][1:]
+    assert [c["key"] for c in _changes(_baseline(before), after)] == ["gate.slices"]
