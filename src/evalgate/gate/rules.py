@@ -27,6 +27,9 @@ class GateRules:
     min_accuracy: tuple[tuple[str, float], ...] = field(default=())
     # Slice key -> the tolerance that slice is gated with instead of `tolerance`.
     tolerances: tuple[tuple[str, float], ...] = field(default=())
+    # The probe field (or multiple-choice slice dimension) whose values are clusters of the paired
+    # test (gate/cluster.py, docs/gate.md "Clustered flips"); None tests probe by probe.
+    cluster: str | None = None
 
     def tolerance_for(self, key: str) -> float:
         """The tolerance of one slice: its own, else its suite's ("SUITE/*"), else the run's."""
