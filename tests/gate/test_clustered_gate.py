@@ -21,6 +21,7 @@ from evalgate.gate import cluster
 from evalgate.gate.compare import compare, verdict
 from evalgate.gate.slices import aggregate_slices
 from evalgate.gate.yardstick import gate_changes
+from evalgate.report.sections import gated_table
 from evalgate.schemas import schema
 
 # --- the p-value ------------------------------------------------------------------------------
@@ -185,6 +186,11 @@ def test_correlated_flips_make_the_per_probe_test_liberal_and_the_clustered_one_
     assert alarms_plain / reps > 0.15
     assert alarms_clustered / reps <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / reps)
     assert warned / reps > 0.5
+    # the last run's report says so, unclustered with the warning, clustered with the test used
+    shown = gated_table({**new, "config": {"gate": {}}, "comparison": a}).text
+    assert "Correlated flips" in shown and "`gate.cluster: verb`" in shown
+    shown = gated_table({**new, "config": {"gate": {}}, "comparison": b}).text
+    assert "**Clustered by verb**" in shown and "| clusters |" in shown.replace("  ", "")
 
 
 def test_independent_flips_add_no_cluster_key_unless_the_gate_clusters():

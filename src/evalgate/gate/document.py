@@ -49,7 +49,7 @@ class GateSettings(TypedDict):
     perplexity_max_ratio: NotRequired[float]
     assumed_disagreement: NotRequired[float]
     slices: NotRequired[list[str]]
-    cluster: NotRequired[str]  # gate.cluster, pinned only when set
+    cluster: NotRequired[str | None]  # gate.cluster, pinned only when set
 
 
 class ConfigPin(TypedDict):
