@@ -386,12 +386,17 @@ def _clustered(
     field: str,
     row: SliceComparison,
     tolerance: float,
-) -> dict[str, Any]:
+) -> None:
     """The slice's clustered p-value (gate/cluster.py) replaces the per-probe one, which stays
     as `p_unclustered`."""
     d, _ = cluster.cluster_sums([flips[i] for i in ids], [labels[i] for i in ids], tolerance)
     res = cluster.signflip_pvalue(d, seed_key=f"{field}|{key}")
-    return {**res, "p_unclustered": row["p_value"]}
+    row["p_unclustered"] = row["p_value"]
+    row["p_value"] = res["p_value"]
+    row["cluster_test"] = res["cluster_test"]
+    row["n_clusters"] = res["n_clusters"]
+    row["cluster_draws"] = res["cluster_draws"]
+    row["t_cluster"] = res["t_cluster"]
 
 
 def compare(
@@ -444,7 +449,7 @@ def compare(
         rows[key] = _slice_row(ids, new_by_id, base.outcomes, rules, status, tolerance)
         rows[key]["n_new"] = n_new.get(key, 0)
         if rules.cluster and ids:
-            rows[key].update(_clustered(key, ids, flips, labels, rules.cluster, rows[key], tolerance))
+            _clustered(key, ids, flips, labels, rules.cluster, rows[key], tolerance)
         if tolerance != rules.tolerance:
             # a slice gated with its own tolerance (gate.tolerances, docs/suites.md) says so; the
             # key is absent otherwise, so results without per-slice tolerances keep their bytes

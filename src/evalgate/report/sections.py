@@ -91,7 +91,8 @@ def gated_table(results: ResultsDocument) -> Section:
         tally.append(f"{len(lost):,} scored in only one of the two runs (not gated; see the limitations)")
     if tally:
         head += "\n\n" + ", ".join(tally) + "."
-    clustered = bool((comparison.get("cluster") or {}).get("clustered"))
+    cluster_info = comparison.get("cluster")
+    clustered = bool(cluster_info and cluster_info.get("clustered"))
     note = cluster_note(comparison)
     if note:
         head += "\n\n" + note
