@@ -239,6 +239,8 @@ def test_icc_is_the_anova_estimator():
     # so rho = (12 - 1) / (12 + 2 * 1).
     values = [1, 2, 3, 3, 4, 5, 5, 6, 7]
     assert cluster.icc_anova(values, list("aaabbbccc")) == pytest.approx(11 / 14)
+    # F = 12 on (2, 6) degrees of freedom: P(F >= 12) = (1 + 2 * 12 / 6) ** -3 exactly
+    assert cluster.anova(values, list("aaabbbccc"))[1] == pytest.approx(5.0**-3, rel=1e-9)
     assert cluster.icc_anova([0, 0, 0], ["a", "a", "b"]) is None  # nothing flipped
     assert cluster.weighted_cluster_size(list("aaab")) == pytest.approx((9 + 1) / 4)
 

@@ -45,7 +45,8 @@ Ridout, Demetrio & Firth 1999, "Estimating intraclass correlation for binary dat
 one that inflates its variance. The design effect is the variance of a sum of exchangeably
 correlated values over that of independent ones, 1 + (m - 1) rho with m = sum n_j^2 / N, the
 size-weighted mean cluster size (Kish 1965, Survey Sampling, Wiley). Above
-`WARN_DESIGN_EFFECT` the unclustered test's variance is understated by more than a fifth.
+`WARN_DESIGN_EFFECT` the unclustered test's variance is understated by more than a fifth; the
+warning also needs the ANOVA F test of "no between-cluster variance" below `WARN_LEVEL`.
 
 Pure: no I/O.
 """
@@ -59,9 +60,12 @@ from typing import Any
 
 import numpy as np
 
+from evalgate.gate.binomial import betainc
+
 EXACT_MAX_CLUSTERS = 16  # 2^16 = 65,536 sign vectors: enumerated
 DRAWS = 9999  # Monte Carlo sign vectors beyond that (p-values on a 1/10,000 grid)
 WARN_DESIGN_EFFECT = 1.2
+WARN_LEVEL = 0.05  # ... and the between-cluster variance is significant at this level
 _CHUNK = 4096  # sign vectors per matrix product (bounded memory with thousands of clusters)
 
 # Verb-form probes: fields a cluster may be (docs/gate.md). `verb` is a lemma within a language,
@@ -156,28 +160,38 @@ def signflip_pvalue(d: np.ndarray, seed_key: str, draws: int = DRAWS) -> dict[st
     return out
 
 
-def icc_anova(values: Sequence[float], labels: Sequence[Hashable]) -> float | None:
-    """One-way ANOVA intraclass correlation of `values` grouped by `labels` (module docstring).
+def anova(values: Sequence[float], labels: Sequence[Hashable]) -> tuple[float | None, float | None]:
+    """(intraclass correlation, p-value of "no between-cluster variance") of `values` by `labels`.
 
-    (MSB - MSW) / (MSB + (n0 - 1) MSW), n0 = (N - sum n_j^2 / N) / (G - 1). None when it is not
-    defined: fewer than two clusters, no within-cluster degree of freedom, or no variation at
-    all (no probe flipped). It can be negative (clusters more alike across than within).
+    The one-way ANOVA estimator (module docstring): (MSB - MSW) / (MSB + (n0 - 1) MSW),
+    n0 = (N - sum n_j^2 / N) / (G - 1), and the F test of MSB / MSW on (G - 1, N - G) degrees of
+    freedom. Either is None when it is not defined: fewer than two clusters, no within-cluster
+    degree of freedom, or no variation (no probe flipped). The estimate can be negative.
     """
     groups: dict[Hashable, list[float]] = {}
     for v, lab in zip(values, labels, strict=True):
         groups.setdefault(lab, []).append(float(v))
     n_total, g = len(values), len(groups)
     if g < 2 or n_total - g < 1:
-        return None
+        return None, None
     grand = math.fsum(values) / n_total
     ssb = math.fsum(len(xs) * (math.fsum(xs) / len(xs) - grand) ** 2 for xs in groups.values())
     ssw = math.fsum((x - math.fsum(xs) / len(xs)) ** 2 for xs in groups.values() for x in xs)
-    msb, msw = ssb / (g - 1), ssw / (n_total - g)
-    n0 = (n_total - sum(len(xs) ** 2 for xs in groups.values()) / n_total) / (g - 1)
+    d1, d2 = g - 1, n_total - g
+    msb, msw = ssb / d1, ssw / d2
+    n0 = (n_total - sum(len(xs) ** 2 for xs in groups.values()) / n_total) / d1
     denom = msb + (n0 - 1) * msw
-    if not denom > 0:
-        return None
-    return (msb - msw) / denom
+    icc = (msb - msw) / denom if denom > 0 else None
+    p = None
+    if msw > 0:
+        f = msb / msw
+        p = float(betainc(d2 / 2.0, d1 / 2.0, d2 / (d2 + d1 * f)))  # P(F(d1, d2) >= f)
+    return icc, p
+
+
+def icc_anova(values: Sequence[float], labels: Sequence[Hashable]) -> float | None:
+    """The ANOVA intraclass correlation alone (`anova`)."""
+    return anova(values, labels)[0]
 
 
 def weighted_cluster_size(labels: Sequence[Hashable]) -> float:
@@ -195,7 +209,7 @@ def summary(field: str, flips: Sequence[int], labels: Sequence[Hashable], config
     above WARN_DESIGN_EFFECT and the gate does not cluster; with `gate.cluster` set the test
     already accounts for it.
     """
-    icc = icc_anova(flips, labels)
+    icc, p = anova(flips, labels)
     m = weighted_cluster_size(labels)
     deff = None if icc is None else 1.0 + (m - 1.0) * icc
     out: dict[str, Any] = {
@@ -207,11 +221,16 @@ def summary(field: str, flips: Sequence[int], labels: Sequence[Hashable], config
         "mean_cluster_size": m,
         "icc": icc,
         "design_effect": deff,
+        "icc_p_value": p,
     }
-    if deff is not None and deff > WARN_DESIGN_EFFECT and not configured:
+    # Both: a design effect that matters, and evidence that it is not the estimate's own noise
+    # (with 40 verbs its standard error is about 0.015, so independent flips alone pass 1.2 in
+    # about one run in six; the F test keeps that to about one in twenty; docs/gate.md).
+    if deff is not None and deff > WARN_DESIGN_EFFECT and p is not None and p < WARN_LEVEL and not configured:
         out["warning"] = (
             f"flips are correlated within {field} (intraclass correlation {icc:.3f}, design effect "
-            f"{deff:.2f} > {WARN_DESIGN_EFFECT}): the per-probe test understates the noise and can "
-            f"raise false alarms; set `gate.cluster: {field}` to test whole clusters (docs/gate.md)"
+            f"{deff:.2f} > {WARN_DESIGN_EFFECT}, F test p = {p:.2g}): the per-probe test understates "
+            f"the noise and can raise false alarms; set `gate.cluster: {field}` to test whole clusters "
+            "(docs/gate.md)"
         )
     return out

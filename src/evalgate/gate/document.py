@@ -223,6 +223,7 @@ class ClusterSummary(TypedDict):
     mean_cluster_size: float
     icc: float | None
     design_effect: float | None
+    icc_p_value: NotRequired[float | None]
     warning: NotRequired[str]
 
 

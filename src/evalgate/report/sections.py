@@ -137,9 +137,11 @@ def cluster_note(comparison: Comparison) -> str | None:
     if not info:
         return None
     field = inline(info["field"])
-    icc, deff = info.get("icc"), info.get("design_effect")
+    icc, deff, p = info.get("icc"), info.get("design_effect"), info.get("icc_p_value")
     measured = (
-        f"intraclass correlation of flips within {field} {icc:.3f}, design effect {deff:.2f}"
+        f"intraclass correlation of flips within {field} {icc:.3f}"
+        + (f" (F test p = {p:.2g})" if p is not None else "")
+        + f", design effect {deff:.2f}"
         if icc is not None and deff is not None
         else f"the intraclass correlation of flips within {field} is undefined (too few flips or clusters)"
     )
