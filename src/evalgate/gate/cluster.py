@@ -66,7 +66,7 @@ EXACT_MAX_CLUSTERS = 16  # 2^16 = 65,536 sign vectors: enumerated
 DRAWS = 9999  # Monte Carlo sign vectors beyond that (p-values on a 1/10,000 grid)
 WARN_DESIGN_EFFECT = 1.2
 WARN_LEVEL = 0.05  # ... and the between-cluster variance is significant at this level
-_CHUNK = 4096  # sign vectors per matrix product (bounded memory with thousands of clusters)
+_CHUNK_CELLS = 1 << 22  # signs per matrix product: 32 MB of float64 whatever the cluster count
 
 # Verb-form probes: fields a cluster may be (docs/gate.md). `verb` is a lemma within a language,
 # so its clusters are "language:verb", the per_verb cells of results.json.
@@ -153,8 +153,9 @@ def signflip_pvalue(d: np.ndarray, seed_key: str, draws: int = DRAWS) -> dict[st
         out["p_value"] = hits / 2**g
         return out
     hits = 0
-    for start in range(0, draws, _CHUNK):
-        rows = min(_CHUNK, draws - start)
+    chunk = max(1, _CHUNK_CELLS // g)
+    for start in range(0, draws, chunk):
+        rows = min(chunk, draws - start)
         hits += int((_signs(f"{seed_key}#{start}", rows, g) @ d >= threshold).sum())
     out["p_value"] = (1 + hits) / (draws + 1)
     return out
