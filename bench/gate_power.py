@@ -15,6 +15,10 @@ G. (issue 14) family-wise false alarms of the 15 gated slices under Holm and und
 H. the power for a 10-point drop on 60 probes at 5% disagreement, alone and inside the 15-slice
    gate, under both adjustments.
 
+I. (issue 14, point 2) the whole gate on the shipped verb grid (40 verbs x 15 probes) when flips
+   are correlated within a verb: family-wise false alarms with no change and at a true drop equal
+   to the tolerance, probe by probe (today's test) and with `gate.cluster: verb`.
+
 "Nothing changed" is not "identical outcomes": two equally good checkpoints disagree on some
 probes. Each probe the baseline got right turns wrong with probability (churn/2)/p0, each wrong
 one turns right with (churn/2)/(1-p0), so `churn` of the probes flip, half each way, and the
@@ -375,14 +379,94 @@ def print_multiplicity(rng: np.random.Generator, rules: GateRules, quick: bool, 
     )
 
 
+CLUSTER_RHOS = (0.0, 0.25, 0.5)
+N_VERBS, PER_VERB = 40, 15  # the shipped core grid: 40 verbs x (5 tenses x 3 persons)
+
+
+def _verb_probe_set() -> list[dict]:
+    """40 verbs (20 per language, half irregular), each in 5 tenses x 3 persons: 14 gated slices."""
+    tenses = ("infinitive", "present_simple", "past_simple", "past_participle", "future")
+    return [
+        {
+            "id": f"v{v:02d}-{t}-{p}",
+            "status": "scored",
+            "language": ("en", "es")[v % 2],
+            "verb": f"verb{v}",
+            "regularity": ("regular", "irregular")[(v // 2) % 2],
+            "tense": tenses[t],
+            "person": ("1sg", "2sg", "3sg")[p],
+            "category": "core",
+            "label": "correct",
+            "content_hash": f"{v * 100 + t * 10 + p:064x}",
+        }
+        for v in range(N_VERBS)
+        for t in range(5)
+        for p in range(3)
+    ]
+
+
+def correlated_flips(rng: np.random.Generator, churn: float, drop: float, rho: float) -> np.ndarray:
+    """Signed flips (+1 right->wrong, -1 wrong->right, 0) of the verb grid, P(+1) = (churn+drop)/2
+    and P(-1) = (churn-drop)/2 for every probe, correlation rho between two probes of one verb:
+    each probe copies its verb's common draw with probability sqrt(rho), else draws its own (the
+    marginal stays the same, so the true drop is exactly `drop`)."""
+    p = [(churn + drop) / 2, (churn - drop) / 2, 1 - churn]
+    values = np.array([1, -1, 0])
+    common = values[rng.choice(3, size=(N_VERBS, 1), p=p)]
+    own = values[rng.choice(3, size=(N_VERBS, PER_VERB), p=p)]
+    copy = rng.random((N_VERBS, PER_VERB)) < np.sqrt(rho)
+    return np.where(copy, common, own).ravel()
+
+
+def clustered_size(rng: np.random.Generator, reps: int, churn: float = 0.10) -> list[list]:
+    """Family-wise false alarms of the whole gate when flips are correlated within a verb.
+
+    The same draws go through `compare` twice: probe by probe (today's test) and with
+    `gate.cluster: verb` (gate/cluster.py). "no change" and "drop = tolerance" are both inside
+    H0, so every failure is a false alarm; a 5-point drop on every verb shows what clustering
+    costs in power.
+    """
+    probes = _verb_probe_set()
+    slices = aggregate_slices([{**p, "correct": True} for p in probes], 1.96)
+    plain = default_rules(mde_max=1.0)
+    clustered = dataclasses.replace(plain, cluster="verb")
+    rows = []
+    cells = ((0.0, "no change"), (plain.tolerance, "drop = tolerance"), (0.05, "drop 5 pts (power)"))
+    for drop, label in cells:
+        for rho in CLUSTER_RHOS:
+            fails = {"plain": 0, "clustered": 0}
+            deffs = []
+            for _ in range(reps):
+                flips = correlated_flips(rng, churn, drop, rho)
+                base = np.where(flips == 1, True, np.where(flips == -1, False, rng.random(len(flips)) < P0))
+                new = np.where(flips == 0, base, ~base)
+                a, b = _results(probes, new, slices), _results(probes, base, slices)
+                fails["plain"] += bool(compare(a, b, plain, "sim")["regressed"])
+                got = compare(a, b, clustered, "sim")
+                fails["clustered"] += bool(got["regressed"])
+                if got["cluster"]["design_effect"] is not None:
+                    deffs.append(got["cluster"]["design_effect"])
+            rows.append(
+                [
+                    label,
+                    f"{rho:.2f}",
+                    f"{np.median(deffs):.2f}" if deffs else "-",
+                    f"{fails['plain'] / reps:.3f}",
+                    f"{fails['clustered'] / reps:.3f}",
+                ]
+            )
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=4)
     ap.add_argument("--reps", type=int, default=2000, help="draws per cell of table A")
     ap.add_argument("--gate-reps", type=int, default=200, help="draws per cell of table B")
     ap.add_argument("--churn", type=float, default=0.10, help="disagreement used in table B")
-    ap.add_argument("--quick", action="store_true", help="tables E-H only, smaller (about a minute)")
+    ap.add_argument("--quick", action="store_true", help="tables E-I only, fewer draws (a minute or two)")
     ap.add_argument("--wy-reps", type=int, default=None, help="draws per cell of tables G and H")
+    ap.add_argument("--cluster-reps", type=int, help="draws per cell of table I (200; quick 40)")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     rules = default_rules()
@@ -404,6 +488,19 @@ def main() -> None:
     )
     wy_reps = args.wy_reps or (300 if args.quick else 2000)
     print_multiplicity(np.random.default_rng([args.seed, 14]), rules, args.quick, wy_reps)
+    reps = args.cluster_reps if args.cluster_reps is not None else (40 if args.quick else 200)
+    print(
+        f"\nI. Whole gate, 600 probes = 40 verbs x 15, 14 gated slices, churn 10%, flips correlated "
+        f"within a verb ({reps} draws per cell): share of runs that fail, per-probe test vs "
+        "gate.cluster: verb"
+    )
+    print(
+        tabulate(
+            clustered_size(rng, reps),
+            headers=["true change", "within-verb rho", "design effect (median)", "per-probe", "clustered"],
+            tablefmt="github",
+        )
+    )
     if args.quick:
         return
     print(

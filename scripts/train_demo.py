@@ -212,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out-dir", type=Path, default=REPO / "data/checkpoints")
     ap.add_argument("--only", choices=sorted(RECIPES), action="append", help="train just this one")
     ap.add_argument("--steps", type=int, help="override the recipe's steps (for quick trials)")
+    ap.add_argument(
+        "--seed", type=int, help="override the recipe's seed (equally good checkpoints, docs/gate.md)"
+    )
     args = ap.parse_args(argv)
 
     torch.use_deterministic_algorithms(True)
@@ -228,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         recipe = RECIPES[name]
         if args.steps:
             recipe = Recipe(**{**asdict(recipe), "steps": args.steps})
+        if args.seed is not None:
+            recipe = Recipe(**{**asdict(recipe), "seed": args.seed})
         torch.set_num_threads(recipe.threads)
         forms = irregular_forms(args.grammar, recipe.filter_tenses)
         kept, dropped = apply_filter(sentences, recipe, forms)

@@ -24,6 +24,7 @@ import jsonschema
 import yaml
 
 from evalgate.errors import ConfigError
+from evalgate.gate.cluster import VERB_FORM_FIELDS
 from evalgate.gate.rules import GateRules
 from evalgate.paths import allowed_roots, bundled_root, display_path
 from evalgate.probeset.coverage import CoverageConfig
@@ -202,7 +203,9 @@ _PATH_KEYS = ("probes", "template", "manifest", "grammar", "train", "test", "che
 # What a suite declares for itself; with `suites:` these top-level keys are not read (docs/suites.md).
 _SUITE_KEYS = ("probes", "template", "manifest", "grammar", "train", "coverage")
 _UNSET_IF_EMPTY = ("min_accuracy", "tolerances")
-_UNSET_IF_NONE = ("multiplicity",)  # optional scalars: left out of the pin when unset
+# optional scalars, left out of the pin when unset (pinned as before they existed): gate.multiplicity
+# (unset: Holm) and gate.cluster (unset: probe by probe)
+_UNSET_IF_NONE = ("multiplicity", "cluster")
 
 
 def _plain(value: Any) -> Any:
@@ -386,6 +389,8 @@ def load_config(
     problems = _schema_errors(data, "effective configuration")
     if not problems and user.get("suites"):
         problems += _suite_problems(user, overrides or {}, source)
+    if not problems:
+        problems += _cluster_problems(data, source)
     cov = data.get("coverage") or {}
     low, high = cov.get("adversarial_per_category_min"), cov.get("adversarial_per_category_max")
     if not problems and low > high:
@@ -472,6 +477,46 @@ def _suite_problems(user: dict[str, Any], overrides: dict[str, Any], source: str
                         f"{source}: suites.{name}.gate.slices: '{family}' is not one of "
                         + ", ".join(sorted(allowed))
                     )
+    return out
+
+
+def _cluster_problems(data: dict[str, Any], source: str) -> list[str]:
+    """`gate.cluster` names a field some probe can carry (docs/gate.md, "Clustered flips").
+
+    A verb-form suite (or a run without `suites:`) offers the probe fields of
+    gate/cluster.py; a multiple-choice suite its declared slice dimensions. A field no suite has
+    would make every probe a cluster of its own: a typo that silently changes nothing.
+    """
+    field = (data.get("gate") or {}).get("cluster")
+    if field is None:
+        return []
+    out = []
+    if data["gate"].get("rule") != "paired":
+        out.append(
+            f"{source}: gate.cluster: '{field}' needs gate.rule: paired (the wilson rule has no paired test)"
+        )
+    if data["gate"].get("multiplicity") == "westfall-young":
+        # its joint draws flip probes one by one, which is the independence clustering gives up
+        out.append(
+            f"{source}: gate.cluster: '{field}' cannot go with gate.multiplicity: westfall-young "
+            "(its draws flip single probes); use holm with clusters"
+        )
+    known: list[str] = []
+    suites = data.get("suites") or {}
+    kinds = [(s.get("kind"), s.get("slices")) for s in suites.values()] or [("verb-forms", None)]
+    for kind, dims in kinds:
+        if kind == MULTIPLE_CHOICE:
+            known += list(dims or [])
+        else:
+            known += list(VERB_FORM_FIELDS)
+    known = list(dict.fromkeys(known))
+    if field not in known:
+        close = difflib.get_close_matches(field, known, n=1)
+        guess = f" (did you mean '{close[0]}'?)" if close else ""
+        out.append(
+            f"{source}: gate.cluster: unknown cluster field '{field}'{guess}; "
+            f"this configuration's probes carry {', '.join(known)}"
+        )
     return out
 
 

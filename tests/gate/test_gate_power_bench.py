@@ -5,17 +5,24 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from helpers.paths import REPO
 
 
-def test_quick_bench_shows_size_at_tolerance_within_alpha():
-    out = subprocess.run(
+@pytest.fixture(scope="module")
+def quick() -> str:
+    """One run of `bench/gate_power.py --quick` for every test here."""
+    return subprocess.run(
         [sys.executable, str(REPO / "bench" / "gate_power.py"), "--quick"],
         capture_output=True,
         text=True,
         check=True,
         timeout=600,
     ).stdout
+
+
+def test_quick_bench_shows_size_at_tolerance_within_alpha(quick):
+    out = quick
     table_e = out.split("E. ")[1].split("F. ")[0]
     rows = [line.split("|") for line in table_e.splitlines() if line.startswith("| ") and "%" in line]
     assert len(rows) == 8
@@ -31,3 +38,14 @@ def test_quick_bench_shows_size_at_tolerance_within_alpha():
     assert max(float(x) for row in cells for x in row) <= 0.05
     table_h = out.split("H. ")[1]
     assert "inside the 15-slice gate" in table_h and "Westfall-Young" in table_h
+
+
+def test_quick_bench_shows_clustered_false_alarms_below_the_per_probe_ones(quick):
+    table_i = quick.split("I. ")[1]
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in table_i.splitlines() if line[:2] == "| "]
+    alarms = [r for r in rows if r[0] in ("no change", "drop = tolerance")]
+    assert {r[1] for r in alarms} == {"0", "0.25", "0.5"}
+    correlated = [r for r in alarms if r[1] != "0"]
+    # 40 draws per cell: the per-probe test is clearly liberal somewhere, the clustered one is not
+    assert max(float(r[3]) for r in correlated) > 0.15
+    assert max(float(r[4]) for r in correlated) <= 0.1

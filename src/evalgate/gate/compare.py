@@ -21,9 +21,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalgate.errors import NotComparableError, RefusedError
-from evalgate.gate import noninferiority, perplexity_test, westfall_young
+from evalgate.gate import cluster, noninferiority, perplexity_test, westfall_young
 from evalgate.gate.baseline import BASELINE_KIND, validate_baseline
-from evalgate.gate.document import Comparison, PerplexityComparison, SliceComparison, SliceStatus
+from evalgate.gate.document import (
+    ClusterSummary,
+    Comparison,
+    PerplexityComparison,
+    SliceComparison,
+    SliceStatus,
+)
 from evalgate.gate.results import refuse_partial
 from evalgate.gate.rules import GateRules  # the rules only: a configuration is never loaded here
 from evalgate.gate.slice_order import slice_sort_key
@@ -366,6 +372,49 @@ def _adjusted(
     )
 
 
+def _cluster_inputs(
+    entries: list[dict[str, Any]], shared: list[str], new: dict, old: dict, rules: GateRules
+) -> tuple[dict[str, int], dict[str, str], ClusterSummary | None]:
+    """Signed flips and cluster labels of the paired probes, and `comparison.cluster`.
+
+    With `gate.cluster` set, the summary is always there. Unset, the verb-form probes' `verb` is
+    measured anyway, and the summary is added only when it carries a warning (docs/gate.md,
+    "Clustered flips"): a run whose flips are not correlated keeps its results byte for byte.
+    """
+    field = rules.cluster or "verb"
+    flips = {i: int(old[i]["correct"]) - int(new[i]["correct"]) for i in shared}
+    labels = {i: cluster.cluster_label(new[i], field) for i in shared}
+    if not rules.cluster and not any("verb" in e for e in entries):
+        return flips, labels, None
+    info = cluster.summary(
+        field, [flips[i] for i in shared], [labels[i] for i in shared], configured=bool(rules.cluster)
+    )
+    if not rules.cluster and "warning" not in info:
+        return flips, labels, None
+    return flips, labels, info  # type: ignore[return-value]
+
+
+def _clustered(
+    key: str,
+    ids: list[str],
+    flips: dict[str, int],
+    labels: dict[str, str],
+    field: str,
+    row: SliceComparison,
+    tolerance: float,
+) -> None:
+    """The slice's clustered p-value (gate/cluster.py) replaces the per-probe one, which stays
+    as `p_unclustered`."""
+    d, _ = cluster.cluster_sums([flips[i] for i in ids], [labels[i] for i in ids], tolerance)
+    res = cluster.signflip_pvalue(d, seed_key=f"{field}|{key}")
+    row["p_unclustered"] = row["p_value"]
+    row["p_value"] = res["p_value"]
+    row["cluster_test"] = res["cluster_test"]
+    row["n_clusters"] = res["n_clusters"]
+    row["cluster_draws"] = res["cluster_draws"]
+    row["t_cluster"] = res["t_cluster"]
+
+
 def compare(
     results: dict[str, Any], baseline: dict[str, Any], rules: GateRules, baseline_path: str
 ) -> Comparison:
@@ -399,6 +448,7 @@ def compare(
         (k for k in new_slices | base.slices if k.partition(":")[0] in families), key=slice_sort_key
     )
 
+    flips, labels, cluster_info = _cluster_inputs(entries, shared, new_by_id, base.outcomes, rules)
     rows: dict[str, SliceComparison] = {}
     gated: list[str] = []
     for key in candidates:
@@ -414,6 +464,8 @@ def compare(
         tolerance = rules.tolerance_for(key)
         rows[key] = _slice_row(ids, new_by_id, base.outcomes, rules, status, tolerance)
         rows[key]["n_new"] = n_new.get(key, 0)
+        if rules.cluster and ids:
+            _clustered(key, ids, flips, labels, rules.cluster, rows[key], tolerance)
         if tolerance != rules.tolerance:
             # a slice gated with its own tolerance (gate.tolerances, docs/suites.md) says so; the
             # key is absent otherwise, so results without per-slice tolerances keep their bytes
@@ -466,6 +518,7 @@ def compare(
         # keep their bytes (absent: Holm)
         **({"multiplicity": rules.multiplicity} if rules.rule == "paired" and rules.multiplicity else {}),
         "slices": rows,
+        **({"cluster": cluster_info} if cluster_info is not None else {}),
         "regressed": [k for k, r in rows.items() if r["status"] == "regressed"],
         "perplexity": _perplexity(results, base, rules.perplexity_max_ratio, rules.alpha),
         **(
@@ -514,8 +567,11 @@ def verdict(comparison: dict[str, Any] | None) -> tuple[str, list[str]]:
                 f"+ tolerance {_pct(r.get('tolerance', t['tolerance']))}"
             )
         else:
+            test = "exact test"
+            if r.get("cluster_test"):
+                test = f"sign-flip test over {r['n_clusters']} {comparison['cluster']['field']} clusters"
             reasons.append(
-                f"{head}; {r['b']} right → wrong vs {r['c']} wrong → right, exact test of a drop above "
+                f"{head}; {r['b']} right → wrong vs {r['c']} wrong → right, {test} of a drop above "
                 f"the tolerance {_pct(r.get('tolerance', t['tolerance']))} p = {r['p_value']:.3g}, "
                 f"{westfall_young.adjustment_name(comparison)}-adjusted "
                 f"{r['p_adjusted']:.3g}, below alpha {t['alpha']}"

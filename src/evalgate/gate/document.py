@@ -49,6 +49,7 @@ class GateSettings(TypedDict):
     perplexity_max_ratio: NotRequired[float]
     assumed_disagreement: NotRequired[float]
     slices: NotRequired[list[str]]
+    cluster: NotRequired[str | None]  # gate.cluster, pinned only when set
 
 
 class ConfigPin(TypedDict):
@@ -206,6 +207,27 @@ class SliceComparison(TypedDict):
     p_adjusted: NotRequired[float | None]
     wilson_low: NotRequired[float | None]
     wilson_high: NotRequired[float | None]
+    # gate.cluster set (gate/cluster.py): the clustered test replaced the per-probe p-value
+    p_unclustered: NotRequired[float | None]
+    cluster_test: NotRequired[Literal["sign-flip-exact", "sign-flip-monte-carlo"]]
+    n_clusters: NotRequired[int]
+    cluster_draws: NotRequired[int]
+    t_cluster: NotRequired[float | None]
+
+
+class ClusterSummary(TypedDict):
+    """results.json `comparison.cluster`: the within-cluster correlation of flips (gate/cluster.py)."""
+
+    field: str
+    clustered: bool
+    n_clusters: int
+    n_probes: int
+    n_flipped: int
+    mean_cluster_size: float
+    icc: float | None
+    design_effect: float | None
+    icc_p_value: NotRequired[float | None]
+    warning: NotRequired[str]
 
 
 class CountedWrong(TypedDict):
@@ -250,6 +272,7 @@ class Comparison(TypedDict):
     multiplicity: NotRequired[Literal["holm", "westfall-young"]]  # absent: Holm (gate.multiplicity unset)
     perplexity: NotRequired[PerplexityComparison | None]
     suite_perplexity: NotRequired[dict[str, PerplexityComparison]]
+    cluster: NotRequired[ClusterSummary]
     # not in the schema
     baseline_name: NotRequired[str | None]  # None: the baseline document has no name
     thresholds: NotRequired[GateSettings]

@@ -34,6 +34,9 @@ class GateRules:
     # "westfall-young" (gate/westfall_young.py). None (unset) is Holm, pinned as before the key
     # existed; set, it is pinned, so changing it in a PR is a gate change (docs/approval.md).
     multiplicity: str | None = None
+    # The probe field (or multiple-choice slice dimension) whose values are clusters of the paired
+    # test (gate/cluster.py, docs/gate.md "Clustered flips"); None tests probe by probe.
+    cluster: str | None = None
 
     def min_n_for(self, key: str) -> int:
         """The fewest shared probes that gate one slice: its suite's `min_n`, else the run's."""

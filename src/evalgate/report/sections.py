@@ -92,6 +92,11 @@ def gated_table(results: ResultsDocument) -> Section:
         tally.append(f"{len(lost):,} scored in only one of the two runs (not gated; see the limitations)")
     if tally:
         head += "\n\n" + ", ".join(tally) + "."
+    cluster_info = comparison.get("cluster")
+    clustered = bool(cluster_info and cluster_info.get("clustered"))
+    note = cluster_note(comparison)
+    if note:
+        head += "\n\n" + note
     chance = suites.chance(results)
     if chance:
         head += CHANCE_NOTE
@@ -108,6 +113,7 @@ def gated_table(results: ResultsDocument) -> Section:
             points(c.get("delta")),
             pvalue(c.get("p_value")),
             pvalue(c.get("p_adjusted")),
+            *([count(c.get("n_clusters"))] if clustered else []),
             size_points(c.get("mde")),
             Md(_status_text(c)),
         ]
@@ -115,13 +121,44 @@ def gated_table(results: ResultsDocument) -> Section:
     adjusted = f"p ({adjustment_name(comparison)})"
     headers = ["slice", "n", "baseline", "new", "Wilson 95%", "Δ", "p", adjusted, "MDE", "status"]
     align = "lrrrrrrrrl"
+    if clustered:
+        headers.insert(8, "clusters")
+        align = align[:-1] + "rl"
     if chance:
         headers.insert(4, "chance")
-        align = "lrrrrrrrrrl"
+        align = align[:-1] + "rl"
     if not rows_in:
         return Section(f"{head}\n\n_No slice was compared._", essential=True)
     body = _tables(results, list(rows_in), lambda keys: table(headers, [row(k) for k in keys], align))
     return Section(f"{head}\n\n{body}", essential=True)
+
+
+def cluster_note(comparison: Comparison) -> str | None:
+    """`comparison.cluster` in a sentence or two (gate/cluster.py, docs/gate.md "Clustered flips")."""
+    info = comparison.get("cluster")
+    if not info:
+        return None
+    field = inline(info["field"])
+    icc, deff, p = info.get("icc"), info.get("design_effect"), info.get("icc_p_value")
+    measured = (
+        f"intraclass correlation of flips within {field} {icc:.3f}"
+        + (f" (F test p = {p:.2g})" if p is not None else "")
+        + f", design effect {deff:.2f}"
+        if icc is not None and deff is not None
+        else f"the intraclass correlation of flips within {field} is undefined (too few flips or clusters)"
+    )
+    where = f"{info['n_clusters']:,} clusters of mean size {info['mean_cluster_size']:.1f}"
+    if info.get("clustered"):
+        return (
+            f"**Clustered by {field}** (`gate.cluster`): p is a wild cluster sign-flip test over whole"
+            f" {field} clusters (exact up to 16 clusters, else 9,999 seeded draws), so flips shared"
+            f" within a cluster do not make it liberal; {where}, {measured}."
+        )
+    return (
+        f"⚠️ **Correlated flips**: {measured}, above 1.2 ({where}). The per-probe test assumes"
+        " independent probes, so it understates the noise here and can raise false alarms; with"
+        f' `gate.cluster: {info["field"]}` the gate tests whole clusters (docs/gate.md, "Clustered flips").'
+    )
 
 
 CHANCE_NOTE = (
