@@ -63,7 +63,7 @@ def test_clusters_and_westfall_young_are_refused_together(tmp_path):
     # Westfall-Young's joint draws flip single probes, the independence clustering gives up
     text = "gate:\n  cluster: verb\n  multiplicity: westfall-young\n"
     (tmp_path / "evalgate.yml").write_text(text, encoding="utf-8")
-    with pytest.raises(ConfigError, match="cannot go with gate.multiplicity: westfall-young"):
+    with pytest.raises(ConfigError, match=r"cannot go with gate\.multiplicity: westfall-young"):
         load_config(cwd=tmp_path)
     (tmp_path / "evalgate.yml").write_text(text.replace("westfall-young", "holm"), encoding="utf-8")
     assert load_config(cwd=tmp_path).gate.cluster == "verb"
