@@ -160,6 +160,24 @@ def test_an_existing_configuration_is_refused_unless_forced(repo, cli):
     assert "--force" in refused.err
 
 
+@pytest.mark.parametrize(
+    ("blocker", "wanted"),
+    [
+        (".github", ".github: not a folder; init writes .github/workflows/eval-gate.yml inside it"),
+        (".github/workflows", ".github/workflows: not a folder; init writes .github/workflows/eval-gate"),
+        ("evalgate/quiz", "evalgate/quiz: not a folder; init writes evalgate/quiz/items.jsonl inside it"),
+        ("baselines", "baselines: not a folder; init writes baselines/quiz.json inside it"),
+    ],
+)
+def test_a_file_where_init_needs_a_folder_is_refused_before_scoring(repo, cli, blocker, wanted):
+    """Once exit 3 (NotADirectoryError, FileExistsError) after the checkpoint was scored."""
+    (repo / blocker).parent.mkdir(parents=True, exist_ok=True)
+    (repo / blocker).write_text("a file\n", encoding="utf-8")
+    refused = refused_untouched(repo, cli, "checkpoints/demo")
+    assert wanted in refused.err
+    assert "score" not in refused.err  # refused before any scoring phase
+
+
 def test_a_bad_row_writes_nothing_and_names_the_row(repo, cli):
     rows = mmlu_rows(40)
     rows[12]["answer"] = "E"
