@@ -53,6 +53,7 @@ from evalgate.probeset.jsonl import Record, parse_jsonl
 from evalgate.probeset.leaks import LeakIndex, find_leaks, leak_detectors, leak_policy
 from evalgate.probeset.manifest import SEALABLE_CHECKS, ProbeFile, seal
 from evalgate.probeset.manifest_file import check_manifest_file, unsealed_warning
+from evalgate.probeset.normalize import normalize
 from evalgate.probeset.outcome import ValidationOutcome, probe_set_record
 from evalgate.probeset.probe_file import read_probe_file
 from evalgate.probeset.prompt_template import check_template
@@ -471,23 +472,29 @@ def _validate_suites(cfg: GateConfig, contents: Mapping[Path, bytes] | None) -> 
         col.warnings += [_of_suite(w, s.name) if cfg.multi_suite else w for w in part.warnings]
         col.inputs.update(part.inputs)
         excluded |= part.excluded
+    # compared normalised, as within one suite (probeset/records.duplicate_ids, docs/items.md):
+    # GEO-0001 and geo-0001 name one item on a case-insensitive file system and to a reader
     first: dict[str, Probe] = {}
     for p in probes:
-        if p.id in first and first[p.id].suite != p.suite:
-            q = first[p.id]
+        key = normalize(p.id)
+        if key in first and first[key].suite != p.suite:
+            q = first[key]
+            one = "ids that differ only in case or spacing are one id"
+            same = "" if q.id == p.id else f" as '{q.id}' ({one})"
             col.findings.append(
                 Finding(
                     "duplicate-id",
-                    f"id '{p.id}' is already used at {q.file}:{q.line} (suite {q.suite}): ids are unique "
-                    "across every suite",
+                    f"id '{p.id}' is already used at {q.file}:{q.line}{same} (suite {q.suite}): ids are "
+                    "unique across every suite",
                     p.file,
                     p.line,
                     p.id,
                     "id",
                     "give one of the two a new id",
+                    evidence={"first": f"{q.file}:{q.line}", "again": f"{p.file}:{p.line}"},
                 )
             )
-        first.setdefault(p.id, p)
+        first.setdefault(key, p)
     complete = all(part.complete for _, part in parts)
     seen = {p.id for p in probes} if complete else None
     col.findings.extend(_baseline_findings(cfg, col, probes, seen, None, ""))
