@@ -313,7 +313,7 @@ baseline: {_yaml(layout.baseline)}
 
 def _refusal(source: str, imported: ItemImport) -> str:
     lead = "evalgate init: refused; nothing was written"
-    bad = sorted({f.line for f in imported.problems if f.file == source and f.line is not None})
+    bad = imported.bad_rows
     if bad:
         lead += f"\n{len(bad)} of {imported.plan.rows} row(s) of {source} cannot be items of the suite"
     if imported.on_set:
