@@ -148,8 +148,8 @@ def test_a_bad_row_among_good_ones_changes_no_byte_and_names_every_bad_row(tmp_p
     out = refused.out
     assert "refused; nothing was added" in out
     assert "3 of 200 row(s) of" in out and "rows 57, 121, 151" in out
-    assert f"{source}:57: new-056: answer: answer: index 9 but only 4 choices" in out
-    assert f"{source}:121: new-120: choices: choices: choices 1 and 2 are both 'same'" in out
+    assert f"{source}:57: new-056: answer: index 9 but only 4 choices" in out
+    assert f"{source}:121: new-120: choices: choices 1 and 2 are both 'same'" in out
     assert f"{source}:151: new-150: slices.subject:" in out
     assert "nothing was written." in out
 

@@ -153,6 +153,20 @@ def test_a_checkpoint_that_reads_like_a_hub_id_is_refused_with_the_command_that_
     assert "hf download openai-community/gpt2 --local-dir checkpoints/openai-community--gpt2" in refused.err
 
 
+def test_a_missing_local_checkpoint_path_gets_no_hub_id_hint(repo, cli):
+    refused = refused_untouched(repo, cli, "./nonexist")
+    assert "--checkpoint ./nonexist: checkpoint not found" in refused.err
+    assert "hf download" not in refused.err
+
+
+def test_run_with_a_missing_local_checkpoint_path_gets_no_hub_id_hint(repo, cli):
+    got = cli("run", "--checkpoint", "./gpt2", "--baseline", "none", "--out", "out")
+    assert got.code == 2
+    assert f"checkpoint not found: {repo / 'gpt2'}" in got.err and "hf download" not in got.err
+    got = cli("run", "--checkpoint", "gpt2", "--baseline", "none", "--out", "out")
+    assert got.code == 2 and "hf download gpt2 --local-dir checkpoints/gpt2" in got.err
+
+
 def test_an_existing_configuration_is_refused_unless_forced(repo, cli):
     (repo / "evalgate.yml").write_text("test: null\n", encoding="utf-8")
     refused = refused_untouched(repo, cli, "checkpoints/demo")
@@ -184,7 +198,7 @@ def test_a_bad_row_writes_nothing_and_names_the_row(repo, cli):
     write_jsonl(repo / "mmlu.jsonl", rows)
     refused = refused_untouched(repo, cli, "checkpoints/demo")
     assert "evalgate init: refused; nothing was written" in refused.out
-    assert "mmlu.jsonl:13: answer: answer: 'E' is not one of the labels A, B, C, D" in refused.out
+    assert "mmlu.jsonl:13: answer: 'E' is not one of the labels A, B, C, D" in refused.out
 
 
 def test_a_checkpoint_that_cannot_be_scored_writes_nothing(repo, cli):

@@ -177,7 +177,7 @@ def _checkpoint(given: str, root: Path) -> str:
 
         raise RefusedError(
             f"--checkpoint {given}: checkpoint not found",
-            hint=hub_id_hint(path, root)
+            hint=hub_id_hint(given)
             or "name the checkpoint's folder (native or Hugging Face) inside this repository",
         )
     if not path.is_dir():

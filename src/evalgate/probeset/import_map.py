@@ -561,10 +561,19 @@ def convert(
                 )
             )
         record = _record(row, mapping, slices, dims is not None, problems)
-        findings.extend(Finding(p.check, p.message, file, line, own, p.field, p.hint) for p in problems)
+        findings.extend(
+            Finding(p.check, _unprefixed(p.message, p.field), file, line, own, p.field, p.hint)
+            for p in problems
+        )
         if record is not None and not problems:
             records.append({"id": item_id, **record})
     return records, findings
+
+
+def _unprefixed(message: str, field: str | None) -> str:
+    """A row problem's message without its column's name: the finding shows the field before it
+    (`mmlu.jsonl:13: answer: 'E' is not one of the labels`, not `answer: answer: ...`)."""
+    return message.removeprefix(f"{field}: ") if field else message
 
 
 def _attempt(problems: list[_RowProblem], step: Any, *args: Any) -> Any:
