@@ -253,11 +253,17 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--format", choices=("csv", "jsonl"), required=True)
     exp.add_argument("--output", "-o", metavar="FILE", help="default: standard output")
     exp.add_argument("--probes", nargs="+", action="extend", metavar="FILE", help="probe files")
+    exp.add_argument(
+        "--suite", metavar="NAME", help="export this suite's files only (default: every suite's)"
+    )
     _add_config(exp)
     dep = p_sub.add_parser("deprecate", help="retire a probe (and append its replacement)")
     dep.add_argument("id", metavar="ID")
     dep.add_argument("--replacement", metavar="FILE", help="JSON/JSONL file with the replacement probe")
     dep.add_argument("--bump", choices=("patch", "minor", "major"), help="re-seal version bump (patch)")
+    dep.add_argument(
+        "--suite", metavar="NAME", help="look for ID in this suite's files only (default: every suite's)"
+    )
     _add_config(dep)
 
     corpus = sub.add_parser("corpus", help="the synthetic EN+ES corpus")

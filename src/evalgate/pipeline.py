@@ -43,11 +43,15 @@ def score(
     *,
     shard: tuple[int, int] | None = None,
     cache_dir: Path | None = None,
+    checkpoint_arg: str | None = None,
 ) -> dict[str, Any]:
     """Load the checkpoint and score: the results dict without comparison (verdict "pass").
 
     With `cache_dir` the probes' log-likelihoods go through the score cache
     (edges/score_cache.py): only probes it does not hold are scored.
+
+    `checkpoint_arg`: the --checkpoint flag as typed (the configuration holds it made absolute),
+    so that a missing one is told apart as a Hub id or a local path (scorers/loaders.hub_id_hint).
 
     With `shard=(i, n)` only shard i's probes are scored (and the perplexity only by shard 1);
     the partial result carries a "shard" record and `merge` rebuilds the unsharded result from
@@ -77,6 +81,7 @@ def score(
             batch_size=cfg.scoring.batch_size,
             dtype=cfg.scoring.dtype,
             threads=cfg.scoring.threads,
+            given=checkpoint_arg or cfg.checkpoint,
         )
     info = scorer.info
     probes = [p for block in work for p in block]

@@ -41,7 +41,14 @@ from evalgate.probeset.configured_files import same_file_findings
 from evalgate.probeset.corpus import read_sentences
 from evalgate.probeset.coverage import checked_coverage, coverage_matrix, reason_code_findings
 from evalgate.probeset.grammar import Grammar, grammar_from_dict
-from evalgate.probeset.import_map import PRESETS, ImportMap, convert, parse_map, read_rows
+from evalgate.probeset.import_map import (
+    PRESETS,
+    ImportMap,
+    array_element_lines,
+    convert,
+    parse_map,
+    read_rows,
+)
 from evalgate.probeset.item_import import ItemPlan, paired_rows, plan_items
 from evalgate.probeset.items import (
     item_coverage,
@@ -53,6 +60,7 @@ from evalgate.probeset.jsonl import Record, parse_jsonl
 from evalgate.probeset.leaks import LeakIndex, find_leaks, leak_detectors, leak_policy
 from evalgate.probeset.manifest import SEALABLE_CHECKS, ProbeFile, seal
 from evalgate.probeset.manifest_file import check_manifest_file, unsealed_warning
+from evalgate.probeset.normalize import normalize
 from evalgate.probeset.outcome import ValidationOutcome, probe_set_record
 from evalgate.probeset.probe_file import read_probe_file
 from evalgate.probeset.prompt_template import check_template
@@ -471,23 +479,29 @@ def _validate_suites(cfg: GateConfig, contents: Mapping[Path, bytes] | None) -> 
         col.warnings += [_of_suite(w, s.name) if cfg.multi_suite else w for w in part.warnings]
         col.inputs.update(part.inputs)
         excluded |= part.excluded
+    # compared normalised, as within one suite (probeset/records.duplicate_ids, docs/items.md):
+    # GEO-0001 and geo-0001 name one item on a case-insensitive file system and to a reader
     first: dict[str, Probe] = {}
     for p in probes:
-        if p.id in first and first[p.id].suite != p.suite:
-            q = first[p.id]
+        key = normalize(p.id)
+        if key in first and first[key].suite != p.suite:
+            q = first[key]
+            one = "ids that differ only in case or spacing are one id"
+            same = "" if q.id == p.id else f" as '{q.id}' ({one})"
             col.findings.append(
                 Finding(
                     "duplicate-id",
-                    f"id '{p.id}' is already used at {q.file}:{q.line} (suite {q.suite}): ids are unique "
-                    "across every suite",
+                    f"id '{p.id}' is already used at {q.file}:{q.line}{same} (suite {q.suite}): ids are "
+                    "unique across every suite",
                     p.file,
                     p.line,
                     p.id,
                     "id",
                     "give one of the two a new id",
+                    evidence={"first": f"{q.file}:{q.line}", "again": f"{p.file}:{p.line}"},
                 )
             )
-        first.setdefault(p.id, p)
+        first.setdefault(key, p)
     complete = all(part.complete for _, part in parts)
     seen = {p.id for p in probes} if complete else None
     col.findings.extend(_baseline_findings(cfg, col, probes, seen, None, ""))
@@ -733,12 +747,34 @@ class ItemImport:
     dest: str  # the probe file the items go to
     staged: Staged
     checked: Checked | None  # None: nothing to add
+    source: str = ""  # the import file, as findings name it
+    # a JSON array's element (its row number) -> the line it starts on (import_map.array_element_lines)
+    element_lines: Mapping[int, int] = dataclasses.field(default_factory=dict)
+
+    def _on_rows(self) -> list[Finding]:
+        on_rows = self.checked.on_rows if self.checked else []
+        return sorted([*self.plan.problems, *on_rows], key=lambda f: f.line or 0)
 
     @property
     def problems(self) -> list[Finding]:
-        """Every blocking problem on a row of the import file (both passes)."""
-        on_rows = self.checked.on_rows if self.checked else []
-        return sorted([*self.plan.problems, *on_rows], key=lambda f: f.line or 0)
+        """Every blocking problem on a row of the import file (both passes), at its line: a JSON
+        array's row is an element, shown at the line it starts on and named by its number."""
+        return [self._located(f) for f in self._on_rows()]
+
+    @property
+    def bad_rows(self) -> list[int]:
+        """The rows of the import file with a problem (a JSON array's: element numbers)."""
+        return sorted({f.line for f in self._on_rows() if f.file == self.source and f.line is not None})
+
+    def _located(self, f: Finding) -> Finding:
+        if f.file != self.source or f.line not in self.element_lines:
+            return f
+        return dataclasses.replace(
+            f,
+            line=self.element_lines[f.line],
+            message=f"element {f.line}: {f.message}",
+            evidence={**f.evidence, "element": f.line},
+        )
 
     @property
     def on_set(self) -> list[Finding]:
@@ -777,7 +813,8 @@ def import_items(
     staged = stage(probe_set, {dest: plan.additions} if plan.additions else {}, source)
     # Pass 2 also runs when some rows failed pass 1, so one refusal names every bad row.
     checked = check_change(view, staged.contents, staged.origin) if staged.contents else None
-    return ItemImport(plan, dest, staged, checked)
+    lines = array_element_lines(data) if mapping is not None and not source.lower().endswith(".csv") else {}
+    return ItemImport(plan, dest, staged, checked, source, lines)
 
 
 def sealed_manifest(

@@ -148,8 +148,8 @@ def test_a_bad_row_among_good_ones_changes_no_byte_and_names_every_bad_row(tmp_p
     out = refused.out
     assert "refused; nothing was added" in out
     assert "3 of 200 row(s) of" in out and "rows 57, 121, 151" in out
-    assert f"{source}:57: new-056: answer: answer: index 9 but only 4 choices" in out
-    assert f"{source}:121: new-120: choices: choices: choices 1 and 2 are both 'same'" in out
+    assert f"{source}:57: new-056: answer: index 9 but only 4 choices" in out
+    assert f"{source}:121: new-120: choices: choices 1 and 2 are both 'same'" in out
     assert f"{source}:151: new-150: slices.subject:" in out
     assert "nothing was written." in out
 
@@ -454,3 +454,27 @@ def test_validate_without_suites_reads_as_it_always_did(tmp_path, cli, fmt):
         assert "(exact, template, 5-gram) against data/corpus/train.jsonl, data/corpus/val.jsonl" in out
     else:
         assert json.loads(out)["summary"]["leak_detectors"] == ["exact", "template", "ngram"]
+
+
+def test_a_json_array_row_is_shown_at_the_line_its_element_starts_on(tmp_path, cli):
+    """Element 2 starts on line 13 of an indented array: once reported at `:2`."""
+    root = suite_repo(tmp_path / "repo")
+    rows = mmlu_rows(3)
+    rows[1]["answer"] = 9
+    source = tmp_path / "mmlu.json"
+    source.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    start = source.read_text(encoding="utf-8").splitlines().index("  {", 2) + 1
+    assert start == 13  # "[" and an element of eleven lines come first
+    refused = cli(
+        "probes", "import", source, "--suite", "quiz", "--from", "mmlu", "--config", root / "evalgate.yml"
+    )
+    assert refused.code == 2
+    assert f"{source}:13: answer: element 2: " in refused.out
+    assert "index 9 but only 4 choices" in refused.out
+    assert "1 of 3 row(s) of" in refused.out and "row 2" in refused.out
+    # all on one line: every element starts on line 1, so the element number tells them apart
+    source.write_text(json.dumps(rows) + "\n", encoding="utf-8")
+    refused = cli(
+        "probes", "import", source, "--suite", "quiz", "--from", "mmlu", "--config", root / "evalgate.yml"
+    )
+    assert f"{source}:1: answer: element 2: " in refused.out

@@ -153,11 +153,43 @@ def test_a_checkpoint_that_reads_like_a_hub_id_is_refused_with_the_command_that_
     assert "hf download openai-community/gpt2 --local-dir checkpoints/openai-community--gpt2" in refused.err
 
 
+def test_a_missing_local_checkpoint_path_gets_no_hub_id_hint(repo, cli):
+    refused = refused_untouched(repo, cli, "./nonexist")
+    assert "--checkpoint ./nonexist: checkpoint not found" in refused.err
+    assert "hf download" not in refused.err
+
+
+def test_run_with_a_missing_local_checkpoint_path_gets_no_hub_id_hint(repo, cli):
+    got = cli("run", "--checkpoint", "./gpt2", "--baseline", "none", "--out", "out")
+    assert got.code == 2
+    assert f"checkpoint not found: {repo / 'gpt2'}" in got.err and "hf download" not in got.err
+    got = cli("run", "--checkpoint", "gpt2", "--baseline", "none", "--out", "out")
+    assert got.code == 2 and "hf download gpt2 --local-dir checkpoints/gpt2" in got.err
+
+
 def test_an_existing_configuration_is_refused_unless_forced(repo, cli):
     (repo / "evalgate.yml").write_text("test: null\n", encoding="utf-8")
     refused = refused_untouched(repo, cli, "checkpoints/demo")
     assert "evalgate.yml already exists; nothing was written" in refused.err
     assert "--force" in refused.err
+
+
+@pytest.mark.parametrize(
+    ("blocker", "wanted"),
+    [
+        (".github", ".github: not a folder; init writes .github/workflows/eval-gate.yml inside it"),
+        (".github/workflows", ".github/workflows: not a folder; init writes .github/workflows/eval-gate"),
+        ("evalgate/quiz", "evalgate/quiz: not a folder; init writes evalgate/quiz/items.jsonl inside it"),
+        ("baselines", "baselines: not a folder; init writes baselines/quiz.json inside it"),
+    ],
+)
+def test_a_file_where_init_needs_a_folder_is_refused_before_scoring(repo, cli, blocker, wanted):
+    """Once exit 3 (NotADirectoryError, FileExistsError) after the checkpoint was scored."""
+    (repo / blocker).parent.mkdir(parents=True, exist_ok=True)
+    (repo / blocker).write_text("a file\n", encoding="utf-8")
+    refused = refused_untouched(repo, cli, "checkpoints/demo")
+    assert wanted in refused.err
+    assert "score" not in refused.err  # refused before any scoring phase
 
 
 def test_a_bad_row_writes_nothing_and_names_the_row(repo, cli):
@@ -166,7 +198,7 @@ def test_a_bad_row_writes_nothing_and_names_the_row(repo, cli):
     write_jsonl(repo / "mmlu.jsonl", rows)
     refused = refused_untouched(repo, cli, "checkpoints/demo")
     assert "evalgate init: refused; nothing was written" in refused.out
-    assert "mmlu.jsonl:13: answer: answer: 'E' is not one of the labels A, B, C, D" in refused.out
+    assert "mmlu.jsonl:13: answer: 'E' is not one of the labels A, B, C, D" in refused.out
 
 
 def test_a_checkpoint_that_cannot_be_scored_writes_nothing(repo, cli):

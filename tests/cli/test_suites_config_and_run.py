@@ -235,3 +235,17 @@ def test_sharded_suite_runs_merge_into_the_unsharded_bytes(two_suites, cli):
     assert cli("merge", *parts, "--out", "merged").code == 1
     for name in ("results.json", "REPORT.md"):
         assert (two_suites / "merged" / name).read_bytes() == (two_suites / "whole" / name).read_bytes(), name
+
+
+def test_ids_differing_only_in_case_across_suites_are_one_id(two_suites, cli):
+    """docs/items.md: ids are compared normalised, within a suite and across suites alike."""
+    trivia = two_suites / "trivia" / "items.jsonl"
+    lines = trivia.read_text(encoding="utf-8").splitlines()
+    lines[1] = lines[1].replace('"trivia-001"', '"QUIZ-000"')
+    trivia.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    got = cli("validate")
+    assert got.code == 2, got.out + got.err
+    assert (
+        "trivia/items.jsonl:2: QUIZ-000: id: id 'QUIZ-000' is already used at quiz/items.jsonl:1 as "
+        "'quiz-000' (ids that differ only in case or spacing are one id) (suite quiz)"
+    ) in got.out

@@ -137,7 +137,7 @@ def test_native_broken_checkpoints(native_dir, tmp_path):
 @pytest.mark.parametrize("given", ["gpt2", "openai-community/gpt2", "Qwen/Qwen2.5-0.5B"])
 def test_a_missing_checkpoint_named_like_a_hub_id_gets_the_copy_command(tmp_path, given):
     with pytest.raises(CheckpointError) as info:
-        load_scorer(tmp_path / given, None, root=tmp_path)
+        load_scorer(tmp_path / given, None, root=tmp_path, given=given)
     err = info.value
     assert err.exit_code == EXIT_REFUSED and "checkpoint not found" in err.message
     local = "checkpoints/" + given.replace("/", "--")
@@ -145,12 +145,15 @@ def test_a_missing_checkpoint_named_like_a_hub_id_gets_the_copy_command(tmp_path
     assert f"--checkpoint {local}" in err.hint
 
 
-@pytest.mark.parametrize("given", ["runs/2026/ckpt", "../gpt2", "model.pt"])
+# `./nonexist` and `/models/gpt2` name local paths however hub-like their last part reads
+@pytest.mark.parametrize(
+    "given", ["runs/2026/ckpt", "../gpt2", "model.pt", "./nonexist", "./gpt2", "/models/gpt2"]
+)
 def test_a_missing_path_that_is_no_hub_id_gets_the_directory_hint(tmp_path, given):
     root = tmp_path / "repo"
     root.mkdir()
     with pytest.raises(CheckpointError) as info:
-        load_scorer(root / given, None, root=root)
+        load_scorer(root / given.lstrip("/"), None, root=root, given=given)
     assert "checkpoint not found" in info.value.message
     assert info.value.hint == loaders.HINT_DIR
 

@@ -44,7 +44,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
 
             print(render_findings(list(exc.findings), "text"))
             raise
-        results = score(cfg, outcome, progress)
+        results = score(cfg, outcome, progress, checkpoint_arg=getattr(args, "checkpoint", None))
     name = baseline_name(args.name, results["checkpoint"]["path"])
     target, doc = baseline_document(cfg, results, name, commit=args.commit, pr=args.pr)
     with refused_if_unwritable(

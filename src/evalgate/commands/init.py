@@ -131,6 +131,21 @@ def _suite_name(name: str) -> str:
 
 def _refuse_existing(layout: Layout, force: bool) -> None:
     paths = {rel: layout.root / rel for rel in layout.files()}
+    # A folder init must create or write into (.github, .github/workflows, evalgate/NAME,
+    # baselines) that is a file: refused here, before any scoring, not an OSError at the end.
+    blocked: dict[str, str] = {}
+    for rel in layout.files():
+        for parent in reversed(Path(rel).parents[:-1]):  # outermost first, the root left out
+            p = layout.root / parent
+            if (p.exists() or p.is_symlink()) and not p.is_dir():
+                blocked.setdefault(parent.as_posix(), rel)
+                break
+    if blocked:
+        said = [f"{folder}: not a folder; init writes {rel} inside it" for folder, rel in blocked.items()]
+        raise RefusedError(
+            "; ".join(said) + "; nothing was written",
+            hint="move it out of the way first",
+        )
     found = [rel for rel, p in paths.items() if p.exists() or p.is_symlink()]
     odd = [rel for rel in found if paths[rel].is_symlink() or not paths[rel].is_file()]
     if odd:
@@ -162,7 +177,7 @@ def _checkpoint(given: str, root: Path) -> str:
 
         raise RefusedError(
             f"--checkpoint {given}: checkpoint not found",
-            hint=hub_id_hint(path, root)
+            hint=hub_id_hint(given)
             or "name the checkpoint's folder (native or Hugging Face) inside this repository",
         )
     if not path.is_dir():
@@ -298,7 +313,7 @@ baseline: {_yaml(layout.baseline)}
 
 def _refusal(source: str, imported: ItemImport) -> str:
     lead = "evalgate init: refused; nothing was written"
-    bad = sorted({f.line for f in imported.problems if f.file == source and f.line is not None})
+    bad = imported.bad_rows
     if bad:
         lead += f"\n{len(bad)} of {imported.plan.rows} row(s) of {source} cannot be items of the suite"
     if imported.on_set:

@@ -16,7 +16,7 @@ from evalgate.console import Console
 from evalgate.edges.json_input import load_json_file
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, RefusedError
 from evalgate.gate.results import validate_results
-from evalgate.gate.shards import merge_parts
+from evalgate.gate.shards import merge_parts, pin_differences
 from evalgate.pipeline import BASE_KEYS, finalize, gate, refused_results
 from evalgate.probeset_io import load_baseline
 
@@ -38,6 +38,18 @@ def main(args: argparse.Namespace, console: Console) -> int:
                     raise RefusedError(f"{path}: this shard was refused; fix its input and rerun it")
                 parts.append(doc)
             base, entries = merge_parts(parts, BASE_KEYS)
+            # Gate under the configuration the parts were scored with and record (docs/approval.md).
+            pin = cfg.pin()
+            differing = pin_differences(base["config"], pin)
+            if differing:
+                raise RefusedError(
+                    "the configuration of this merge pins differently from the parts' "
+                    "(their results.json 'config'):\n  " + "\n  ".join(differing),
+                    hint="merge with the configuration the shards were run with "
+                    "(the same evalgate.yml, or --config FILE)",
+                )
+            # the baseline is this merge's choice (the shards never load one): record it
+            base["config"] = {**base["config"], "baseline": pin["baseline"]}
             results = finalize(base, entries)
         results = gate(
             results,

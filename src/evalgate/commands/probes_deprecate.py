@@ -1,4 +1,9 @@
-"""`evalgate probes deprecate ID [--replacement FILE] [--bump patch]`: retire a probe, add its successor.
+"""`evalgate probes deprecate ID [--suite NAME] [--replacement FILE] [--bump patch]`: retire a probe,
+add its successor.
+
+With `suites:` (docs/suites.md) the id is looked up in every suite's files (or --suite's alone),
+and the change is checked and sealed as that suite's, in its own manifest; a multiple-choice
+suite's replacement is an item, checked as `probes import` checks one.
 
 The probe's line gets `"deprecated": true` in place (every other byte of the file stays); the
 probe stays in the file and is never scored again. Its content hash does not cover `deprecated`,
@@ -17,6 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evalgate.config import GateConfig
 from evalgate.console import Console
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
 from evalgate.probeset.authoring import deprecated_line, next_id, parse_import_jsonl, plan_import, probe_line
@@ -27,6 +33,7 @@ from evalgate.probeset_io import (
     appended,
     check_change,
     editable_config,
+    import_items,
     read_edit_input,
     read_set,
     write_and_seal,
@@ -34,18 +41,36 @@ from evalgate.probeset_io import (
 from evalgate.types import CATEGORIES, Finding
 
 
-def _find(probe_set: ProbeSet, pid: str) -> tuple[SetFile, int, dict[str, Any]]:
+def _hit(probe_set: ProbeSet, pid: str) -> tuple[SetFile, int, dict[str, Any]] | None:
     for f in probe_set.files:
         for line, rec in f.records:
             if rec.get("id") == pid:
                 return f, line, rec
-    known = [i for _, _, i in probe_set.ids]
+    return None
+
+
+def _find(
+    cfg: GateConfig, pid: str, suite: str | None
+) -> tuple[GateConfig, ProbeSet, SetFile, int, dict[str, Any]]:
+    """The configuration (a suite's view with `suites:`) and set holding `pid`, its file, line and
+    record. With `suites:` every suite's files are searched (docs/suites.md), or --suite's alone."""
+    if suite is not None and not cfg.suites:
+        cfg.suite_named(suite)  # refused: no `suites:`
+    views = [cfg.for_suite(s) for s in ([cfg.suite_named(suite)] if suite else cfg.suites)] or [cfg]
+    sets = []
+    for view in views:
+        probe_set = read_set(view)
+        hit = _hit(probe_set, pid)
+        if hit is not None:
+            return view, probe_set, *hit
+        sets.append(probe_set)
+    known = [i for s in sets for _, _, i in s.ids]
     close = difflib.get_close_matches(pid, known, n=3)
     raise RefusedError(
-        f"no probe with id '{pid}' in {', '.join(f.display for f in probe_set.files)}",
+        f"no probe with id '{pid}' in {', '.join(f.display for s in sets for f in s.files)}",
         hint=f"did you mean {', '.join(close)}?"
         if close
-        else "`evalgate probes export --format csv` lists every id",
+        else "`evalgate probes export --format jsonl` lists every id",
     )
 
 
@@ -110,10 +135,41 @@ def _add_replacement(
     return [], {(dest, line): (args.replacement, 1)}, f"{probe.id} at {dest}:{line}"
 
 
+def _add_item_replacement(
+    args: argparse.Namespace,
+    cfg: GateConfig,
+    old_file: SetFile,
+    old: tuple[int, dict[str, Any]],
+    contents: dict[Path, bytes],
+) -> tuple[list[Finding], dict[tuple[str, int], tuple[str, int]], str]:
+    """A multiple-choice suite's replacement: checked as `probes import` checks an item, appended
+    to the retired item's file."""
+    rec, problems = _replacement(args.replacement)
+    if rec is None:
+        return problems, {}, ""
+    reused = rec.get("id") == args.id
+    if reused:
+        msg = "the replacement reuses the id of the item it retires (a sealed id never changes meaning)"
+        problems.append(
+            Finding("replacement-id", msg, args.replacement, 1, args.id, "id", "give it a new id")
+        )
+    line_bytes = (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8")
+    imported = import_items(cfg, args.replacement, line_bytes, None, into=old_file.display)
+    problems += [f for f in imported.plan.problems if not (reused and f.check == "duplicate-id")]
+    if problems or not imported.plan.additions:
+        return problems, {}, ""
+    (dest, first), [(_, item)] = next(iter(imported.staged.first_line.items())), imported.plan.additions
+    for path, data in imported.staged.contents.items():
+        if path == old_file.path:  # the retired item keeps its line: the new one is appended
+            data = _rewrite(data, *old)
+        contents[path] = data
+    return [], imported.staged.origin, f"{item.id} at {dest}:{first}"
+
+
 def main(args: argparse.Namespace, console: Console) -> int:
-    cfg = editable_config(args.config)
-    probe_set = read_set(cfg)
-    old_file, old_line, old = _find(probe_set, args.id)
+    cfg, probe_set, old_file, old_line, old = _find(
+        editable_config(args.config), args.id, getattr(args, "suite", None)
+    )
     where = f"{old_file.display}:{old_line}"
     if old.get("deprecated") is True:
         raise RefusedError(
@@ -125,7 +181,12 @@ def main(args: argparse.Namespace, console: Console) -> int:
     refused = f"evalgate probes deprecate: refused; {args.id} stays as it is (nothing was written)"
     origin: dict[tuple[str, int], tuple[str, int]] = {}
     added = ""
-    if args.replacement:
+    if args.replacement and cfg.is_items:
+        problems, origin, added = _add_item_replacement(args, cfg, old_file, (old_line, old), contents)
+        if problems:
+            console.refusal(refused, problems)
+            return EXIT_REFUSED
+    elif args.replacement:
         problems, origin, added = _add_replacement(args, probe_set, old_file, contents)
         if problems:
             console.refusal(refused, problems)

@@ -1,4 +1,7 @@
-"""`evalgate probes export --format csv|jsonl [--output FILE] [--probes FILE ...]`.
+"""`evalgate probes export --format csv|jsonl [--output FILE] [--probes FILE ...] [--suite NAME]`.
+
+With `suites:` (docs/suites.md) every suite's files are exported, suite by suite (or --suite's
+alone), a multiple-choice suite's as items; a CSV holds one kind (its columns are that kind's).
 
 Writes every probe of the set (deprecated ones included), file by file in the configuration's
 order, so that `evalgate probes import` of the export into an empty set gives back the same probe
@@ -14,12 +17,13 @@ import sys
 from pathlib import Path
 
 from evalgate.commands._args import cli_paths
-from evalgate.config import load_config
+from evalgate.config import GateConfig, load_config
 from evalgate.console import Console
 from evalgate.edges.files import atomic_write_text
 from evalgate.edges.output_paths import refuse_special_output
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
 from evalgate.probeset.authoring import export_csv, export_jsonl
+from evalgate.probeset.items import items_from_records
 from evalgate.probeset.jsonl import parse_jsonl
 from evalgate.probeset.records import probes_from_records
 from evalgate.probeset_io import display_path, probe_paths
@@ -31,24 +35,48 @@ def _lossy(f: Finding) -> bool:
     return f.check == "schema" or (f.check.startswith("jsonl-") and f.check != "jsonl-bom")
 
 
+def _views(cfg: GateConfig, suite: str | None, probe_files: list[str] | None) -> list[GateConfig]:
+    """The configurations whose files are exported: the run's, or (`suites:`) each suite's view."""
+    if suite is not None:
+        return [cfg.for_suite(cfg.suite_named(suite))]  # refused when there is no such suite
+    if cfg.suites and probe_files:
+        raise RefusedError(
+            "--probes: with `suites:` in evalgate.yml every suite names its own files",
+            hint="export one suite with --suite NAME, or every suite without it",
+        )
+    return [cfg.for_suite(s) for s in cfg.suites] or [cfg]
+
+
 def main(args: argparse.Namespace, console: Console) -> int:
     cfg = load_config(args.config)
     probes: list[Probe] = []
     lossy: list[Finding] = []
     files = []
-    for path in probe_paths(cfg, cli_paths(args.probes)):
-        shown = display_path(cfg.root, path)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            problem = "not found" if isinstance(exc, FileNotFoundError) else exc.strerror or str(exc)
-            lossy.append(Finding("file-missing", f"probe file {problem}", shown, hint="check `probes:`"))
-            continue
-        records, found = parse_jsonl(data, shown)
-        parsed, semantic, _ = probes_from_records(records, shown, None)
-        lossy += [f for f in found + semantic if _lossy(f)]
-        probes += parsed
-        files.append(f"{shown} ({len(parsed)})")
+    probe_files = cli_paths(args.probes)
+    for view in _views(cfg, getattr(args, "suite", None), probe_files):
+        items = view.suite if view.is_items else None
+        tag = items.name if items is not None and len(cfg.suites) > 1 else None
+        for path in probe_paths(view, None if view.suite else probe_files):
+            shown = display_path(cfg.root, path)
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                problem = "not found" if isinstance(exc, FileNotFoundError) else exc.strerror or str(exc)
+                lossy.append(Finding("file-missing", f"probe file {problem}", shown, hint="check `probes:`"))
+                continue
+            records, found = parse_jsonl(data, shown)
+            if items is not None:
+                parsed, semantic, _ = items_from_records(records, shown, items.dims, tag)
+            else:
+                parsed, semantic, _ = probes_from_records(records, shown, None)
+            lossy += [f for f in found + semantic if _lossy(f)]
+            probes += parsed
+            files.append(f"{shown} ({len(parsed)})")
+    if args.format == "csv" and len({p.is_item for p in probes}) > 1:
+        raise RefusedError(
+            "the suites hold verb-form probes and multiple-choice items, whose CSV columns differ",
+            hint="export one suite at a time with --suite NAME, or all of them with --format jsonl",
+        )
     if lossy:
         lead = "evalgate probes export: refused; these records could not be exported without loss"
         console.refusal(lead, lossy)

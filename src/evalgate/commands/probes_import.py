@@ -133,7 +133,7 @@ def _suite(cfg: GateConfig, name: str | None) -> SuiteConfig:
 def _item_refusal(source: str, imported: ItemImport) -> str:
     lead = "evalgate probes import: refused; nothing was added (the probe files are unchanged)"
     problems = imported.problems
-    bad = sorted({f.line for f in problems if f.file == source and f.line is not None})
+    bad = imported.bad_rows
     if bad:
         lead += f"\n{len(bad)} of {imported.plan.rows} row(s) of {source} are invalid: {_n(bad, 'row')}"
     if any(f.file == source and f.line is None for f in problems):

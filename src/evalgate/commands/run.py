@@ -99,7 +99,12 @@ def main(args: argparse.Namespace, console: Console) -> int:
         refuse_before_scoring(cfg, outcome, baseline, approve)  # docs/approval.md
         cache = getattr(args, "cache", None)
         results = score(
-            cfg, outcome, progress, shard=shard, cache_dir=Path(cache).absolute() if cache else None
+            cfg,
+            outcome,
+            progress,
+            shard=shard,
+            cache_dir=Path(cache).absolute() if cache else None,
+            checkpoint_arg=getattr(args, "checkpoint", None),
         )
         read.update(results["inputs"])  # checkpoint files and test set: hashed even if the gate refuses
         if shard is None:

@@ -10,6 +10,7 @@ the others.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TypeGuard, TypeVar
 
@@ -97,3 +98,42 @@ def merge_parts(parts: Sequence[dict], base_keys: Sequence[str]) -> tuple[dict, 
     if "suite_perplexity" in first:  # several suites, one naming its own test set (docs/suites.md)
         base["suite_perplexity"] = first["suite_perplexity"]
     return base, entries
+
+
+# Keys of the pinned configuration a merge does not decide: the measured inputs `run` takes as
+# flags (the parts hashed what they read in `inputs`) and the baseline, which `merge` takes itself
+# and records as its own (the shards never load one).
+MERGE_UNPINNED = ("checkpoint", "loader", "test", "probes", "train", "baseline")
+
+
+def _flat(value: object, prefix: str = "") -> dict[str, object]:
+    if isinstance(value, dict) and value:
+        out: dict[str, object] = {}
+        for key, sub in value.items():
+            out.update(_flat(sub, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: value}
+
+
+def pin_differences(parts_pin: dict, merge_pin: dict) -> list[str]:
+    """Where the merge's pinned configuration differs from the parts': one line per dotted key.
+
+    The parts were scored and aggregated under their configuration, and the merged result records
+    it, so the merge must gate under the same one (docs/approval.md: a run cannot change its own
+    gate); a merge with other rules is refused rather than gated with rules the result does not show.
+    """
+    parts = {k: v for k, v in _flat(parts_pin).items() if k.split(".")[0] not in MERGE_UNPINNED}
+    mine = {k: v for k, v in _flat(merge_pin).items() if k.split(".")[0] not in MERGE_UNPINNED}
+    lines = []
+    for key in sorted(set(parts) | set(mine)):
+        if parts.get(key, _UNSET) != mine.get(key, _UNSET):
+            theirs, ours = _shown(parts.get(key, _UNSET)), _shown(mine.get(key, _UNSET))
+            lines.append(f"{key}: parts {theirs}, this merge {ours}")
+    return lines
+
+
+_UNSET = object()
+
+
+def _shown(value: object) -> str:
+    return "unset" if value is _UNSET else json.dumps(value, sort_keys=True)

@@ -38,9 +38,11 @@ from evalgate.probeset.records import (
     probes_from_records,
     twins,
 )
+from evalgate.schemas import schema
 from evalgate.types import CATEGORIES, Finding, Probe
 
 COLUMNS: tuple[str, ...] = tuple(probe_schema()["properties"])
+ITEM_COLUMNS: tuple[str, ...] = tuple(schema("item")["properties"])  # a multiple-choice item's
 REQUIRED: tuple[str, ...] = tuple(probe_schema()["required"])
 KINDS: tuple[str, ...] = tuple(probe_schema()["properties"]["kind"]["enum"])
 LIST_COLUMNS = frozenset({"candidates"})
@@ -84,16 +86,20 @@ def _cell(rec: Mapping[str, Any], column: str) -> str:
     value = rec[column]
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, list):
+    if isinstance(value, list | dict):
         return json.dumps(value, ensure_ascii=False)
     return escape_cell(value)
 
 
 def export_csv(probes: Sequence[Probe]) -> str:
-    """Header + one row per probe; refuses what CSV cannot carry back (an empty-string field)."""
+    """Header + one row per probe; refuses what CSV cannot carry back (an empty-string field).
+
+    Multiple-choice items (docs/suites.md) have their own columns, those of the item schema; their
+    `slices` cell is a JSON object, as a list cell is a JSON list."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator=CSV_EOL)
-    writer.writerow(COLUMNS)
+    columns = ITEM_COLUMNS if probes and all(p.is_item for p in probes) else COLUMNS
+    writer.writerow(columns)
     for p in probes:
         rec = p.to_record()
         empty = [k for k, v in rec.items() if v == ""]
@@ -103,7 +109,7 @@ def export_csv(probes: Sequence[Probe]) -> str:
                 "cell cannot tell apart from an absent field",
                 hint=f"remove the empty '{empty[0]}' from the probe, or export with --format jsonl",
             )
-        writer.writerow([_cell(rec, c) for c in COLUMNS])
+        writer.writerow([_cell(rec, c) for c in columns])
     return buf.getvalue()
 
 

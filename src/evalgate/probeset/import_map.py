@@ -12,7 +12,8 @@ The rules (the import rules of docs/authoring.md, applied to items):
   a file with twelve bad rows shows twelve rows' findings in one run. Rows with a finding give no
   record.
 - **Row numbers.** A JSONL row is its line; a JSON array's row is the 1-based position of the
-  element in the array; a CSV row is its spreadsheet row (the header is row 1).
+  element in the array (its findings are shown at the line the element starts on, with the element
+  number: `array_element_lines`); a CSV row is its spreadsheet row (the header is row 1).
 - **Ids.** A row's own id (the mapped `id` column, a string or an integer) is kept and must follow
   the probe id rule (docs/probes.md, `id`). A row without one gets `f"{id_prefix}-{line:05d}"`
   (`mmlu-00042` for row 42): the same file always gives the same ids, and rows appended at the end
@@ -560,10 +561,19 @@ def convert(
                 )
             )
         record = _record(row, mapping, slices, dims is not None, problems)
-        findings.extend(Finding(p.check, p.message, file, line, own, p.field, p.hint) for p in problems)
+        findings.extend(
+            Finding(p.check, _unprefixed(p.message, p.field), file, line, own, p.field, p.hint)
+            for p in problems
+        )
         if record is not None and not problems:
             records.append({"id": item_id, **record})
     return records, findings
+
+
+def _unprefixed(message: str, field: str | None) -> str:
+    """A row problem's message without its column's name: the finding shows the field before it
+    (`mmlu.jsonl:13: answer: 'E' is not one of the labels`, not `answer: answer: ...`)."""
+    return message.removeprefix(f"{field}: ") if field else message
 
 
 def _attempt(problems: list[_RowProblem], step: Any, *args: Any) -> Any:
@@ -705,6 +715,35 @@ def _read_array(data: bytes, file: str) -> tuple[list[Row], list[Finding]]:
                 )
             )
     return rows, findings
+
+
+def array_element_lines(data: bytes) -> dict[int, int]:
+    """A JSON array's element number (1-based, its row number) -> the text line it starts on.
+
+    Rows are numbered by element (their ids must not move when the file is re-indented), but a
+    finding is shown at `file:line`, which must be the element's own line; {} when `data` is no
+    readable JSON array (read_rows then has a finding of its own).
+    """
+    try:
+        text = data.removeprefix(BOM_UTF8).decode("utf-8")
+        decoder = json.JSONDecoder(object_pairs_hook=unique_keys, parse_constant=_no_constant)
+        lines: dict[int, int] = {}
+        ws = re.compile(r"[ \t\n\r]*")
+        pos = ws.match(text, 0).end()  # type: ignore[union-attr]
+        if text[pos : pos + 1] != "[":
+            return {}
+        pos = ws.match(text, pos + 1).end()  # type: ignore[union-attr]
+        n = 0
+        while pos < len(text) and text[pos] != "]":
+            n += 1
+            lines[n] = text.count("\n", 0, pos) + 1
+            _, pos = decoder.raw_decode(text, pos)
+            pos = ws.match(text, pos).end()  # type: ignore[union-attr]
+            if text[pos : pos + 1] == ",":
+                pos = ws.match(text, pos + 1).end()  # type: ignore[union-attr]
+        return lines
+    except (ValueError, RecursionError):
+        return {}
 
 
 def _no_constant(name: str) -> Any:

@@ -27,25 +27,22 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)?")
 
 
-def hub_id_hint(path: Path, root: Path) -> str | None:
+def hub_id_hint(given: str) -> str | None:
     """The command that makes a local copy, when a missing checkpoint reads like a Hub model id.
 
     evalgate never downloads (a gate must score the bytes the PR committed, offline), so a user
-    who passed `--checkpoint gpt2` needs the one step that turns the id into a folder.
+    who passed `--checkpoint gpt2` needs the one step that turns the id into a folder. `given` is
+    the argument as the user wrote it: `./gpt2`, `/models/gpt2` or `runs/a/b` name a local path
+    (`_HUB_ID` starts with a letter or digit and has at most one '/'), and get no Hub hint.
     """
-    for base in (Path.cwd(), root):
-        try:
-            given = path.relative_to(base).as_posix()
-        except ValueError:
-            continue
-        weights_file = Path(given).suffix.lower() in {*PICKLE_SUFFIXES, ".safetensors", ".bin", ".gguf"}
-        if _HUB_ID.fullmatch(given) and not given.endswith("..") and not weights_file:
-            local = "checkpoints/" + given.replace("/", "--")
-            return (
-                f"evalgate never downloads a model: if {given} is a Hugging Face Hub id, copy it "
-                f"first with `hf download {given} --local-dir {local}` (huggingface_hub), then "
-                f"pass --checkpoint {local}"
-            )
+    weights_file = Path(given).suffix.lower() in {*PICKLE_SUFFIXES, ".safetensors", ".bin", ".gguf"}
+    if _HUB_ID.fullmatch(given) and not given.endswith("..") and not weights_file:
+        local = "checkpoints/" + given.replace("/", "--")
+        return (
+            f"evalgate never downloads a model: if {given} is a Hugging Face Hub id, copy it "
+            f"first with `hf download {given} --local-dir {local}` (huggingface_hub), then "
+            f"pass --checkpoint {local}"
+        )
     return None
 
 
@@ -58,8 +55,12 @@ def load_scorer(
     batch_size: int = 32,
     dtype: str = "float32",
     threads: int = 0,
+    given: str | None = None,
 ) -> TorchScorer:
-    """The scorer for a checkpoint directory, or for what a plugin loader returns."""
+    """The scorer for a checkpoint directory, or for what a plugin loader returns.
+
+    `given`: the checkpoint as the user wrote it (flag or evalgate.yml), judged by `hub_id_hint`
+    when the folder is missing (`checkpoint` is already resolved: `./gpt2` would read `gpt2`)."""
     if dtype not in DTYPES:
         raise CheckpointError(f"scoring.dtype {dtype!r} is not supported; use one of {', '.join(DTYPES)}")
     opts = {"batch_size": batch_size, "dtype": DTYPES[dtype], "threads": threads}
@@ -73,7 +74,9 @@ def load_scorer(
         )
     path = Path(checkpoint)
     if not path.exists():
-        raise CheckpointError(f"checkpoint not found: {path}", hint=hub_id_hint(path, root) or HINT_DIR)
+        raise CheckpointError(
+            f"checkpoint not found: {path}", hint=(hub_id_hint(given) if given else None) or HINT_DIR
+        )
     if not path.is_dir():
         if path.suffix.lower() in PICKLE_SUFFIXES:
             raise refuse_pickle_file(path)
