@@ -516,7 +516,11 @@ def compare(
         "mde_disagreement": mde_bg if rules.rule == "paired" else None,
         # present only when gate.multiplicity is set, so results of a configuration without it
         # keep their bytes (absent: Holm)
-        **({"multiplicity": rules.multiplicity} if rules.rule == "paired" and rules.multiplicity else {}),
+        **(
+            {"multiplicity": "westfall-young" if rules.multiplicity == westfall_young.METHOD else "holm"}
+            if rules.rule == "paired" and rules.multiplicity
+            else {}
+        ),
         "slices": rows,
         **({"cluster": cluster_info} if cluster_info is not None else {}),
         "regressed": [k for k, r in rows.items() if r["status"] == "regressed"],

@@ -113,8 +113,8 @@ class _PTable:
                 continue
             b_lo, b_hi = _window(n, p_b)
             c_lo, c_hi = _window(n, p_c)
-            bb, cc = np.meshgrid(np.arange(b_lo, b_hi + 1), np.arange(c_lo, c_hi + 1))
-            bb, cc = bb.ravel(), cc.ravel()
+            grid_b, grid_c = np.meshgrid(np.arange(b_lo, b_hi + 1), np.arange(c_lo, c_hi + 1))
+            bb, cc = grid_b.ravel(), grid_c.ravel()
             ok = bb + cc <= n
             bb, cc = bb[ok], cc[ok]
             z = z_all[offsets[cc] + bb]
@@ -202,7 +202,7 @@ class _Null:
                     lw = lw + _xlogy(bb, p_b) + _xlogy(cc, p_c) + _xlogy(n_a - bb - cc, 1.0 - p_b - p_c)
                 logw += lw
             weights.append(np.exp(logw))
-        self.w = np.array(weights)
+        self.w: np.ndarray | None = np.array(weights)
 
     def _draw(self, incidence, group_of, group_slices, group_tau, members, taus) -> None:
         """`_DRAWS` draws per grid point, the same uniforms at every s (common random numbers).
