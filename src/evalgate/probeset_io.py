@@ -51,6 +51,7 @@ from evalgate.probeset.import_map import (
 )
 from evalgate.probeset.item_import import ItemPlan, paired_rows, plan_items
 from evalgate.probeset.items import (
+    answer_position_warning,
     item_coverage,
     item_coverage_findings,
     items_from_records,
@@ -436,6 +437,7 @@ def validate(
         matrix = item_coverage(probes, suite.dims, suite.min_per_value, excluded)
         if complete:
             col.findings.extend(item_coverage_findings(matrix, [f.display for _, f in files], suite.name))
+        col.warnings.extend(answer_position_warning(probes, [f.display for _, f in files], suite.name))
     else:
         matrix = coverage_matrix(probes, cfg.coverage, grammar, excluded)
         found, skipped = checked_coverage(

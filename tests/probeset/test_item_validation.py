@@ -163,3 +163,19 @@ def test_a_slice_value_mixing_scripts_or_in_compatibility_forms_is_refused():
     assert "compatibility forms" in found[2] and "'geo'" in found[2]
     assert "several scripts (cherokee, latin)" in found[3]
     assert [p.id for p in got.probes] == ["k8s-004", "k8s-005", "k8s-006"]
+
+
+def test_answers_piled_at_one_position_warn_naming_the_share():
+    from evalgate.probeset.items import answer_position_warning
+
+    def at(pos: int, i: int) -> Probe:
+        cands = ["w", "x", "y", "z"]
+        return Probe.from_item(item(i, candidates=cands, expected=cands[pos]), "items.jsonl", i, "k8s")
+
+    piled = [at(0, i) for i in range(15)] + [at(i % 4, 100 + i) for i in range(10)]
+    (warning,) = answer_position_warning(piled, ["items.jsonl"], "k8s")
+    assert warning.check == "answer-position" and warning.field == "candidates"
+    assert "18 of 25 live items (72%) list their answer at position 1 (A)" in warning.message
+    spread = [at(i % 4, i) for i in range(40)]
+    assert answer_position_warning(spread, ["items.jsonl"], "k8s") == []
+    assert answer_position_warning(piled[:19], ["items.jsonl"], "k8s") == []  # too few to judge

@@ -130,6 +130,8 @@ ITEM_FIELD_CHECKS: dict[str, list[tuple[str, str]]] = {
         ("text-form", "distinct once normalised, no surrounding whitespace"),
         ("confusable", "no full-width, Cyrillic or Greek look-alike letters"),
         ("ordinal-scale", "for kind ordinal: an increasing scale"),
+        ("answer-position", "across the suite, no one position holds the answer of half the live items "
+         "or more (warning)"),
     ],
     "expected": [("expected-not-candidate", "exactly one of the candidates")],
     "slices": [

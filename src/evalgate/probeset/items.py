@@ -183,6 +183,33 @@ def item_coverage(
     return out
 
 
+def answer_position_warning(probes: Sequence[Probe], files: Sequence[str], suite: str) -> list[Finding]:
+    """A warning when most live items list their answer at one position: a model that always
+    picks that position (or one whose scores all tie) looks good on them. Exported sets often do
+    this (an answer key written as "A" everywhere, a generator that puts the answer first)."""
+    live = [p for p in probes if not p.deprecated and p.kind != ORDINAL and p.expected in p.candidates]
+    if len(live) < 20:
+        return []
+    positions = [p.candidates.index(p.expected) for p in live]
+    top = max(set(positions), key=lambda i: (positions.count(i), -i))
+    share = positions.count(top) / len(live)
+    chance = sum(1 / len(p.candidates) for p in live) / len(live)
+    if share < 0.5 or share < 1.5 * chance:
+        return []
+    letter = chr(ord("A") + top) if top < 26 else str(top + 1)
+    return [
+        Finding(
+            "answer-position",
+            f"suite {suite}: {positions.count(top)} of {len(live)} live items ({share:.0%}) list their "
+            f"answer at position {top + 1} ({letter}); a model that always picks it scores {share:.0%}",
+            files[0] if files else None,
+            field="candidates",
+            hint="shuffle each item's candidates (the answer's position should not predict it)",
+            evidence={"position": top + 1, "share": round(share, 4), "n": len(live)},
+        )
+    ]
+
+
 def item_coverage_findings(matrix: Mapping[str, Any], files: Sequence[str], suite: str) -> list[Finding]:
     """One finding per slice value under its minimum (`coverage.min_per_value` of the suite)."""
     out = []
