@@ -119,3 +119,20 @@ def test_power_and_mde_at_sixty_probes():
     alone, in_gate = ni.mde(60, 0.02, 0.05, 0.05), ni.mde(60, 0.02, 0.05 / 15, 0.05)
     assert alone is not None and in_gate is not None and alone < in_gate
     assert ni.mde(60, 0.02, 0.05, 0.20) > alone  # more disagreement, larger MDE
+
+
+@pytest.mark.parametrize(("n", "level"), [(20, 0.05), (30, 0.0033), (45, 0.01)])
+def test_the_critical_region_is_the_smallest_attainable_one_within_level(n, level):
+    # critical_z stops bisecting once one attainable value of Z separates its bracket: the region
+    # it selects must be the one a search over every attainable value finds
+    from evalgate.gate.noninferiority import _bmin_table, critical_z, score_z, tail_sup
+
+    b, c = np.meshgrid(np.arange(n + 1), np.arange(n + 1))
+    ok = b + c <= n
+    zs = np.unique(score_z(b[ok], c[ok], n, 0.02))
+    zs = zs[zs > 0]
+    first = next(z for z in zs if tail_sup(float(z) - 1e-12 * float(z), n, 0.02) <= level)
+    got = critical_z(n, 0.02, level)
+    assert np.array_equal(
+        _bmin_table(got, n, 0.02), _bmin_table(float(first) - 1e-12 * float(first), n, 0.02)
+    )
