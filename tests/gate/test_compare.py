@@ -303,3 +303,14 @@ def test_comparison_fits_the_results_schema_and_is_deterministic():
     jsonschema.Draft202012Validator(schema).validate(results)
     again = compare(make_results(new), _baseline(base), make_rules(), BASE)
     assert json.dumps(again, sort_keys=True) == json.dumps(results["comparison"], sort_keys=True)
+
+
+def test_renamed_suites_are_refused_naming_them_not_the_template_digest():
+    entries = [{**e, "suite": "quiz"} for e in _entries(40, 40)]
+    base = _baseline(entries)
+    renamed = [{**e, "suite": "exam"} for e in entries]
+    results = make_results(renamed, manifest={"template_sha256": "9" * 64})
+    with pytest.raises(NotComparableError) as exc:
+        compare(results, base, make_rules(), BASE)
+    assert "other suites (gone: quiz; new: exam)" in exc.value.message
+    assert "template_sha256" not in exc.value.message

@@ -117,6 +117,26 @@ def _check_comparable(new: dict[str, Any], base: dict[str, Any], baseline_path: 
         )
 
 
+def _check_suite_names(results: dict[str, Any], base: _View, baseline_path: str) -> None:
+    """Several suites whose names differ from the baseline's: say so, rather than the template
+    digest that differs because of it (it covers each suite's name, pipeline._template_digest).
+    A renamed suite's slices are new slices, so it would gate nothing: refused either way."""
+    if results["manifest"].get("template_sha256") == base.manifest.get("template_sha256"):
+        return
+    old = {o.get("suite") for o in base.outcomes.values() if isinstance(o, dict) and o.get("suite")}
+    new = {e.get("suite") for e in results["probes"] if isinstance(e, dict) and e.get("suite")}
+    if not old or not new or old == new:
+        return
+    gone, added = ", ".join(sorted(old - new)) or "none", ", ".join(sorted(new - old)) or "none"
+    raise NotComparableError(
+        f"baseline {baseline_path} was measured on other suites (gone: {gone}; new: {added}): a suite's "
+        "name is part of its template digest and of every slice key, so a renamed suite would gate "
+        "nothing against it",
+        hint="keep the suites' names, or write a new baseline for them (`evalgate baseline update` in a "
+        "PR labelled evalgate:update-baseline)",
+    )
+
+
 def _check_locks(entries: list[dict[str, Any]], base: _View, baseline_path: str) -> None:
     findings = []
     for e in entries:
@@ -426,6 +446,7 @@ def compare(
     base = _as_view(baseline, baseline_path)
     _as_view(results, "results")
     entries = results["probes"]
+    _check_suite_names(results, base, baseline_path)
     _check_comparable(results["manifest"], base.manifest, baseline_path)
     _check_locks(entries, base, baseline_path)
 
