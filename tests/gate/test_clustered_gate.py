@@ -296,3 +296,20 @@ def test_the_cluster_option_is_pinned_only_when_set_and_changing_it_is_a_gate_ch
     ]
     # and back: a PR that drops the clustering weakens the gate, also a change
     assert [c["key"] for c in gate_changes(run, base, defaults)] == ["gate.cluster"]
+
+
+def test_clustered_mdes_count_effective_probes_not_probes():
+    # flips shared within a verb: each verb holds fewer independent probes than it counts, so the
+    # clustered gate's MDE (and its "low power" mark) uses n / design effect
+    rng = np.random.default_rng(21)
+    probes = _sim_probes(40, 15)
+    flips = correlated_flips(rng, 40, 15, s=0.10, drop=0.0, rho=0.5)
+    new, old = _pair(probes, flips, rng)
+    plain = make_rules(slices=("overall",))
+    per_probe = compare(new, old, plain, "sim")
+    got = compare(new, old, dataclasses.replace(plain, cluster="verb"), "sim")
+    deff = got["cluster"]["design_effect"]
+    assert deff > 1.5 and got["mde_design_effect"] == pytest.approx(deff, abs=1e-4)
+    assert "mde_design_effect" not in per_probe
+    assert got["slices"]["overall"]["mde"] > per_probe["slices"]["overall"]["mde"]
+    jsonschema.validate(got, schema("results")["properties"]["comparison"])

@@ -498,11 +498,18 @@ def compare(
     mde_level = rules.alpha / max(1, len(gated))
     n_discordant = sum(1 for i in shared if new_by_id[i]["correct"] != base.outcomes[i]["correct"])
     mde_bg = _mde_disagreement(n_discordant, len(shared), rules.assumed_disagreement)
+    # Clustered (gate.cluster): probes of a cluster flip together, so a slice holds fewer
+    # independent probes than it counts. The MDE uses the effective n = n / design effect
+    # (Kish 1965, Survey Sampling, 8.2), the run's own estimate (comparison.cluster); without
+    # that, "low power" would be as optimistic as the per-probe test is liberal.
+    deff = (cluster_info or {}).get("design_effect") if rules.cluster else None
+    deff = float(deff) if isinstance(deff, int | float) and deff > 1 else None
     for row in rows.values():
         base_acc = row["baseline_accuracy"]  # None exactly when the slice shares no probe
         if rules.rule != "wilson" and base_acc is not None:
             tolerance = row.get("tolerance", rules.tolerance)
-            found = noninferiority.mde(row["n_shared"], tolerance, mde_level, mde_bg)
+            n_eff = max(1, int(row["n_shared"] / deff)) if deff else row["n_shared"]
+            found = noninferiority.mde(n_eff, tolerance, mde_level, mde_bg)
             row["mde"] = None if found is None or found > base_acc else found
         # A slice that cannot reliably catch an `mde_max` drop is still gated: the exact test keeps
         # its false alarms at alpha, and left ungated, 60 probes going from all right to all wrong
@@ -535,6 +542,7 @@ def compare(
         "test": "noninferiority-exact-unconditional" if rules.rule == "paired" else "wilson",
         "mde_level": mde_level if rules.rule == "paired" else None,
         "mde_disagreement": mde_bg if rules.rule == "paired" else None,
+        **({"mde_design_effect": round(deff, 4)} if deff and rules.rule == "paired" else {}),
         # present only when gate.multiplicity is set, so results of a configuration without it
         # keep their bytes (absent: Holm)
         **(

@@ -269,6 +269,7 @@ class Comparison(TypedDict):
     test: NotRequired[Literal["noninferiority-exact-unconditional", "wilson"]]
     mde_level: NotRequired[float | None]
     mde_disagreement: NotRequired[float | None]
+    mde_design_effect: NotRequired[float]  # gate.cluster: the MDEs' effective n is n / this
     multiplicity: NotRequired[Literal["holm", "westfall-young"]]  # absent: Holm (gate.multiplicity unset)
     perplexity: NotRequired[PerplexityComparison | None]
     suite_perplexity: NotRequired[dict[str, PerplexityComparison]]
