@@ -133,3 +133,18 @@ def test_another_checkpoint_or_scoring_configuration_misses(gate, tmp_path):
                     "--out", str(tmp_path / "out2"), "--cache", cache)  # fmt: skip
     assert code == 0, log
     assert counts(log) == (0, n)
+
+
+def test_another_kind_of_cpu_misses(gate, tmp_path, monkeypatch):
+    # AVX2 and AVX-512 kernels give other last bits: an entry from one kind of runner must not
+    # make a warm run on the other differ from its cold run (docs/scoring.md)
+    from evalgate.edges import score_cache
+
+    _, run = gate
+    cache = str(tmp_path / "cache")
+    monkeypatch.setattr(score_cache, "_cpu_kind", lambda: "AVX2/x86_64")
+    _, log = run("--cache", cache)
+    n = counts(log)[1]
+    assert counts(run("--cache", cache)[1]) == (n, 0)
+    monkeypatch.setattr(score_cache, "_cpu_kind", lambda: "AVX512/x86_64")
+    assert counts(run("--cache", cache)[1]) == (0, n)

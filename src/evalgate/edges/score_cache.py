@@ -2,12 +2,14 @@
 
 One entry per probe: the log-likelihoods of its candidates' requests, keyed by the SHA-256 of
 what determines them - the checkpoint files, the tokenizer, the scoring configuration (method,
-normalisation, dtype, template), the evalgate scoring version, the torch version and the
-probe's content hash. A rerun after a probe-only change scores only the new or changed probes.
+normalisation, dtype, template), the evalgate scoring version, the torch version, the kind of
+CPU (its vector instructions) and the probe's content hash. A rerun after a probe-only change
+scores only the new or changed probes.
 
-results.json is byte-identical with a cold cache, a warm cache and no cache: a request's
-numbers depend on its probe alone (scorers/torch_lm.py, "Fixed-shape forwards"), and an entry
-gives back exactly the floats that were computed (JSON round-trips a float exactly).
+results.json is byte-identical with a cold cache, a warm cache and no cache on one kind of CPU
+(the key keeps another kind's bits out): a request's numbers depend on its probe alone
+(scorers/torch_lm.py, "Fixed-shape forwards"), and an entry gives back exactly the floats that
+were computed (JSON round-trips a float exactly).
 
 The cache folder is input like any other, possibly written by someone else: an entry is read
 as JSON only (never unpickled, never executed), capped in size, must be a regular file, must
@@ -37,6 +39,19 @@ FORMAT = "evalgate-score-cache-1"
 MAX_ENTRY_BYTES = 1 << 20  # a probe's entry is a few KB; anything larger is not ours
 
 
+def _cpu_kind() -> str:
+    """The vector instructions PyTorch's CPU kernels use here (AVX2, AVX512, ...). They sum in
+    other orders, so one checkpoint gives other last bits on another kind of CPU (docs/scoring.md,
+    "Batching and determinism"): an entry computed on one kind would make a warm run on another
+    differ from a cold one there."""
+    try:
+        import torch
+
+        return f"{torch.backends.cpu.get_cpu_capability()}/{os.uname().machine}"
+    except Exception:  # no torch (a plugin scorer): the machine is all there is to say
+        return f"unknown/{os.uname().machine}"
+
+
 def _torch_version() -> str:
     try:
         return metadata.version("torch")
@@ -58,6 +73,7 @@ class ScoreCache:
                     "scoring": scoring,
                     "scoring_version": SCORING_VERSION,
                     "torch": _torch_version(),
+                    "cpu": _cpu_kind(),
                 }
             )
         )
