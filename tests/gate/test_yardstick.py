@@ -270,3 +270,17 @@ def test_gated_families_written_in_another_order_are_no_change():
     assert _changes(_baseline(before), after) == []
     after["config"]["gate"]["slices"] = after["config"]["gate"]["slices"][1:]
     assert [c["key"] for c in _changes(_baseline(before), after)] == ["gate.slices"]
+
+
+def test_a_baseline_from_before_suite_paths_were_recorded_is_not_flagged():
+    # a multi-suite baseline written before flat_rules recorded the suites' paths and the run's
+    # test: the same configuration must not read as four gate changes (an outside review)
+    run = _two_suites()
+    base = _baseline(run)
+    rules = base["yardstick"]["rules"]
+    for key in [k for k in rules if k == "test" or k.endswith((".template", ".train", ".test"))]:
+        del rules[key]
+    assert _changes(base, run) == []
+    # a suite's own min_n is compared even when an older record lacks it: raising it ungates
+    run["config"]["suites"]["a"]["gate"] = {"min_n": 1000}
+    assert [c["key"] for c in _changes(base, run)] == ["suites.a.gate.min_n"]
