@@ -123,8 +123,8 @@ def _check_suite_names(results: dict[str, Any], base: _View, baseline_path: str)
     A renamed suite's slices are new slices, so it would gate nothing: refused either way."""
     if results["manifest"].get("template_sha256") == base.manifest.get("template_sha256"):
         return
-    old = {o.get("suite") for o in base.outcomes.values() if isinstance(o, dict) and o.get("suite")}
-    new = {e.get("suite") for e in results["probes"] if isinstance(e, dict) and e.get("suite")}
+    old = {str(o["suite"]) for o in base.outcomes.values() if isinstance(o, dict) and o.get("suite")}
+    new = {str(e["suite"]) for e in results["probes"] if isinstance(e, dict) and e.get("suite")}
     if not old or not new or old == new:
         return
     gone, added = ", ".join(sorted(old - new)) or "none", ", ".join(sorted(new - old)) or "none"
@@ -502,8 +502,8 @@ def compare(
     # independent probes than it counts. The MDE uses the effective n = n / design effect
     # (Kish 1965, Survey Sampling, 8.2), the run's own estimate (comparison.cluster); without
     # that, "low power" would be as optimistic as the per-probe test is liberal.
-    deff = (cluster_info or {}).get("design_effect") if rules.cluster else None
-    deff = float(deff) if isinstance(deff, int | float) and deff > 1 else None
+    found = cluster_info.get("design_effect") if cluster_info is not None and rules.cluster else None
+    deff = float(found) if isinstance(found, int | float) and found > 1 else None
     for row in rows.values():
         base_acc = row["baseline_accuracy"]  # None exactly when the slice shares no probe
         if rules.rule != "wilson" and base_acc is not None:
