@@ -30,6 +30,18 @@ def test_quick_bench_shows_size_at_tolerance_within_alpha(quick):
     new = [float(r[4]) for r in rows]
     assert max(new) <= 0.05 < max(old)  # the old rule broke the promise at 120 probes
     assert "ceiling" in out and "0.512" in out
+    # F: beside each power, the Neyman-Pearson ceiling of any level-alpha test, computed in the
+    # bench. No test beats it (the gate's test sits just under it), and under the "no change"
+    # null it reproduces the issue's own ceiling of 0.68 for 60 probes at 5% disagreement.
+    table_f = out.split("F. ")[1].split("G. ")[0]
+    f_rows = [
+        [c.strip() for c in line.split("|")[1:-1]] for line in table_f.splitlines() if line.startswith("| ")
+    ]
+    f_rows = [r for r in f_rows if r[0].startswith(("alone", "in the gate"))]
+    assert len(f_rows) == 2
+    for _, _, new_power, _, ceiling, ceiling_no_change in f_rows:
+        assert float(new_power) <= float(ceiling) < float(ceiling_no_change)
+    assert f_rows[0][5] == "0.677" and f_rows[0][4] == "0.518"
     # G: family-wise false alarms of the 15 gated slices, Holm and Westfall-Young side by side, at
     # no change and at a true drop equal to the tolerance: at most alpha in every cell
     table_g = out.split("G. ")[1].split("H. ")[0]
