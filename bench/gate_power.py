@@ -428,7 +428,14 @@ def print_multiplicity(rng: np.random.Generator, rules: GateRules, quick: bool, 
         )
     )
     rows, level = multiplicity_power(rng, rules, max(reps, 400))
-    print("\nH. Power for a 10-point drop on 60 probes, 5% disagreement (non-inferiority null)")
+    # The same at tolerance 0, the "no change" null issue 14's power targets were set under:
+    # a team that sets `gate.tolerance: 0` gets the unconditional exact test of that null.
+    zero_rows, _ = multiplicity_power(rng, dataclasses.replace(rules, tolerance=0.0), max(reps, 400))
+    rows += [[f"{r[0]}, tolerance 0", *r[1:]] for r in zero_rows]
+    print(
+        "\nH. Power for a 10-point drop on 60 probes, 5% disagreement, at the configured tolerance "
+        "(non-inferiority null) and at tolerance 0 (no-change null)"
+    )
     print(
         tabulate(
             rows,
