@@ -431,9 +431,12 @@ class TorchScorer:
 
     def _batches(self, rows: list[_Row]) -> list[list[_Row]]:
         """Rows of one length per batch (see the module docstring), longest first; a batch ends
-        at batch_size rows or at MAX_LOGITS logits."""
+        at batch_size rows, at MAX_LOGITS logits or (a cached model keeps every row's keys/values
+        until its branches are copied out) at MAX_CACHE cache elements."""
         order = sorted(rows, key=lambda r: (-len(r.tokens), r.tokens))
-        selects = getattr(self.model_fn, "selects_positions", False)
+        cached: CachedLM | None = getattr(self.model_fn, "cached", None)
+        selects = getattr(self.model_fn, "selects_positions", False) or cached is not None
+        per_token = cached.kv_per_token if cached is not None else 0
         batches: list[list[_Row]] = []
         current: list[_Row] = []
         elements = 0
@@ -442,6 +445,7 @@ class TorchScorer:
             n = len({p for p, _, _ in row.targets}) if selects else len(row.tokens)
             if current:
                 too_big = self.vocab_size is not None and (elements + n) * self.vocab_size > MAX_LOGITS
+                too_big |= per_token * (len(current) + 1) * len(row.tokens) > MAX_CACHE
                 if len(row.tokens) != len(current[0].tokens) or len(current) >= self.batch_size or too_big:
                     batches.append(current)
                     current, elements = [], 0
