@@ -143,37 +143,38 @@ def lm_eval_hflm(model_dir: Path, pairs, batch_size: int, cache: bool) -> tuple[
     return [float(r[0]) for r in res], {"seconds": time.perf_counter() - t0}
 
 
-def evalgate_scorer(model_dir: Path, pairs, batch_size: int, threads: int, texts) -> tuple[list[float], dict]:
+def evalgate_scorer(
+    model_dir: Path, pairs, batch_size: int, threads: int, texts, share_contexts: bool = True
+) -> tuple[list[float], dict]:
+    """`share_contexts=False`: every input run whole, as a model without a key/value cache is
+    (evalgate before each context was computed once)."""
     from evalgate.scorers.loaders import load_scorer
     from evalgate.types import LoglikRequest
 
     scorer = load_scorer(model_dir, None, root=model_dir, batch_size=batch_size, threads=threads)
-    counts = {"forwards": 0, "positions": 0, "kept": 0}
     inner = scorer.model_fn
-
-    def counting(ids, keep):
-        counts["forwards"] += 1
-        counts["positions"] += ids.numel()
-        counts["kept"] += int(keep.sum())
-        return inner(ids, keep)
-
-    counting.selects_positions = getattr(inner, "selects_positions", False)
+    if not share_contexts:
+        inner.cached = None
     embeddings = [m.weight for m in inner.model.modules() if isinstance(m, torch.nn.Embedding)]
     head = max(w.numel() for w in embeddings)  # vocab x width: the (tied) output projection
     body = scorer.info.n_parameters - sum(w.numel() for w in embeddings)
     scorer.loglikelihood([LoglikRequest(c, k, g) for c, k, g in pairs[:2]])  # warm-up, as lm-eval
-    scorer.model_fn = counting
+    scorer.counters = dict.fromkeys(scorer.counters, 0)
     reqs = [LoglikRequest(c, k, g) for c, k, g in pairs]
     t0 = time.perf_counter()
     res = scorer.loglikelihood(reqs)
     seconds = time.perf_counter() - t0
+    counts = dict(scorer.counters)
     t0 = time.perf_counter()
     ppl = scorer.perplexity(texts)
     ppl_seconds = time.perf_counter() - t0
     # FLOPs: 2 per weight per position through the body, 2 per head weight per projected position
-    kept = counts["kept"] if counting.selects_positions else counts["positions"]
+    # (a full-logits model projects every position)
+    selects = getattr(inner, "selects_positions", False) or getattr(inner, "cached", None) is not None
+    kept = counts["projected"] if selects else counts["positions"]
     flops = 2 * body * counts["positions"] + 2 * head * kept
-    info = {"seconds": seconds, **counts, "flops": flops, "n_parameters": scorer.info.n_parameters,
+    info = {"seconds": seconds, **counts, "kept": kept, "flops": flops,
+            "n_parameters": scorer.info.n_parameters,
             "ppl_seconds": ppl_seconds, "ppl_tokens": ppl.n_tokens,
             "ppl_flops": 2 * scorer.info.n_parameters * ppl.n_tokens}  # fmt: skip
     return [r.logprob for r in res], info
@@ -189,7 +190,9 @@ def worker(args: argparse.Namespace) -> None:
     elif args.worker.startswith("lm-eval"):
         logliks, extra = lm_eval_hflm(model, pairs, args.batch_size, args.worker.endswith("on"))
     else:
-        logliks, extra = evalgate_scorer(model, pairs, args.batch_size, args.threads, doc["texts"])
+        logliks, extra = evalgate_scorer(
+            model, pairs, args.batch_size, args.threads, doc["texts"], args.worker != "evalgate-whole"
+        )
     Path(args.out).write_text(json.dumps({"logliks": logliks, **extra}), encoding="utf-8")
 
 
@@ -266,6 +269,12 @@ def report(title: str, results: dict[str, dict], pairs: list, peak_gflops: float
             print("  (lm-eval 0.4.13's logits cache: requests sharing tokens but split at different points)")
         elif not ok:
             failures.append(f"{title}: loglik differs from {name} by {max(diffs):.2e}")
+    whole = results.get("(c0) evalgate, inputs whole")
+    if whole is not None:
+        diff = max(abs(a - b) for a, b in zip(ours["logliks"], whole["logliks"], strict=True))
+        print(f"contexts shared vs inputs whole: {ours['rate'] / whole['rate']:.2f}x; positions fed "
+              f"{ours['positions']} vs {whole['positions']} ({ours['forwards']} vs {whole['forwards']} "
+              f"forwards); max |loglik difference| = {diff:.2e}")  # fmt: skip
     naive_diff = max(abs(a - b) for a, b in zip(ours["logliks"], naive_run["logliks"], strict=False))
     print(f"max |loglik evalgate - naive loop| = {naive_diff:.2e}")
     gflops = ours["flops"] / ours["seconds"] / 1e9  # attention over a few tokens is left out
@@ -337,6 +346,7 @@ def compare_all(args: argparse.Namespace, work: Path) -> None:
     else:
         print("lm-eval: not importable here, its columns are skipped (pip install lm-eval==0.4.13)")
     methods["(c) evalgate"] = "evalgate"
+    methods["(c0) evalgate, inputs whole"] = "evalgate-whole"  # no key/value cache: the fallback
     failures, peaks = [], []
     for shape in args.shapes.split(","):
         model = build_gpt2(work / f"gpt2-{shape}", args.vocab_size, shape)

@@ -93,6 +93,37 @@ def hf_gpt2_dir(
     return path
 
 
+def hf_llama_dir(path: Path, *, seed: int = 0, sharpen: float = 20.0) -> Path:
+    """A saved tiny Llama (rotary positions, RMSNorm, gated MLP, grouped-query attention) with a
+    tokenizer that prepends <s>, as Llama's does."""
+    tok = train_bpe()
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))]
+    )
+    hf_tokenizer = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<s>", eos_token="<|endoftext|>"
+    )
+    config = transformers.LlamaConfig(
+        vocab_size=len(hf_tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        bos_token_id=hf_tokenizer.bos_token_id,
+        eos_token_id=hf_tokenizer.eos_token_id,
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(seed)
+    model = transformers.LlamaForCausalLM(config)
+    with torch.no_grad():
+        model.lm_head.weight.mul_(sharpen)
+    model.save_pretrained(path)
+    hf_tokenizer.save_pretrained(path)
+    return path
+
+
 class WordTokenizer:
     """Whitespace word tokenizer with an [UNK] id, of the seed's plugin shape."""
 

@@ -1,7 +1,8 @@
 """Each distinct token prefix runs once, and a request's log-likelihood is the same bits whatever
 else is scored with it (scorers/torch_lm.py "Fixed-shape forwards"), on tiny real models built
-here (Hugging Face GPT-2, the native GPT) and a plugin model without any cache support. Values
-agree with a direct one-forward-per-pair reference to float32 resolution."""
+here (Hugging Face GPT-2 and Llama, the native GPT) and a plugin model without any cache support.
+Candidates that branch after a shared context run from its cached keys/values ("Branches").
+Values agree with a direct one-forward-per-pair reference to float32 resolution."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers.lm_fixtures import hf_gpt2_dir
+from helpers.lm_fixtures import hf_gpt2_dir, hf_llama_dir
 from helpers.paths import REPO
 from test_torch_lm import REQUESTS, reference_loglik
 
@@ -25,6 +26,11 @@ PROBES = {
     "p3": ("They have gone to the", [" market", " marketplace", " beach"]),
     "p4": ("Mañana tú", [" tendrás", " tienes", " tuviste"]),
     "p5": ("She", [" works", " plays"]),  # the same context as p1, another group
+    # a long context and candidates that branch after it: one context, three branches
+    "p6": (
+        "Yesterday my brother and my sister went to the market and then they",
+        [" went home", " gone home", " go home together", " works"],
+    ),
 }
 
 
@@ -37,10 +43,17 @@ def gpt2_dir(tmp_path_factory) -> Path:
     return hf_gpt2_dir(tmp_path_factory.mktemp("gpt2-prefix"))
 
 
-@pytest.fixture(params=["hf", "native"])
-def scorer(request, gpt2_dir):
-    path = gpt2_dir if request.param == "hf" else DEMO
-    return load_scorer(path, None, root=path, batch_size=64)
+@pytest.fixture(scope="module")
+def llama_dir(tmp_path_factory) -> Path:
+    return hf_llama_dir(tmp_path_factory.mktemp("llama-prefix"))
+
+
+@pytest.fixture(params=["hf", "native", "llama"])
+def scorer(request, gpt2_dir, llama_dir):
+    path = {"hf": gpt2_dir, "native": DEMO, "llama": llama_dir}[request.param]
+    scorer = load_scorer(path, None, root=path, batch_size=64)
+    assert scorer.model_fn.cached is not None  # contexts are shared through the key/value cache
+    return scorer
 
 
 def test_a_probe_scores_the_same_bits_alone_and_among_others(scorer):
@@ -117,3 +130,81 @@ def test_a_plugin_model_without_cache_support_shares_rows_too(gpt2_dir):
     assert got == pytest.approx([r.logprob for r in hf.loglikelihood(reqs)], abs=1e-5)
     alone = [r.logprob for r in plugin.loglikelihood(probe_requests("p3"))]
     assert alone == [v for r, v in zip(reqs, got, strict=True) if r.group == "p3"]
+
+
+def test_branching_candidates_agree_with_inputs_run_whole(scorer):
+    reqs = probe_requests(*PROBES)
+    got = [r.logprob for r in scorer.loglikelihood(reqs)]
+    cached = scorer.model_fn.cached
+    scorer.model_fn.cached = None
+    try:
+        want = [r.logprob for r in scorer.loglikelihood(reqs)]
+    finally:
+        scorer.model_fn.cached = cached
+    assert got == pytest.approx(want, abs=1e-5)
+
+
+def test_a_branching_probe_runs_its_context_once(scorer):
+    reqs = probe_requests("p6")
+    context, _ = scorer.encode_pair(reqs[0].context, reqs[0].continuation)
+    seen: list[list[int]] = []
+    branched: list[int] = []
+    cached = scorer.model_fn.cached
+    start, extend = cached.start, cached.extend
+
+    def spy_start(ids, keep):
+        seen.extend(ids.tolist())
+        return start(ids, keep)
+
+    def spy_extend(ids, past, keep):
+        assert past[0][0].shape[2] == len(context)  # continued from the context's keys/values
+        branched.append(ids.shape[1])
+        return extend(ids, past, keep)
+
+    cached.start, cached.extend = spy_start, spy_extend
+    try:
+        scorer.loglikelihood(reqs)
+    finally:
+        del cached.start, cached.extend
+    distinct = {tuple(row) for row in seen}  # copies fill small forwards (see MIN_ROWS)
+    assert sum(row[: len(context)] == context for row in distinct) == 1
+    assert branched  # the other candidates ran from its keys/values
+
+
+def test_a_model_that_ignores_the_cache_is_scored_with_inputs_whole(gpt2_dir):
+    """A forward that takes the cache arguments but does not continue from them fails the
+    load-time check: no cache is used, and the scores are still right."""
+    from evalgate.scorers.hf_loader import _continues_from_cache
+
+    hf = load_scorer(gpt2_dir, None, root=gpt2_dir, batch_size=64)
+    model = hf.model_fn.model
+
+    class Forgetful(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = model
+
+        def forward(
+            self, input_ids, past_key_values=None, position_ids=None, use_cache=False, logits_to_keep=0
+        ):
+            return self.inner(input_ids=input_ids, use_cache=use_cache, logits_to_keep=logits_to_keep)
+
+    assert _continues_from_cache(Forgetful(), hf.vocab_size, 64) is None
+    assert _continues_from_cache(model, hf.vocab_size, 64) is not None
+
+
+def test_a_branching_probe_scores_the_same_bits_among_many(scorer):
+    """Enough branching probes that their continuation forwards hold more rows than the smallest
+    forward (see MIN_ROWS): a probe's numbers still do not depend on the others."""
+    words = ["often", "never", "today", "again", "later", "there", "here", "then", "now", "also"]
+    many = [
+        LoglikRequest(f"{a} {b} my brother and my sister", cand, f"{a}-{b}")
+        for a in words
+        for b in words[:4]
+        for cand in (" went home", " gone home", " go home together", " works")
+    ]
+    together = [r.logprob for r in scorer.loglikelihood(many)]
+    for group in ("often-never", "also-here", "now-today"):
+        mine = [(r, v) for r, v in zip(many, together, strict=True) if r.group == group]
+        alone = [r.logprob for r in scorer.loglikelihood([r for r, _ in mine])]
+        assert alone == [v for _, v in mine], group

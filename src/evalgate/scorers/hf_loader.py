@@ -29,7 +29,13 @@ from evalgate.scorers.safety import (
     refuse_pickle_file,
     scan_pickle,
 )
-from evalgate.scorers.torch_lm import TorchScorer, full_logits_fn, hf_logits_fn, leaks_the_future
+from evalgate.scorers.torch_lm import (
+    HFCachedLM,
+    TorchScorer,
+    full_logits_fn,
+    hf_logits_fn,
+    leaks_the_future,
+)
 
 HF_TOKENIZER_FILES = (
     "tokenizer.json",
@@ -128,6 +134,53 @@ def _keeps_positions(model: torch.nn.Module, vocab_size: int) -> bool:
     except Exception:
         return False
     return some.shape == full.shape and bool(torch.allclose(some, full, atol=1e-5, rtol=1e-5))
+
+
+def _continues_from_cache(model: torch.nn.Module, vocab_size: int, max_length: int) -> HFCachedLM | None:
+    """An `HFCachedLM` when the model continues from its own cache to the logits of one full
+    forward (checked on two rows split in the middle, as the scorer splits context and
+    continuation), else None: the scorer then runs every input whole."""
+    n = min(8, max_length)
+    if n < 2:
+        return None
+    ids = torch.tensor(
+        [[(3 * i + 1) % vocab_size for i in range(n)], [(5 * i + 2) % vocab_size for i in range(n)]]
+    )
+    cut = n // 2
+    cached = HFCachedLM(model)
+    try:
+        with torch.inference_mode():
+            full = model(input_ids=ids, use_cache=False).logits
+            head, kv = cached.start(ids[:, :cut], torch.ones(2, cut, dtype=torch.bool))
+            tail = cached.extend(ids[:, cut:], kv, torch.ones(2, n - cut, dtype=torch.bool))
+    except Exception:
+        return None
+    got = torch.cat([head.reshape(2, cut, -1), tail.reshape(2, n - cut, -1)], dim=1)
+    if got.shape != full.shape:
+        return None
+    scale = max(1.0, float(full.abs().max()))
+    if not torch.allclose(got, full, rtol=0.0, atol=1e-4 * scale):
+        return None
+    return cached if _continues_alike_in_any_batch(cached, ids[:, :cut], ids[:, cut : cut + 1]) else None
+
+
+def _continues_alike_in_any_batch(cached: HFCachedLM, context: torch.Tensor, step: torch.Tensor) -> bool:
+    """A continuation's logits must be the same bits in a batch of 16 rows and of 24 (scorers/
+    torch_lm.py, "Fixed-shape forwards"): an attention kernel that sums otherwise for another
+    batch size would make a probe's numbers depend on the probes scored with it."""
+    try:
+        with torch.inference_mode():
+            rows = [context.repeat(12, 1), step.repeat(12, 1)]
+            _, kv = cached.start(rows[0], torch.ones(rows[0].shape, dtype=torch.bool))
+            logits = [
+                cached.extend(
+                    rows[1][:n], tuple((k[:n], v[:n]) for k, v in kv), torch.ones(n, 1, dtype=torch.bool)
+                )[:16]
+                for n in (16, 24)
+            ]
+    except Exception:
+        return False
+    return torch.equal(logits[0], logits[1])
 
 
 def load_hf_scorer(
@@ -231,6 +284,9 @@ def load_hf_scorer(
     )
     fn = hf_logits_fn(model) if _keeps_positions(model, vocab_size or 3) else full_logits_fn(model)
     _refuse_non_causal(fn, adapter, vocab_size, path, hf_config, int(max_length))
+    if fn.selects_positions:  # type: ignore[attr-defined]
+        # each context once, its continuations from its keys/values (scorers/torch_lm.py)
+        fn.cached = _continues_from_cache(model, vocab_size or 3, int(max_length))  # type: ignore[attr-defined]
     return TorchScorer(
         fn,
         adapter,

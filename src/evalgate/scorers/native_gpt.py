@@ -97,6 +97,10 @@ class GPTConfig:
         return {"evalgate_native": FORMAT, **asdict(self)}
 
 
+# One layer's cached keys and values, each (B, n_head, T, head_size).
+KV = tuple[torch.Tensor, torch.Tensor]
+
+
 class CausalSelfAttention(nn.Module):
     def __init__(self, cfg: GPTConfig):
         super().__init__()
@@ -104,14 +108,29 @@ class CausalSelfAttention(nn.Module):
         self.c_attn = nn.Linear(cfg.n_embd, 3 * cfg.n_embd)  # q, k, v for all heads at once
         self.c_proj = nn.Linear(cfg.n_embd, cfg.n_embd)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, past: KV | None = None) -> tuple[torch.Tensor, KV]:
+        """(B, T, C) -> (B, T, C) and this layer's keys/values of every position so far. With
+        `past` (keys/values of P earlier positions), x holds positions P..P+T-1 (scorers/torch_lm.py
+        continues a shared context this way)."""
         B, T, C = x.shape  # batch, time, channels (nanoGPT)
         q, k, v = self.c_attn(x).split(C, dim=2)
         # (B, T, C) -> (B, nh, T, hs)
         q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hs)
+        if past is None:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hs)
+        else:
+            k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
+            # query i is position P + i: it sees keys 0..P+i (is_causal would align the mask top-left).
+            # Written out rather than F.scaled_dot_product_attention, whose CPU kernels give a row
+            # other bits when the batch has another size if queries and keys differ in length
+            # (measured with torch 2.13); a row's numbers must not depend on its batch
+            # (scorers/torch_lm.py, "Fixed-shape forwards").
+            P = past[0].shape[2]
+            mask = torch.ones(T, P + T, dtype=torch.bool, device=x.device).tril(P)
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.shape[-1]))
+            y = torch.softmax(att.masked_fill(~mask, float("-inf")), dim=-1) @ v
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # re-assemble heads: (B, T, C)
-        return self.c_proj(y)
+        return self.c_proj(y), (k, v)
 
 
 class MLP(nn.Module):
@@ -134,9 +153,10 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(cfg.n_embd)
         self.mlp = MLP(cfg)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + self.attn(self.ln_1(x))
-        return x + self.mlp(self.ln_2(x))
+    def forward(self, x: torch.Tensor, past: KV | None = None) -> tuple[torch.Tensor, KV]:
+        y, kv = self.attn(self.ln_1(x), past)
+        x = x + y
+        return x + self.mlp(self.ln_2(x)), kv
 
 
 class GPT(nn.Module):
@@ -163,14 +183,28 @@ class GPT(nn.Module):
 
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
         """(B, T) token ids -> (B, T, vocab_size) logits; position t sees tokens 0..t only."""
-        n_tokens = idx.shape[1]
+        return self.logits(self.hidden(idx)[0])
+
+    def hidden(
+        self, idx: torch.Tensor, past: tuple[KV, ...] | None = None
+    ) -> tuple[torch.Tensor, tuple[KV, ...]]:
+        """(B, T) token ids -> (B, T, C) final hidden states and every layer's keys/values. With
+        `past` (each layer's keys/values of P earlier positions), idx holds positions P..P+T-1."""
+        start = past[0][0].shape[2] if past else 0
+        n_tokens = start + idx.shape[1]
         if n_tokens > self.cfg.block_size:
             raise ValueError(f"sequence of {n_tokens} tokens is longer than block_size {self.cfg.block_size}")
-        pos = torch.arange(n_tokens, device=idx.device)
+        pos = torch.arange(start, n_tokens, device=idx.device)
         x = self.wte(idx) + self.wpe(pos)  # (B, T, C)
-        for block in self.h:
-            x = block(x)
-        return F.linear(self.ln_f(x), self.wte.weight)  # (B, T, V)
+        cache = []
+        for i, block in enumerate(self.h):
+            x, kv = block(x, past[i] if past else None)
+            cache.append(kv)
+        return self.ln_f(x), tuple(cache)
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Hidden states (..., C) -> logits (..., vocab_size): the head tied to wte."""
+        return F.linear(hidden, self.wte.weight)
 
 
 def expected_shapes(cfg: GPTConfig) -> dict[str, tuple[int, ...]]:

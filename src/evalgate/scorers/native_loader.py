@@ -15,7 +15,24 @@ from evalgate.scorers.adapters import TokenizersAdapter
 from evalgate.scorers.base import ScorerInfo, files_digest
 from evalgate.scorers.loading import dtype_name, n_parameters
 from evalgate.scorers.safety import checkpoint_files
-from evalgate.scorers.torch_lm import TorchScorer, full_logits_fn
+from evalgate.scorers.torch_lm import KVCache, TorchScorer, full_logits_fn
+
+
+class NativeCachedLM:
+    """`CachedLM` (scorers/torch_lm.py) for the native GPT: its own key/value path
+    (`GPT.hidden` with `past`), projecting only the kept positions onto the vocabulary."""
+
+    def __init__(self, model: native_gpt.GPT):
+        self.model = model
+        self.kv_per_token = 2 * model.cfg.n_layer * model.cfg.n_embd
+
+    def start(self, ids: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, KVCache]:
+        hidden, kv = self.model.hidden(ids)
+        return self.model.logits(hidden[keep]), kv
+
+    def extend(self, ids: torch.Tensor, past: KVCache, keep: torch.Tensor) -> torch.Tensor:
+        hidden, _ = self.model.hidden(ids, past)
+        return self.model.logits(hidden[keep])
 
 
 def load_native_scorer(path: Path, *, batch_size: int, dtype: torch.dtype, threads: int) -> TorchScorer:
@@ -38,8 +55,11 @@ def load_native_scorer(path: Path, *, batch_size: int, dtype: torch.dtype, threa
         dtype=dtype_name(dtype),
         n_parameters=n_parameters(model),
     )
+    model = model.to(dtype).eval()
+    fn = full_logits_fn(model)
+    fn.cached = NativeCachedLM(model)  # type: ignore[attr-defined]
     return TorchScorer(
-        full_logits_fn(model.to(dtype).eval()),
+        fn,
         adapter,
         batch_size,
         info=info,

@@ -21,10 +21,22 @@ request whose input is a prefix of it (a causal model gives the same logits at t
 Which row serves a request thus depends on its group alone. Reuse never crosses different
 `context_enc`s within a group, which is where lm-eval 0.4.13's logits cache goes wrong.
 
+Branches (models with a key/value cache: the native GPT, and Hugging Face causal LMs whose cache
+hf_loader checks at loading; the LogitsFn's `cached` attribute, a `CachedLM`): a request of a
+group whose input is not a prefix of the group's first (longest) row does not get a row of its
+own, which would run the context again. The first row runs keeping its keys/values; its last
+context position predicts the request's first token, and the rest of the request's input,
+`cont_enc[:-1]` (a "branch"), runs from the keys/values of the context's positions. Branches of
+one context length and one width share a forward. Models without such a cache (plugin loaders,
+Hugging Face models without `logits_to_keep` or failing the check, sliding-window caches) run
+every input whole, as above.
+
 Fixed-shape forwards: a batch holds rows of exactly one length, so nothing is ever padded, and a
 row's logits are the same bits whatever other rows share its forward (CPU matmuls and attention
 give a row the same result for any batch size at a fixed length; tests/scorers/test_prefix_sharing.py
-checks it). So a request's log-likelihood depends on the request alone: a probe scored with the
+checks it; so do branch forwards, whose attention is eager because PyTorch's fused CPU attention
+sums otherwise in a batch of another size when queries and keys differ in length). So a
+request's log-likelihood depends on the request alone: a probe scored with the
 whole set, in a shard, alone, or read back from the score cache (edges/score_cache.py) has the
 same numbers to the last bit. Only the positions that predict a target are projected onto the
 vocabulary when the model supports it.
@@ -32,9 +44,11 @@ vocabulary when the model supports it.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import torch
 
@@ -45,6 +59,27 @@ from evalgate.types import Loglik, LoglikRequest, Perplexity
 # (B, T) ids, (B, T) bool mask of wanted positions -> (N, V) logits for the True positions, row-major.
 LogitsFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
+# Every layer's (keys, values) for B rows, batch first: each (B, heads, T, head_size).
+KVCache = tuple[tuple[torch.Tensor, torch.Tensor], ...]
+
+
+class CachedLM(Protocol):
+    """A model that runs a context once and continues from its keys/values (the `cached` attribute
+    of a LogitsFn; the module docstring). Both calls return the (N, V) logits of the True positions
+    of `keep`, row-major, as a LogitsFn does."""
+
+    # cache elements (keys and values, all layers) per row and token: sizes the context batches
+    kv_per_token: int
+
+    def start(self, ids: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, KVCache]:
+        """(B, T) ids from position 0 -> logits, and the keys/values of the T positions."""
+        ...
+
+    def extend(self, ids: torch.Tensor, past: KVCache, keep: torch.Tensor) -> torch.Tensor:
+        """(B, M) ids at positions P..P+M-1 after `past` (P positions, row b continuing row b)."""
+        ...
+
+
 # Smallest forward, in rows and in token positions (body and vocabulary projection alike): CPU
 # matmuls take another code path (another float rounding) for one row or for fewer than ~12
 # positions (measured on x86 with torch's default BLAS), so a smaller batch is filled with
@@ -54,6 +89,10 @@ MIN_ROWS, MIN_POSITIONS = 2, 16
 
 # Largest logits tensor (elements) one forward may produce: 2**24 float32 = 64 MiB (+ its float64 copy).
 MAX_LOGITS = 1 << 24
+
+# Largest key/value cache (elements) held for one batch of contexts, and gathered for one batch of
+# continuations: 2**25 float32 = 128 MiB (GPT-2-medium: ~45 contexts of 30 tokens).
+MAX_CACHE = 1 << 25
 
 
 def full_logits_fn(model: Callable) -> LogitsFn:
@@ -89,6 +128,84 @@ def hf_logits_fn(model: torch.nn.Module) -> LogitsFn:
     return call
 
 
+def kv_tensors(cache: Any, shape: torch.Size) -> KVCache:
+    """The (keys, values) of every layer of a transformers cache for (B, T) ids of `shape`: a
+    DynamicCache of full-attention layers (transformers >= 4.56 `.layers`, older `.key_cache`) or
+    the legacy tuple. Anything else (sliding windows, layers sharing a cache, recurrent states)
+    raises ValueError: such a model is scored without sharing contexts."""
+    layers = getattr(cache, "layers", None)
+    if layers is not None:
+        if any(getattr(layer, "is_sliding", False) for layer in layers):
+            raise ValueError("a sliding-window cache")
+        kv = tuple((getattr(layer, "keys", None), getattr(layer, "values", None)) for layer in layers)
+    elif getattr(cache, "key_cache", None) is not None:
+        kv = tuple(zip(cache.key_cache, cache.value_cache, strict=True))
+    elif isinstance(cache, tuple | list):
+        kv = tuple((layer[0], layer[1]) for layer in cache)
+    else:
+        raise ValueError(f"an unknown cache {type(cache).__name__}")
+    for k, v in kv:
+        for t in (k, v):
+            if (
+                not isinstance(t, torch.Tensor)
+                or t.dim() != 4
+                or t.shape[0] != shape[0]
+                or t.shape[2] != shape[1]
+            ):
+                raise ValueError("a cache that does not hold every position's keys and values")
+    if not kv:
+        raise ValueError("an empty cache")
+    return kv  # type: ignore[return-value]
+
+
+class HFCachedLM:
+    """`CachedLM` for a Hugging Face causal LM that takes a boolean `logits_to_keep` (hf_logits_fn):
+    the model's own cache, a DynamicCache rebuilt from the gathered rows for every continuation
+    batch, with explicit position ids. hf_loader checks it against a full forward before use."""
+
+    def __init__(self, model: torch.nn.Module):
+        self.model = model
+        params = inspect.signature(model.forward).parameters
+        # transformers renames `past_key_values` to `cache` (5.x deprecates the old name)
+        self.cache_arg = "cache" if "cache" in params else "past_key_values"
+        self.kv_per_token = 0  # measured by the first start()
+
+    def start(self, ids: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, KVCache]:
+        out = self.model(input_ids=ids, use_cache=True, logits_to_keep=keep)
+        cache = getattr(out, "cache", None)
+        kv = kv_tensors(cache if cache is not None else out.past_key_values, ids.shape)
+        self.kv_per_token = self.kv_per_token or sum(k.numel() + v.numel() for k, v in kv) // ids.numel()
+        return out.logits, kv
+
+    def extend(self, ids: torch.Tensor, past: KVCache, keep: torch.Tensor) -> torch.Tensor:
+        from transformers import DynamicCache
+
+        cache = DynamicCache()
+        for layer, (k, v) in enumerate(past):
+            cache.update(k, v, layer)
+        start = past[0][0].shape[2]
+        positions = torch.arange(start, start + ids.shape[1]).expand(ids.shape[0], -1)
+        # PyTorch's CPU scaled_dot_product_attention gives a row other bits in a batch of another
+        # size when queries and keys differ in length (measured with torch 2.13), so continuations
+        # use transformers' eager attention, where they do not (hf_loader checks it at loading).
+        config = getattr(self.model, "config", None)
+        impl = getattr(config, "_attn_implementation", None)
+        if impl == "sdpa":
+            config._attn_implementation = "eager"  # type: ignore[union-attr]
+        try:
+            out = self.model(
+                input_ids=ids,
+                position_ids=positions,
+                use_cache=True,
+                logits_to_keep=keep,
+                **{self.cache_arg: cache},
+            )
+        finally:
+            if impl == "sdpa":
+                config._attn_implementation = impl  # type: ignore[union-attr]
+        return out.logits
+
+
 def leaks_the_future(fn: LogitsFn, ids: Sequence[int], vocab_size: int) -> bool:
     """True when changing the last token changes the logits before it: the model attends to
     later tokens (BERT-style bidirectional attention, or a forgotten causal mask). Its
@@ -108,10 +225,13 @@ def leaks_the_future(fn: LogitsFn, ids: Sequence[int], vocab_size: int) -> bool:
 
 @dataclass
 class _Row:
-    """One model input and the (position, target token, owner) triples read from its logits."""
+    """One model input and the (position, target token, owner) triples read from its logits.
+    With a cached model, `branches[L]` are inputs run from the keys/values of this row's first L
+    positions (their positions count from 0 after those L)."""
 
     tokens: tuple[int, ...]
     targets: list[tuple[int, int, int]] = field(default_factory=list)
+    branches: dict[int, dict[tuple[int, ...], _Row]] = field(default_factory=dict)
 
 
 class TorchScorer:
@@ -144,7 +264,9 @@ class TorchScorer:
         # progress bar (progress.py) for the long phases, perplexity above all.
         self.on_progress: Callable[[int, int], None] | None = None
         # Forwards and token positions run through the model so far (the benchmark reads them).
-        self.counters = {"forwards": 0, "positions": 0}
+        # "projected": positions projected onto the vocabulary (every position of a full-logits model).
+        self.counters = {"forwards": 0, "positions": 0, "projected": 0}
+        self._done = self._total = 0  # progress of the current _run
         if threads > 0:
             torch.set_num_threads(threads)
         # Pads are never read, but the embedding still looks them up: a pad token added to the
@@ -199,7 +321,8 @@ class TorchScorer:
                 planned.append(((), ()))
             else:
                 planned.append((self._truncate(ctx, cont), cont))
-        rows = self._group_rows(planned, [r.group for r in requests]) + windowed
+        branch = getattr(self.model_fn, "cached", None) is not None
+        rows = self._group_rows(planned, [r.group for r in requests], branch) + windowed
         sums, _ = self._run(rows, len(encoded))
         out = []
         for (_, cont), logprob in zip(encoded, sums, strict=True):
@@ -244,8 +367,13 @@ class TorchScorer:
 
     @staticmethod
     def _group_rows(
-        encoded: Sequence[tuple[tuple[int, ...], tuple[int, ...]]], groups: Sequence[str | None]
+        encoded: Sequence[tuple[tuple[int, ...], tuple[int, ...]]],
+        groups: Sequence[str | None],
+        branch: bool = False,
     ) -> list[_Row]:
+        """Rows per the module docstring. With `branch` (a cached model), a request of a bucket
+        whose input is not a prefix of the bucket's first row (its longest) does not get a row of
+        its own: its continuation input runs from the keys/values of that row's context."""
         buckets: dict[tuple[str | None, tuple[int, ...]], list[int]] = {}
         for i, (ctx, cont) in enumerate(encoded):
             if cont:  # an empty continuation has nothing to score (the core refuses it)
@@ -257,10 +385,27 @@ class TorchScorer:
             # every prefix (>= ctx) of a row this bucket uses -> that row; never another bucket's,
             # whose presence in the call would change this request's row length (and rounding)
             by_prefix: dict[tuple[int, ...], _Row] = {}
+            by_tail: dict[tuple[int, ...], _Row] = {}  # the same for this bucket's branches
+            main: _Row | None = None
             for i in members:
                 cont = encoded[i][1]
                 inp = ctx + cont[:-1]
                 row = by_prefix.get(inp)
+                if row is None and branch and main is not None:
+                    # cont[:-1] is not empty: ctx alone is a prefix of the main row
+                    main.targets.append((len(ctx) - 1, cont[0], i))
+                    tail = cont[:-1]
+                    sub = by_tail.get(tail)
+                    if sub is None:
+                        known = main.branches.setdefault(len(ctx), {})
+                        sub = known.get(tail)
+                        if sub is None:
+                            sub = known[tail] = _Row(tail)
+                        for end in range(1, len(tail) + 1):
+                            by_tail.setdefault(tail[:end], sub)
+                    for j, token in enumerate(cont[1:]):
+                        sub.targets.append((j, token, i))
+                    continue
                 if row is None:
                     row = by_input.get(inp)
                     if row is None:
@@ -268,6 +413,7 @@ class TorchScorer:
                         rows.append(row)
                     for end in range(len(ctx), len(inp) + 1):
                         by_prefix.setdefault(inp[:end], row)
+                main = main or row
                 for j, token in enumerate(cont):
                     row.targets.append((len(ctx) - 1 + j, token, i))
         return rows
@@ -285,9 +431,12 @@ class TorchScorer:
 
     def _batches(self, rows: list[_Row]) -> list[list[_Row]]:
         """Rows of one length per batch (see the module docstring), longest first; a batch ends
-        at batch_size rows or at MAX_LOGITS logits."""
+        at batch_size rows, at MAX_LOGITS logits or (a cached model keeps every row's keys/values
+        until its branches are copied out) at MAX_CACHE cache elements."""
         order = sorted(rows, key=lambda r: (-len(r.tokens), r.tokens))
-        selects = getattr(self.model_fn, "selects_positions", False)
+        cached: CachedLM | None = getattr(self.model_fn, "cached", None)
+        selects = getattr(self.model_fn, "selects_positions", False) or cached is not None
+        per_token = cached.kv_per_token if cached is not None else 0
         batches: list[list[_Row]] = []
         current: list[_Row] = []
         elements = 0
@@ -296,6 +445,7 @@ class TorchScorer:
             n = len({p for p, _, _ in row.targets}) if selects else len(row.tokens)
             if current:
                 too_big = self.vocab_size is not None and (elements + n) * self.vocab_size > MAX_LOGITS
+                too_big |= per_token * (len(current) + 1) * len(row.tokens) > MAX_CACHE
                 if len(row.tokens) != len(current[0].tokens) or len(current) >= self.batch_size or too_big:
                     batches.append(current)
                     current, elements = [], 0
@@ -307,7 +457,7 @@ class TorchScorer:
 
     # --- the forward passes ---------------------------------------------------------------
 
-    def _check_ids(self, batch: list[_Row]) -> None:
+    def _check_ids(self, batch: Sequence[_Row]) -> None:
         """Token ids the embedding cannot look up fail in the forward as an IndexError (or read
         out of bounds): name the token instead. The targets are checked against the logits."""
         if self.vocab_size is None:
@@ -325,59 +475,153 @@ class TorchScorer:
                 "than the tokenizer's)",
             )
 
+    def _fill(self, tokens: list[tuple[int, ...]], kept: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(ids, keep) for rows of one length: the rows, then copies of the first that keep every
+        position until the forward reaches MIN_ROWS rows and MIN_POSITIONS positions and
+        projected positions (see MIN_ROWS; `kept`: positions the rows project). keep marks only
+        the fillers here."""
+        width = len(tokens[0])
+        fill = 0
+        while (
+            len(tokens) + fill < MIN_ROWS
+            or (len(tokens) + fill) * width < MIN_POSITIONS
+            or kept + fill * width < MIN_POSITIONS
+        ):
+            fill += 1
+        ids = torch.tensor(tokens + [tokens[0]] * fill, dtype=torch.long)
+        keep = torch.zeros(ids.shape, dtype=torch.bool)
+        keep[len(tokens) :] = True
+        return ids, keep
+
+    def _gather(
+        self,
+        logits: torch.Tensor,
+        keep: torch.Tensor,
+        reads: list[tuple[int, int, int, int]],
+        sums: list[float],
+        counts: list[int],
+    ) -> None:
+        """Add log p(token) at each (row, position, token, owner) read to its owner's sum."""
+        n_kept = int(keep.sum())
+        if logits.dim() != 2 or logits.shape[0] != n_kept:
+            raise CheckpointError(
+                f"the model returned logits of shape {tuple(logits.shape)} for {n_kept} positions"
+            )
+        # flat index of every kept (row, position), in the row-major order the logits come in
+        flat = torch.full(keep.shape, -1, dtype=torch.long)
+        flat[keep] = torch.arange(n_kept)
+        # float64 normaliser: batched and one-at-a-time then agree to ~1e-7, not float32's ~1e-6
+        logp = torch.log_softmax(logits.to(torch.float64), dim=-1)
+        tokens = [token for _, _, token, _ in reads]
+        if max(tokens) >= logp.shape[1] or min(tokens) < 0:
+            bad = max(tokens) if max(tokens) >= logp.shape[1] else min(tokens)
+            raise CheckpointError(
+                f"token id {bad} is outside the model's vocabulary of {logp.shape[1]}",
+                hint="the tokenizer does not belong to this model",
+            )
+        where = [int(flat[b, pos]) for b, pos, _, _ in reads]
+        values = logp[torch.tensor(where), torch.tensor(tokens)].double().tolist()
+        for (_, _, _, owner), value in zip(reads, values, strict=True):
+            sums[owner] += value
+            counts[owner] += 1
+
+    def _count(self, ids: torch.Tensor, keep: torch.Tensor, real: int) -> None:
+        """Counters and progress after a forward of `real` real positions."""
+        self.counters["forwards"] += 1
+        self.counters["positions"] += ids.numel()
+        self.counters["projected"] += int(keep.sum())
+        self._done += real
+        if self.on_progress is not None:
+            self.on_progress(self._done, self._total)
+
     @torch.inference_mode()
     def _run(self, rows: list[_Row], n_owners: int) -> tuple[list[float], list[int]]:
         """Sum of target log-probs and target count per owner (float64, in target order)."""
         sums = [0.0] * n_owners
         counts = [0] * n_owners
-        total, done = sum(len(r.tokens) for r in rows), 0
+        cached: CachedLM | None = getattr(self.model_fn, "cached", None)
+        self._done = 0
+        self._total = sum(len(r.tokens) for r in rows) + sum(
+            len(sub.tokens) for r in rows for subs in r.branches.values() for sub in subs.values()
+        )
+        # branch rows waiting for a forward: (L, width) -> (the keys/values of L positions, row)
+        pending: dict[tuple[int, int], list[tuple[KVCache, _Row]]] = {}
+        held = 0  # cache elements in `pending`
         for batch in self._batches(rows):
             width = len(batch[0].tokens)  # every row of a batch has this length (_batches)
             kept = sum(len({p for p, _, _ in r.targets}) for r in batch)
-            fill = 0  # copies of batch[0] that keep every position (see MIN_ROWS)
-            while (
-                len(batch) + fill < MIN_ROWS
-                or (len(batch) + fill) * width < MIN_POSITIONS
-                or kept + fill * width < MIN_POSITIONS
-            ):
-                fill += 1
-            ids = torch.tensor([r.tokens for r in batch] + [batch[0].tokens] * fill, dtype=torch.long)
-            keep = torch.zeros(ids.shape, dtype=torch.bool)
-            keep[len(batch) :] = True
-            for b, row in enumerate(batch):
-                for pos, _, _ in row.targets:
-                    keep[b, pos] = True
-            self._check_ids(batch)
-            # flat index of every kept (row, position), in the row-major order the logits come in
-            flat = torch.full(ids.shape, -1, dtype=torch.long)
-            flat[keep] = torch.arange(int(keep.sum()))
-            logits = self.model_fn(ids, keep)
-            if logits.dim() != 2 or logits.shape[0] != int(keep.sum()):
-                raise CheckpointError(
-                    f"the model returned logits of shape {tuple(logits.shape)} "
-                    f"for {int(keep.sum())} positions"
-                )
-            # float64 normaliser: batched and one-at-a-time then agree to ~1e-7, not float32's ~1e-6
-            logp = torch.log_softmax(logits.to(torch.float64), dim=-1)
-            where, tokens, owners = [], [], []
+            if cached is not None:
+                kept = MIN_POSITIONS  # topped up from the rows themselves below
+            ids, keep = self._fill([r.tokens for r in batch], kept)
+            reads = []
             for b, row in enumerate(batch):
                 for pos, token, owner in row.targets:
-                    where.append(int(flat[b, pos]))
-                    tokens.append(token)
-                    owners.append(owner)
-            if max(tokens) >= logp.shape[1] or min(tokens) < 0:
-                bad = max(tokens) if max(tokens) >= logp.shape[1] else min(tokens)
-                raise CheckpointError(
-                    f"token id {bad} is outside the model's vocabulary of {logp.shape[1]}",
-                    hint="the tokenizer does not belong to this model",
-                )
-            values = logp[torch.tensor(where), torch.tensor(tokens)].double().tolist()
-            for owner, value in zip(owners, values, strict=True):
-                sums[owner] += value
-                counts[owner] += 1
-            done += len(batch) * width  # real rows only: the bar ends at its total
-            self.counters["forwards"] += 1
-            self.counters["positions"] += ids.numel()
-            if self.on_progress is not None:
-                self.on_progress(done, total)
+                    keep[b, pos] = True
+                    reads.append((b, pos, token, owner))
+            self._check_ids(batch)
+            if cached is None:
+                self._gather(self.model_fn(ids, keep), keep, reads, sums, counts)
+            else:
+                # Too few projected positions are topped up with other positions of the rows
+                # themselves (their logits are ignored) rather than with filler rows: a lone long
+                # row then costs MIN_ROWS rows, not one more row per missing position.
+                short = MIN_POSITIONS - int(keep.sum())
+                if short > 0:  # rows x width >= MIN_POSITIONS (_fill): there are enough positions
+                    spare = (~keep).nonzero()[:short]
+                    keep[spare[:, 0], spare[:, 1]] = True
+                logits, kv = cached.start(ids, keep)
+                self._gather(logits, keep, reads, sums, counts)
+                for b, row in enumerate(batch):
+                    for length, subs in row.branches.items():
+                        past = tuple(
+                            (k[b : b + 1, :, :length].clone(), v[b : b + 1, :, :length].clone())
+                            for k, v in kv
+                        )
+                        held += length * cached.kv_per_token
+                        for sub in subs.values():
+                            pending.setdefault((length, len(sub.tokens)), []).append((past, sub))
+                del kv
+            self._count(ids, keep, len(batch) * width)  # real rows only: the bar ends at its total
+            if cached is not None and held > MAX_CACHE:
+                self._branches(cached, pending, sums, counts)
+                pending, held = {}, 0
+        if cached is not None and pending:
+            self._branches(cached, pending, sums, counts)
         return sums, counts
+
+    def _branches(
+        self,
+        cached: CachedLM,
+        pending: dict[tuple[int, int], list[tuple[KVCache, _Row]]],
+        sums: list[float],
+        counts: list[int],
+    ) -> None:
+        """Branch rows of one (context length, width) per forward, each from its context's
+        keys/values: one shape, no padding, so a row's numbers do not depend on the others."""
+        for (length, width), todo in sorted(pending.items(), reverse=True):
+            while todo:
+                n = self._rows_per_batch(cached, length + width, width)
+                batch, todo = todo[:n], todo[n:]
+                self._check_ids([row for _, row in batch])
+                ids, keep = self._fill([row.tokens for _, row in batch], len(batch) * width)
+                pasts = [p for p, _ in batch] + [batch[0][0]] * (ids.shape[0] - len(batch))
+                past = tuple(
+                    (torch.cat([p[i][0] for p in pasts]), torch.cat([p[i][1] for p in pasts]))
+                    for i in range(len(pasts[0]))
+                )
+                reads = []
+                for b, (_, row) in enumerate(batch):
+                    for pos, token, owner in row.targets:
+                        keep[b, pos] = True
+                        reads.append((b, pos, token, owner))
+                self._gather(cached.extend(ids, past, keep), keep, reads, sums, counts)
+                self._count(ids, keep, len(batch) * width)
+
+    def _rows_per_batch(self, cached: CachedLM, past: int, kept_per_row: int) -> int:
+        """Rows one branch forward may take: batch_size, MAX_LOGITS and MAX_CACHE (at least one)."""
+        n = self.batch_size
+        if self.vocab_size:
+            n = min(n, MAX_LOGITS // (self.vocab_size * kept_per_row))
+        if cached.kv_per_token:
+            n = min(n, MAX_CACHE // (cached.kv_per_token * past))
+        return max(n, 1)
