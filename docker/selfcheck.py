@@ -34,14 +34,6 @@ def main() -> int:
         a = np.array([[2.0, 1.0], [1.0, 3.0]])
         assert np.allclose(np.linalg.inv(a) @ a, np.eye(2))
 
-    @check("pandas")
-    def _pandas():
-        import pandas as pd
-
-        frame = pd.DataFrame({"slice": ["a", "b", "a"], "n": [1, 2, 3]})
-        assert frame.groupby("slice")["n"].sum().to_dict() == {"a": 4, "b": 2}
-        assert "slice" in frame.to_csv(index=False)
-
     @check("matplotlib (Agg PNG, kiwisolver)")
     def _matplotlib():
         import matplotlib

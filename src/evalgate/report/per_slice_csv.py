@@ -12,10 +12,12 @@ fixed order, so the same results give the same bytes.
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Mapping
 from typing import Any
 
-import pandas as pd
+import numpy as np
 
 from evalgate.gate.document import ResultsDocument, Slice, SliceComparison
 from evalgate.gate.slice_order import family, ordered, split_suite
@@ -27,11 +29,29 @@ SLICE_COLUMNS = ("n", "correct", "accuracy", "wilson_low", "wilson_high")
 COMPARISON_COLUMNS = ("n_shared", "baseline_accuracy", "delta", "p_value", "p_adjusted", "mde", "status")
 FLOOR_COLUMNS = ("min_accuracy", "floor_status")
 INT_COLUMNS = ("n", "correct", "n_shared", "n_full", "correct_full")
+TEXT_COLUMNS = ("slice", "family", "suite", "status", "floor_status")
 FLOAT_FORMAT = "%.6f"
 P_COLUMNS = ("p_value", "p_adjusted")
 
 
-def per_slice_frame(results: ResultsDocument) -> pd.DataFrame:
+def _cell(col: str, value: Any) -> str:
+    """One field as text: empty when missing, counts as integers, p-values to 6 significant
+    digits (p = 1.6e-13 must not read as 0.000000), other numbers to 6 decimals."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if col in TEXT_COLUMNS:
+        return str(value)
+    if col in INT_COLUMNS:
+        return str(int(value))
+    if col in P_COLUMNS:
+        return f"{float(value):.6g}"
+    # numpy's rounding (scale, round half to even, unscale), then + 0.0 so that -0.0000001
+    # prints as 0.000000, never -0.000000; the bytes are those the pandas version wrote
+    return FLOAT_FORMAT % (float(np.round(np.float64(value), 6)) + 0.0)
+
+
+def per_slice_rows(results: ResultsDocument) -> tuple[list[str], list[dict[str, Any]]]:
+    """The header and one mapping per slice, in the fixed slice order (values not yet formatted)."""
     slices = results["slices"]
     full: Mapping[str, Slice] | None = results.get("slices_full")
     comparison: Mapping[str, SliceComparison] | None = (results.get("comparison") or {}).get("slices")
@@ -67,20 +87,15 @@ def per_slice_frame(results: ResultsDocument) -> pd.DataFrame:
         columns += COMPARISON_COLUMNS
     if full is not None:
         columns += [f"{c}_full" for c in SLICE_COLUMNS]
-    frame = pd.DataFrame(rows, columns=columns)
-    for col in columns:
-        if col in INT_COLUMNS:
-            # nullable integers: a missing count stays empty instead of turning the column into floats
-            frame[col] = frame[col].astype("Int64")
-        elif col in P_COLUMNS:
-            # significant digits, not decimals: p = 1.6e-13 must not read as 0.000000
-            frame[col] = [None if pd.isna(v) else f"{float(v):.6g}" for v in frame[col]]
-        elif col not in ("slice", "family", "suite", "status", "floor_status"):
-            # round first and add 0.0 so that -0.0000001 prints as 0.000000, never -0.000000
-            frame[col] = frame[col].astype("float64").round(6) + 0.0
-    return frame
+    return columns, rows
 
 
 def render_csv(results: ResultsDocument) -> str:
-    """The CSV text (UTF-8, `\\n` line ends, header row always present)."""
-    return per_slice_frame(results).to_csv(index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
+    """The CSV text (UTF-8, `\\n` line ends, header row always present; quoting as csv's default)."""
+    columns, rows = per_slice_rows(results)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_cell(col, row.get(col)) for col in columns])
+    return out.getvalue()
