@@ -43,6 +43,7 @@ def test_inputs_become_run_arguments():
         "INPUT_OUT": "gate-out",
         "INPUT_COMMENT": "true",
         "INPUT_GATE-CHANGES": ".evalgate/gate-changes.diff",
+        "INPUT_CACHE": "/evalgate-cache",
         "INPUT_IMAGE": "ignored-here",
     }
     assert build_run_args(env) == [
@@ -59,6 +60,8 @@ def test_inputs_become_run_arguments():
         "none",
         "--gate-changes",
         ".evalgate/gate-changes.diff",
+        "--cache",
+        "/evalgate-cache",
         "--comment",
     ]
 

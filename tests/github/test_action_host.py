@@ -175,3 +175,25 @@ def test_the_image_is_named_by_content_never_by_a_tag(runner):
     calls = docker_calls(tmp_path)
     assert calls[0][0] == "build" and "-t" not in calls[0]
     assert calls[1] == ["pull", digest]
+
+
+def test_the_score_cache_is_mounted_from_outside_the_workspace_only(runner):
+    env, tmp_path = runner
+    cache = tmp_path / "runner-temp" / "evalgate-cache"
+    result = run_step("gate", env, FAKE_MODE="good", FAKE_RC="0", CACHE_DIR=str(cache))
+    assert result.returncode == 0, result.stderr
+    (call,) = docker_calls(tmp_path)
+    assert f"{cache}:/evalgate-cache" in call and "INPUT_CACHE=/evalgate-cache" in call
+    assert cache.is_dir()  # created for the container's user
+
+    workspace = Path(env["GITHUB_WORKSPACE"])
+    (workspace / "outside-link").symlink_to(tmp_path / "runner-temp")
+    link_back = tmp_path / "runner-temp" / "into-workspace"
+    link_back.symlink_to(workspace / ".cache")
+    # A folder in the PR's tree (directly, or through a link) could hold entries the PR wrote.
+    for bad in (str(workspace / ".cache" / "evalgate"), ".cache/evalgate", str(link_back / "x")):
+        (tmp_path / "docker.log").unlink(missing_ok=True)
+        refused = run_step("gate", env, FAKE_MODE="good", FAKE_RC="0", CACHE_DIR=bad)
+        assert refused.returncode == 3, bad
+        assert "input cache must be an absolute folder outside the workspace" in refused.stdout
+        assert not (tmp_path / "docker.log").exists(), "the container must not run"

@@ -16,7 +16,7 @@ from helpers.paths import REPO
 
 WORKFLOWS = REPO / ".github" / "workflows"
 BIN = Path(sys.executable).parent  # the venv's bin: actionlint, check-jsonschema
-PINNED = re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{40}$")
+PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w.-]+)*@[0-9a-f]{40}$")  # owner/repo[/path]@sha
 
 
 def load(name: str) -> dict:
@@ -325,3 +325,25 @@ def test_the_approval_step_maps_evalgate_approvals_exit_code(tmp_path, code, app
     ]
     calls = (tmp_path / "calls").read_text(encoding="utf-8").splitlines()
     assert calls[0] == "1 approval --repo o/r --pr 7 --sha abc --label evalgate:approve-gate-change"
+
+
+def test_pull_requests_restore_the_score_cache_but_never_save_one():
+    """docs/scoring.md, "Score cache": whoever writes the cache chooses the scores, so only runs on
+    the default branch save it; a pull_request run restores into a folder outside its workspace."""
+    for name in ALL:
+        wf = load(name)
+        uses = [s.get("uses", "") for s in steps(wf)]
+        # the combined action saves at the end of the job: never used anywhere
+        assert not any(u.startswith("actions/cache@") for u in uses), name
+        if "pull_request" in triggers(wf) or "pull_request_target" in triggers(wf):
+            assert not any(u.startswith("actions/cache/save@") for u in uses), name
+    gate = load("eval-gate.yml")
+    restore = step(gate, "score cache")
+    assert restore["uses"].startswith("actions/cache/restore@")
+    assert restore["with"]["path"].startswith("${{ runner.temp }}/")
+    assert step(gate, "Gate")["with"]["cache"] == restore["with"]["path"]
+    badge = load("badge.yml")
+    assert set(triggers(badge)) == {"push"} and triggers(badge)["push"]["branches"] == ["main"]
+    save = step(badge, "Save the score cache")
+    assert save["uses"].startswith("actions/cache/save@")
+    assert save["with"]["path"] == step(badge, "Gate")["with"]["cache"]

@@ -33,6 +33,8 @@ _PATH_INPUTS = (
     ("checkpoint", "--checkpoint"),
     ("baseline", "--baseline"),
     ("gate-changes", "--gate-changes"),
+    # action.yml mounts the runner's cache folder here, only ever from outside the workspace
+    ("cache", "--cache"),
 )
 
 
