@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -40,6 +42,36 @@ def test_a_bert_checkpoint_is_refused_not_scored_with_the_answer_in_view(tmp_pat
     scorer = load_scorer(path, None, root=tmp_path)
     (res,) = scorer.loglikelihood([LoglikRequest("She", " works")])
     assert res.n_tokens >= 1
+
+
+def test_an_architecture_whose_code_is_not_installed_is_refused_by_name(tmp_path):
+    """The image drops transformers' non-causal architectures (docs/docker.md): a checkpoint of
+    one is refused naming its model_type, not reported as a broken config."""
+    tok = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=train_bpe(), bos_token="<s>", eos_token="<|endoftext|>"
+    )
+    config = transformers.BertConfig(
+        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2
+    )
+    path = tmp_path / "bert"
+    transformers.BertForMaskedLM(config).save_pretrained(path)
+    tok.save_pretrained(path)
+    # As in the image: the architecture's package cannot be imported. A fresh interpreter,
+    # since this one may hold the architecture already (transformers caches its classes).
+    script = (
+        "import sys; sys.modules['transformers.models.bert'] = None\n"
+        "from pathlib import Path\n"
+        "from evalgate.errors import CheckpointError\n"
+        "from evalgate.scorers.loaders import load_scorer\n"
+        "try:\n"
+        f"    load_scorer(Path({str(path)!r}), None, root=Path({str(tmp_path)!r}))\n"
+        "except CheckpointError as exc:\n"
+        "    print('REFUSED', exc.message)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "REFUSED" in out.stdout and "is not a causal language model evalgate can load" in out.stdout
+    assert "'bert'" in out.stdout and str(path / "config.json") in out.stdout
 
 
 PLUGIN = """

@@ -183,6 +183,23 @@ def _continues_alike_in_any_batch(cached: HFCachedLM, context: torch.Tensor, ste
     return torch.equal(logits[0], logits[1])
 
 
+def _refuse_missing_architecture(exc: BaseException, config: Any, config_path: Path) -> None:
+    """Raise a clear refusal when `exc` is transformers failing to import an architecture.
+
+    The image carries the causal-LM architectures only (docs/docker.md): any other model_type
+    could only be refused as "not a causal language model" anyway, so it is refused by name
+    rather than reported as a broken config or broken weights."""
+    missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+    if missing and missing.startswith("transformers.models."):
+        kind = config.get("model_type") if isinstance(config, dict) else None
+        raise CheckpointError(
+            f"{config_path}: model_type {kind or missing.split('.')[2]!r} is not a causal "
+            "language model evalgate can load (its transformers code is not installed)",
+            hint="evalgate scores decoder-only (causal) language models such as GPT-2, Llama, "
+            "Mistral or Qwen",
+        ) from None
+
+
 def load_hf_scorer(
     path: Path, config: Any, *, batch_size: int, dtype: torch.dtype, threads: int
 ) -> TorchScorer:
@@ -214,6 +231,7 @@ def load_hf_scorer(
         try:
             hf_config = transformers.AutoConfig.from_pretrained(str(path), **kwargs)
         except Exception as exc:
+            _refuse_missing_architecture(exc, config, config_path)
             raise CheckpointError(
                 f"{config_path}: not a usable Hugging Face config ({first_line(exc)})"
             ) from None
@@ -233,6 +251,7 @@ def load_hf_scorer(
                 str(path), config=hf_config, **load_kwargs
             )
         except Exception as exc:
+            _refuse_missing_architecture(exc, config, config_path)
             raise CheckpointError(
                 f"{path / weights}: cannot be loaded ({first_line(exc)})",
                 hint="check that config.json describes these weights (model_type, sizes)",
