@@ -22,18 +22,23 @@ from evalgate.types import LoglikRequest
 # --- encoders are not causal language models --------------------------------------------------
 
 
-def test_a_bert_checkpoint_is_refused_not_scored_with_the_answer_in_view(tmp_path):
-    """BertForMaskedLM loads through AutoModelForCausalLM (as BertLMHeadModel) and used to be
-    scored: bidirectional attention sees the candidate it is predicting, and the right-padding."""
+def save_bert(path):
+    """A saved tiny BertForMaskedLM (an encoder) with a BPE tokenizer."""
     tok = transformers.PreTrainedTokenizerFast(
         tokenizer_object=train_bpe(), bos_token="<s>", eos_token="<|endoftext|>"
     )
     config = transformers.BertConfig(
         vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2
     )
-    path = tmp_path / "bert"
     transformers.BertForMaskedLM(config).save_pretrained(path)
     tok.save_pretrained(path)
+    return path
+
+
+def test_a_bert_checkpoint_is_refused_not_scored_with_the_answer_in_view(tmp_path):
+    """BertForMaskedLM loads through AutoModelForCausalLM (as BertLMHeadModel) and used to be
+    scored: bidirectional attention sees the candidate it is predicting, and the right-padding."""
+    path = save_bert(tmp_path / "bert")
     err = refused(path, "not a causal language model")
     assert str(path / "config.json") in err.message and "bert" in err.message
     # the same architecture as a decoder (is_decoder: true) is causal and loads
@@ -47,15 +52,7 @@ def test_a_bert_checkpoint_is_refused_not_scored_with_the_answer_in_view(tmp_pat
 def test_an_architecture_whose_code_is_not_installed_is_refused_by_name(tmp_path):
     """The image drops transformers' non-causal architectures (docs/docker.md): a checkpoint of
     one is refused naming its model_type, not reported as a broken config."""
-    tok = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=train_bpe(), bos_token="<s>", eos_token="<|endoftext|>"
-    )
-    config = transformers.BertConfig(
-        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2
-    )
-    path = tmp_path / "bert"
-    transformers.BertForMaskedLM(config).save_pretrained(path)
-    tok.save_pretrained(path)
+    path = save_bert(tmp_path / "bert")
     # As in the image: the architecture's package cannot be imported. A fresh interpreter,
     # since this one may hold the architecture already (transformers caches its classes).
     script = (
