@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 from functools import cache
 
 import numpy as np
@@ -42,6 +41,7 @@ from tabulate import tabulate
 
 from evalgate.config import GateRules, default_config_dict
 from evalgate.gate import noninferiority, westfall_young
+from evalgate.gate.binomial import _lgamma
 from evalgate.gate.compare import compare
 from evalgate.gate.slices import aggregate_slices, slice_keys
 from evalgate.gate.stats import (
@@ -247,7 +247,7 @@ def np_ceiling(
     keep = b + c <= n
     b, c = b[keep].astype(float), c[keep].astype(float)
     a = n - b - c
-    log_coef = lgamma_v(n + 1.0) - lgamma_v(b + 1.0) - lgamma_v(c + 1.0) - lgamma_v(a + 1.0)
+    log_coef = _lgamma(n + 1.0) - _lgamma(b + 1.0) - _lgamma(c + 1.0) - _lgamma(a + 1.0)
 
     def log_pmf(p_b: float, p_c: float) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -270,10 +270,6 @@ def np_ceiling(
             power += p1[full] * (level - (cum[full - 1] if full else 0.0)) / p0[full]
         best = min(best, power)
     return best
-
-
-def lgamma_v(x: np.ndarray) -> np.ndarray:
-    return np.vectorize(math.lgamma, otypes=[float])(x)
 
 
 def power_targets(rules: GateRules) -> list[list]:
