@@ -13,11 +13,13 @@ G. (issue 14) family-wise false alarms of the 15 gated slices under Holm and und
    (gate/westfall_young.py), with no change and with a true drop equal to the tolerance, at 5-40%
    disagreement, on probe sets whose language slices hold 60, 120, 600 and 2,000 probes;
 H. the power for a 10-point drop on 60 probes at 5% disagreement, alone and inside the 15-slice
-   gate, under both adjustments.
+   gate, under both adjustments, and at tolerance 0 also under Westfall-Young's sign-flip null.
 
 I. (issue 14, point 2) the whole gate on the shipped verb grid (40 verbs x 15 probes) when flips
    are correlated within a verb: family-wise false alarms with no change and at a true drop equal
    to the tolerance, probe by probe (today's test) and with `gate.cluster: verb`.
+J. family-wise false alarms at tolerance 0 with no change, Holm vs Westfall-Young on the boundary
+   draws vs Westfall-Young under the sign-flip null, at 5-40% disagreement and 60-2,000 probes.
 
 "Nothing changed" is not "identical outcomes": two equally good checkpoints disagree on some
 probes. Each probe the baseline got right turns wrong with probability (churn/2)/p0, each wrong
@@ -25,7 +27,7 @@ one turns right with (churn/2)/(1-p0), so `churn` of the probes flip, half each 
 expected accuracy is unchanged. A drop of d adds d/p0 to the right->wrong probability.
 
     .venv/bin/python bench/gate_power.py [--seed 4] [--reps 2000] [--gate-reps 200] [--wy-reps 2000]
-    .venv/bin/python bench/gate_power.py --quick    # tables E-H, G on 60 and 120 probes only
+    .venv/bin/python bench/gate_power.py --quick    # tables E-J, G and J on 60 and 120 probes only
 
 Prints tables only (no timings); the same seed prints the same numbers.
 """
@@ -351,6 +353,26 @@ class _Family:
             hits_wy += wy_adj[pos] < self.alpha
         return hits_holm / len(g), hits_wy / len(g)
 
+    def flip_runs(self, rng: np.random.Generator, reps: int, p_b: np.ndarray, p_c: float) -> list[dict]:
+        """Simulated runs adjusted by Westfall-Young under the sign-flip null (every slice at
+        tolerance 0, gate/westfall_young.py `_flip_adjust`): one {slice: adjusted p} per run."""
+        ids = [f"p{i}" for i in range(self.incidence.shape[0])]
+        members = {k: [ids[i] for i in np.flatnonzero(self.incidence[:, j])] for j, k in enumerate(self.keys)}
+        zero = dict.fromkeys(self.keys, 0.0)
+        runs = []
+        for _ in range(reps):
+            u = rng.random(len(ids))
+            change = np.where(u < p_b, 1, np.where(u < p_b + p_c, -1, 0))
+            b = np.rint((change == 1).astype(np.float32) @ self.incidence).astype(np.int64)
+            c = np.rint((change == -1).astype(np.float32) @ self.incidence).astype(np.int64)
+            raw = {
+                k: float(t(b[j], c[j])) for j, (k, t) in enumerate(zip(self.keys, self.tables, strict=True))
+            }
+            counts = {k: (int(b[j]), int(c[j])) for j, k in enumerate(self.keys)}
+            flips = dict(zip(ids, change.tolist(), strict=True))
+            runs.append(westfall_young.adjust(raw, members, counts, zero, flips))
+        return runs
+
     def first_level(self) -> float:
         """The level a slice faces at the first step: the largest t with sup_s P(min p <= t) <= alpha."""
         lo, hi = self.alpha / len(self.keys), self.alpha
@@ -376,24 +398,58 @@ def multiplicity_size(rng: np.random.Generator, rules: GateRules, reps: int, siz
     return rows
 
 
+def flip_size(rng: np.random.Generator, rules: GateRules, reps: int, sizes=WY_SIZES) -> list[list]:
+    """Family-wise false alarms at tolerance 0 with no change: Holm, Westfall-Young on the
+    boundary draws, and Westfall-Young under the sign-flip null (which needs tolerance 0)."""
+    zero = dataclasses.replace(rules, tolerance=0.0)
+    rows = []
+    for n in sizes:
+        fam = _Family(_probe_set(rng, n, 2 * n), zero)
+        for h in NI_DISAGREEMENTS:
+            p_b = np.full(2 * n, h / 2)
+            holm_rate, boundary_rate = fam.any_rejected(fam.pvalues(rng, reps, p_b, h / 2))
+            runs = fam.flip_runs(rng, reps, p_b, h / 2)
+            flip_rate = float(np.mean([min(r.values()) < rules.alpha for r in runs]))
+            rows.append(
+                [n, 2 * n, f"{h:.0%}", f"{holm_rate:.3f}", f"{boundary_rate:.3f}", f"{flip_rate:.3f}"]
+            )
+    return rows
+
+
 def multiplicity_power(rng: np.random.Generator, rules: GateRules, reps: int) -> tuple[list[list], float]:
     """A 10-point drop on the 60 Spanish probes at 5% disagreement: alone and in the 15-slice gate."""
     alone = noninferiority.power(60, rules.tolerance, rules.alpha, 0.10, 0.05)
     probes = _probe_set(rng, 60)
     fam = _Family(probes, rules)
     is_es = np.array([p["language"] == "es" for p in probes])
-    g = fam.pvalues(rng, reps, np.where(is_es, 0.025 + 0.10, 0.025), 0.025)
+    p_b = np.where(is_es, 0.025 + 0.10, 0.025)
+    g = fam.pvalues(rng, reps, p_b, 0.025)
     holm_in, wy_in = fam.rejected(g, "language:es")
+    # the sign-flip null exists only at tolerance 0; a family of one is its own exact test
+    flip_alone, flip_in = "n/a (tolerance > 0)", "n/a (tolerance > 0)"
+    if rules.tolerance == 0:
+        runs = fam.flip_runs(rng, reps, p_b, 0.025)
+        flip_alone = f"{alone:.3f}"
+        flip_in = f"{np.mean([r['language:es'] < rules.alpha for r in runs]):.3f}"
     level = fam.first_level()
     ceiling_alone = np_ceiling(60, rules.tolerance, rules.alpha, 0.10, 0.05)
     # Inside the gate: the single-test ceiling at the level the slice faces at the first step.
     ceiling_in = np_ceiling(60, rules.tolerance, max(level, rules.alpha / 15), 0.10, 0.05)
     rows = [
-        ["60 probes alone (alpha)", f"{alone:.3f}", f"{alone:.3f}", 0.62, 0.52, f"{ceiling_alone:.3f}"],
+        [
+            "60 probes alone (alpha)",
+            f"{alone:.3f}",
+            f"{alone:.3f}",
+            flip_alone,
+            0.62,
+            0.52,
+            f"{ceiling_alone:.3f}",
+        ],
         [
             f"inside the 15-slice gate ({reps} draws)",
             f"{holm_in:.3f}",
             f"{wy_in:.3f}",
+            flip_in,
             0.25,
             0.11,
             f"{ceiling_in:.3f}",
@@ -439,6 +495,7 @@ def print_multiplicity(rng: np.random.Generator, rules: GateRules, quick: bool, 
                 "where",
                 "Holm",
                 "Westfall-Young",
+                "W-Y, sign flips",
                 "issue target",
                 "issue's figure (no-change null)",
                 "ceiling at the first-step level",
@@ -578,6 +635,24 @@ def main() -> None:
         tabulate(
             clustered_size(rng, reps),
             headers=["true change", "within-verb rho", "design effect (median)", "per-probe", "clustered"],
+            tablefmt="github",
+        )
+    )
+    flip_reps = args.wy_reps or (100 if args.quick else 500)
+    print(
+        f"\nJ. Family-wise false alarms of the 15 gated slices at tolerance 0 with no change ({flip_reps} "
+        "draws per cell): Holm, Westfall-Young on the boundary draws, Westfall-Young under the "
+        "sign-flip null (gate.multiplicity: westfall-young when every gated slice has tolerance 0)"
+    )
+    print(
+        tabulate(
+            flip_size(
+                np.random.default_rng([args.seed, 15]),
+                rules,
+                flip_reps,
+                WY_SIZES[:2] if args.quick else WY_SIZES,
+            ),
+            headers=["n (language)", "probes", "disagreement", "Holm", "W-Y boundary", "W-Y sign flips"],
             tablefmt="github",
         )
     )

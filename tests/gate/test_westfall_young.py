@@ -232,3 +232,96 @@ def test_slices_with_their_own_tolerance_are_drawn_at_or_beyond_their_boundary()
     got = westfall_young.adjust(raw, members, counts, tols)
     bound = holm(raw)
     assert all(raw[k] <= got[k] <= bound[k] for k in raw)
+
+
+# --- tolerance 0: the sign-flip null ------------------------------------------------------------
+
+
+def _signed(flips: dict[str, str]) -> dict[str, int]:
+    return {i: {"rw": 1, "wr": -1}.get(f, 0) for i, f in flips.items()}
+
+
+def _flip_brute_force(raw, members, signed):
+    """Step-down min-P over every sign pattern of the discordant probes, by hand: the statistic
+    is each slice's exact conditional p-value P(Bin(d, 1/2) >= b), the steps go in its order."""
+    from math import comb
+
+    def cond(b: int, d: int) -> float:
+        return sum(comb(d, x) for x in range(b, d + 1)) / 2**d
+
+    disc = [i for i in sorted(signed) if signed[i]]
+    keys = sorted(members)
+    d = {k: sum(1 for i in members[k] if signed.get(i)) for k in keys}
+    obs = {k: cond(sum(1 for i in members[k] if signed.get(i) == 1), d[k]) for k in keys}
+    patterns = []
+    for signs in itertools.product((0, 1), repeat=len(disc)):
+        lost = {i for i, s in zip(disc, signs, strict=True) if s}
+        patterns.append({k: cond(sum(1 for i in members[k] if i in lost), d[k]) for k in keys})
+    order = sorted(keys, key=lambda k: (obs[k], raw[k], k))
+    out, running = {}, 0.0
+    for j, k in enumerate(order):
+        tail = sum(min(p[r] for r in order[j:]) <= obs[k] * (1 + 1e-12) for p in patterns) / len(patterns)
+        running = max(running, tail, raw[k])
+        out[k] = 1.0 if raw[k] >= 1.0 else min(1.0, running)
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_at_tolerance_0_the_adjustment_is_the_sign_flip_step_down_over_every_pattern(seed):
+    rng = np.random.default_rng(seed)
+    ids = [f"p{i}" for i in range(40)]
+    members = {"overall": ids, "a": ids[:15], "b": ids[10:28], "c": ids[25:], "d": ids[::3]}
+    changes = rng.choice(["rw", "rw", "wr", None, None, None, None], size=len(ids))
+    flips = {i: (str(f) if f else None) for i, f in zip(ids, changes, strict=True)}
+    raw, counts, tols = _family(members, flips, tol=0.0)
+    got = westfall_young.adjust(raw, members, counts, tols, _signed(flips))
+    assert got == pytest.approx(_flip_brute_force(raw, members, _signed(flips)), rel=1e-9)
+    assert westfall_young.null_kind(tols) == "sign-flip"
+    # the boundary draws take over as soon as one slice has a tolerance, or without the flips
+    assert westfall_young.null_kind({**tols, "a": 0.01}) == "boundary"
+    assert westfall_young.adjust(raw, members, counts, tols) != got
+
+
+def test_the_sign_flip_null_keeps_the_family_wise_rate_over_every_pattern():
+    """Under "no change", given which probes changed, every sign pattern is equally likely:
+    summing over all of them gives the exact family-wise false-alarm rate."""
+    ids = [f"p{i}" for i in range(60)]
+    members = {"overall": ids, "a": ids[:20], "b": ids[20:40], "c": ids[40:], "front": ids[:30]}
+    disc = [ids[i] for i in (0, 3, 7, 12, 21, 25, 33, 41, 44, 50, 52, 58)]
+    any_adjusted = any_raw = 0
+    for signs in itertools.product(("rw", "wr"), repeat=len(disc)):
+        flips = dict(zip(disc, signs, strict=True))
+        raw, counts, tols = _family(members, flips, tol=0.0)
+        got = westfall_young.adjust(raw, members, counts, tols, _signed(flips))
+        any_adjusted += min(got.values()) < 0.05
+        any_raw += min(raw.values()) < 0.05
+    patterns = 2 ** len(disc)
+    assert any_adjusted / patterns <= 0.05
+    assert any_raw / patterns > 0.05  # unadjusted, the same family would break the promise
+
+
+def test_drawn_sign_flips_agree_with_the_exact_sum(monkeypatch):
+    members = _demo_like(3, n=240)
+    flips = {f"p{i}": ("rw" if i % 9 == 0 else "wr" if i % 23 == 0 else None) for i in range(240)}
+    raw, counts, tols = _family(members, flips, tol=0.0)
+    signed = _signed(flips)
+    exact = westfall_young.adjust(raw, members, counts, tols, signed)
+    monkeypatch.setattr(westfall_young, "_EXACT_LIMIT", 0)
+    drawn = westfall_young.adjust(raw, members, counts, tols, signed)
+    assert drawn == westfall_young.adjust(raw, members, counts, tols, signed)  # seeded
+    assert all(abs(drawn[k] - exact[k]) < 0.01 for k in exact)
+    assert any(exact[k] < 0.05 for k in exact)
+
+
+def test_at_tolerance_0_a_drop_holm_misses_is_caught_and_the_null_is_recorded():
+    base = [i not in (60, 61) for i in range(200)]  # two English probes were wrong and now are right
+    new = [not (i < 36 and i % 6 == 0) for i in range(200)]  # 6 of 60 Spanish probes go wrong
+    zero = {"tolerance": 0.0}
+    holm_cmp = compare(_run(new), _run(base), _rules(**zero), "b")
+    flip_cmp = compare(_run(new), _run(base), _rules(multiplicity="westfall-young", **zero), "b")
+    es_h, es_f = holm_cmp["slices"]["language:es"], flip_cmp["slices"]["language:es"]
+    assert es_f["p_value"] == es_h["p_value"] <= es_f["p_adjusted"] < 0.05 <= es_h["p_adjusted"]
+    assert flip_cmp["multiplicity_null"] == "sign-flip" and "multiplicity_null" not in holm_cmp
+    assert "language:es" in flip_cmp["regressed"] and "language:es" not in holm_cmp["regressed"]
+    bounded = compare(_run(new), _run(base), _rules(multiplicity="westfall-young"), "b")
+    assert bounded["multiplicity_null"] == "boundary"

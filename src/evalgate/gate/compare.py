@@ -376,11 +376,20 @@ def _mde_disagreement(n_discordant: int, n_paired: int, assumed: float) -> float
     return math.ceil(n_discordant / n_paired * 200 - 1e-9) / 200
 
 
+def _tolerance(row: SliceComparison, rules: GateRules) -> float:
+    return row.get("tolerance", rules.tolerance)
+
+
 def _adjusted(
-    rows: dict[str, SliceComparison], gated: list[str], members: dict[str, list[str]], rules: GateRules
+    rows: dict[str, SliceComparison],
+    gated: list[str],
+    members: dict[str, list[str]],
+    rules: GateRules,
+    flips: dict[str, int],
 ) -> dict[str, float]:
     """The gated slices' p-values adjusted across the family: Holm, or Westfall–Young step-down
-    min-P over the slices' shared probes (gate/westfall_young.py, docs/gate.md "Multiplicity")."""
+    min-P over the slices' shared probes (gate/westfall_young.py, docs/gate.md "Multiplicity");
+    `flips` (each paired probe's change) give it the sign-flip null at tolerance 0."""
     raw = {k: _shared(rows[k]["p_value"]) for k in gated}
     if rules.multiplicity != westfall_young.METHOD:
         return holm(raw)
@@ -388,7 +397,8 @@ def _adjusted(
         raw,
         {k: members[k] for k in gated},
         {k: (rows[k]["b"], rows[k]["c"]) for k in gated},
-        {k: rows[k].get("tolerance", rules.tolerance) for k in gated},
+        {k: _tolerance(rows[k], rules) for k in gated},
+        flips,
     )
 
 
@@ -507,7 +517,7 @@ def compare(
     for row in rows.values():
         base_acc = row["baseline_accuracy"]  # None exactly when the slice shares no probe
         if rules.rule != "wilson" and base_acc is not None:
-            tolerance = row.get("tolerance", rules.tolerance)
+            tolerance = _tolerance(row, rules)
             n_eff = max(1, int(row["n_shared"] / deff)) if deff else row["n_shared"]
             found = noninferiority.mde(n_eff, tolerance, mde_level, mde_bg)
             row["mde"] = None if found is None or found > base_acc else found
@@ -516,12 +526,12 @@ def compare(
         # would pass. It is marked `underpowered`, so a pass there reads as weak evidence.
         mde = row["mde"]
         row["underpowered"] = bool(row["n_shared"]) and (mde is None or exceeds(mde, rules.mde_max))
-    adjusted = _adjusted(rows, gated, members, rules) if rules.rule == "paired" else {}
+    adjusted = _adjusted(rows, gated, members, rules, flips) if rules.rule == "paired" else {}
     for key, row in rows.items():
         row["gated"] = key in gated
         row["p_adjusted"] = adjusted.get(key)
         if row["gated"]:
-            regressed = _regressed(row, rules, row.get("tolerance", rules.tolerance))
+            regressed = _regressed(row, rules, _tolerance(row, rules))
             row["status"] = "regressed" if regressed else "ok"
 
     old = base.outcomes
@@ -548,6 +558,11 @@ def compare(
         **(
             {"multiplicity": "westfall-young" if rules.multiplicity == westfall_young.METHOD else "holm"}
             if rules.rule == "paired" and rules.multiplicity
+            else {}
+        ),
+        **(
+            {"multiplicity_null": westfall_young.null_kind({k: _tolerance(rows[k], rules) for k in gated})}
+            if rules.rule == "paired" and rules.multiplicity == westfall_young.METHOD
             else {}
         ),
         "slices": rows,

@@ -271,6 +271,7 @@ class Comparison(TypedDict):
     mde_disagreement: NotRequired[float | None]
     mde_design_effect: NotRequired[float]  # gate.cluster: the MDEs' effective n is n / this
     multiplicity: NotRequired[Literal["holm", "westfall-young"]]  # absent: Holm (gate.multiplicity unset)
+    multiplicity_null: NotRequired[Literal["sign-flip", "boundary"]]  # with westfall-young only
     perplexity: NotRequired[PerplexityComparison | None]
     suite_perplexity: NotRequired[dict[str, PerplexityComparison]]
     cluster: NotRequired[ClusterSummary]

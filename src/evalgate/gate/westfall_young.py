@@ -40,10 +40,11 @@ import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
+from evalgate.gate.binomial import binom_sf
 from evalgate.gate.noninferiority import score_z
 from evalgate.gate.stats import holm
 
@@ -61,6 +62,15 @@ def adjustment_name(comparison: Mapping[str, Any] | None) -> str:
     """The adjustment a comparison used, for humans: "Holm" unless it records Westfall–Young
     (results.json's comparison.multiplicity; absent means Holm, as before the key existed)."""
     return "Westfall–Young" if (comparison or {}).get("multiplicity") == METHOD else "Holm"
+
+
+def null_kind(tolerances: Mapping[str, float]) -> Literal["sign-flip", "boundary"]:
+    """The joint null `adjust` uses for these gated slices: "sign-flip" when there are several
+    and every one has tolerance 0 (the "no change" null, exact given which probes changed),
+    otherwise "boundary" (the least favourable point of the non-inferiority null). A family of
+    one slice needs no adjustment: its own exact unconditional test is kept."""
+    several = len(tolerances) > 1
+    return "sign-flip" if several and all(float(t) == 0.0 for t in tolerances.values()) else "boundary"
 
 
 def _grid(tau: float, points: int) -> np.ndarray:
@@ -278,17 +288,24 @@ def adjust(
     members: Mapping[str, Sequence[str]],
     counts: Mapping[str, tuple[int, int]],
     tolerances: Mapping[str, float],
+    flips: Mapping[str, int] | None = None,
 ) -> dict[str, float]:
     """Westfall–Young step-down min-P adjusted p-values, keys in the input order.
 
     `pvalues`: each gated slice's marginal p-value (noninferiority.pvalue); `members`: its shared
-    probe ids; `counts`: its (b, c); `tolerances`: its tolerance. Adjusted values are monotone in
-    the order of the raw ones (ties by key, as gate/stats.holm), never below the raw value, at
-    most 1, and no larger than Holm's when the slices are independent up to sampling error.
+    probe ids; `counts`: its (b, c); `tolerances`: its tolerance; `flips`: each shared probe's
+    change (+1 right -> wrong, -1 wrong -> right, 0 none), needed for the sign-flip null. With
+    several slices all at tolerance 0 and `flips` given, the null is the sign flips of the
+    discordant probes (`_flip_adjust`); otherwise the boundary draws below. Adjusted values are
+    never below the raw value, at most 1, and no larger than Holm's up to sampling error; with the
+    boundary draws they are monotone in the order of the raw ones (ties by key, as
+    gate/stats.holm), with sign flips in the order of the slices' conditional p-values.
     """
     keys = list(pvalues)
     if not keys:
         return {}
+    if flips is not None and null_kind(tolerances) == "sign-flip":
+        return _flip_adjust(pvalues, members, flips)
     order_keys = sorted(keys, key=lambda k: (pvalues[k], k))
     raw = np.array([pvalues[k] for k in order_keys])
     live = raw < 1.0
@@ -311,4 +328,84 @@ def adjust(
         adjusted = np.minimum(adjusted, np.array([bound[k] for k in order_keys]))
         adjusted = np.where(np.maximum.accumulate(~live), 1.0, np.minimum(1.0, adjusted))
     out = dict(zip(order_keys, adjusted.tolist(), strict=True))
+    return {k: out[k] for k in keys}
+
+
+# --- the sign-flip null at tolerance 0 --------------------------------------------------------
+
+_FLIP_DRAWS = 20_000  # a tail near 0.05 estimated with standard error ~0.0015
+
+
+def _flip_tables(d: np.ndarray) -> list[np.ndarray]:
+    """Per slice with d discordant probes: P(Bin(d, 1/2) >= b) for b = 0..d, the exact
+    conditional (McNemar) p-value of b losses among them."""
+    return [binom_sf(np.arange(int(n) + 1), int(n), 0.5) for n in d]
+
+
+def _flip_adjust(
+    pvalues: Mapping[str, float], members: Mapping[str, Sequence[str]], flips: Mapping[str, int]
+) -> dict[str, float]:
+    """Westfall–Young step-down min-P under the sign-flip null of "no change" (tolerance 0).
+
+    Conditional on which probes changed, "no change" makes every discordant probe's direction a
+    fair coin, independently (the conditional null of McNemar's test, for all slices at once):
+    the joint null of every slice's loss count is exact, with no nuisance parameter to take a
+    supremum over. Slices with few discordant probes cannot reach a small p-value under it, so
+    they cost the family nothing; that, and the nesting of the slices, is where it gains on Holm
+    and on the boundary draws (docs/gate.md, "Multiplicity"; bench/gate_power.py table H). Each
+    slice's statistic is its conditional p-value; discordant probes that share their slices form
+    groups whose loss counts are independent binomials: summed exactly when their joint outcomes
+    are few, else `_FLIP_DRAWS` seeded draws. Valid for any fixed ordering of the steps (the
+    tails shrink with the set tested); it steps in the order of the conditional p-values.
+    """
+    keys = list(pvalues)
+    canon = sorted(keys)
+    disc = sorted({i for k in keys for i in members[k] if flips.get(i, 0) != 0})
+    if not disc:  # nothing changed: no slice can show a drop
+        return dict.fromkeys(keys, 1.0)
+    index = {p: j for j, p in enumerate(disc)}
+    incidence = np.zeros((len(canon), len(disc)), dtype=np.int64)
+    for k, key in enumerate(canon):
+        cols = [index[i] for i in members[key] if i in index]
+        incidence[k, cols] = 1
+    sign = np.array([1 if flips[i] > 0 else 0 for i in disc], dtype=np.int64)
+    d = incidence.sum(axis=1)
+    b = incidence @ sign
+    tables = _flip_tables(d)
+    cond = np.array([tables[k][b[k]] for k in range(len(canon))])
+    groups, counts = np.unique(incidence.T, axis=0, return_counts=True)
+    group_slices = groups.T  # slices x groups
+    support = math.prod(int(n) + 1 for n in counts)
+    if support <= _EXACT_LIMIT:
+        grids = np.indices([int(n) + 1 for n in counts]).reshape(len(counts), -1)  # groups x outcomes
+        lf = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, int(counts.max()) + 1)))))
+        logw = np.zeros(grids.shape[1])
+        for a, n in enumerate(counts):
+            x = grids[a]
+            logw += lf[n] - lf[x] - lf[n - x] - n * math.log(2.0)
+        weight = np.exp(logw)
+        losses = group_slices @ grids  # slices x outcomes
+    else:
+        digest = hashlib.sha256(repr((canon, groups.tolist(), counts.tolist())).encode()).digest()
+        rng = np.random.default_rng(int.from_bytes(digest[:8], "big"))
+        draws = rng.binomial(counts[:, None], 0.5, size=(len(counts), _FLIP_DRAWS))
+        weight = np.full(_FLIP_DRAWS, 1.0 / _FLIP_DRAWS)
+        losses = group_slices @ draws
+    null_p = np.stack([tables[k][losses[k]] for k in range(len(canon))], axis=1)  # outcomes x slices
+    order = sorted(range(len(canon)), key=lambda k: (cond[k], pvalues[canon[k]], canon[k]))
+    suffix_min = np.minimum.accumulate(null_p[:, order][:, ::-1], axis=1)[:, ::-1]
+    # compare with a relative margin so the observed outcome counts as "at least as extreme" as
+    # itself whatever the rounding of the table values
+    hits = suffix_min <= (cond[order] * (1 + 1e-12))[None, :]
+    tails = weight @ hits
+    adjusted = np.maximum.accumulate(tails)
+    # Bonferroni at every step bounds the exact min-P value by Holm's of the same conditional
+    # p-values: a larger estimate is sampling error of the draws.
+    bound = holm({canon[k]: float(cond[k]) for k in range(len(canon))})
+    adjusted = np.minimum(adjusted, np.array([bound[canon[k]] for k in order]))
+    raw = np.array([pvalues[canon[k]] for k in order])
+    # never below the slice's own exact test, and 1 for a slice whose drop is not positive
+    adjusted = np.maximum.accumulate(np.maximum(adjusted, raw))
+    adjusted = np.where(raw >= 1.0, 1.0, np.minimum(1.0, adjusted))
+    out = {canon[k]: float(v) for k, v in zip(order, adjusted, strict=True)}
     return {k: out[k] for k in keys}
