@@ -105,6 +105,18 @@ def test_symlinks_to_regular_files_elsewhere_still_load(gpt2_dir, tmp_path):
     assert set(scorer.info.files) == {f.name for f in blobs.iterdir()}
 
 
+@pytest.mark.skipif(not os.access("/dev/shm", os.W_OK), reason="no writable /dev/shm here")
+def test_a_checkpoint_staged_in_dev_shm_loads(gpt2_dir, tmp_path):
+    """/dev/shm is tmpfs: its files are ordinary ones, not kernel files (devices under /dev
+    are still refused by type, above)."""
+    staged = Path(shutil.copytree(gpt2_dir, Path("/dev/shm") / f"evalgate-test-{os.getpid()}"))
+    try:
+        scorer = load_scorer(staged, None, root=tmp_path)  # a path named on the command line
+        assert set(scorer.info.files) == {f.name for f in gpt2_dir.iterdir()}
+    finally:
+        shutil.rmtree(staged)
+
+
 def test_a_plugin_checkpoint_directory_with_a_fifo_is_refused(tmp_path):
     (tmp_path / "review_plugin_fifo.py").write_text(
         "import torch\n"

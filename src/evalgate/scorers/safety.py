@@ -234,12 +234,15 @@ def _is_int(value: Any) -> bool:
 
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 _LFS_POINTER_MAX = 1024  # a pointer file is ~130 bytes
-_KERNEL_TREES = ("proc", "sys", "dev")  # their "regular" files are endless or have side effects
+# Their "regular" files are endless or have side effects. /dev is not among them: its devices
+# fail the regular-file check anyway, and what passes it there (/dev/shm) is tmpfs holding
+# ordinary files, where a job may well stage a checkpoint.
+_KERNEL_TREES = ("proc", "sys")
 
 
 def check_regular_files(path: Path, roots: Sequence[Path] | None = None) -> None:
     """Every file of a checkpoint directory is a readable regular file (symlinks followed),
-    inside the allowed roots (edges/inputs.py), not under /proc, /sys or /dev, and not a Git LFS
+    inside the allowed roots (edges/inputs.py), not under /proc or /sys, and not a Git LFS
     pointer left by a checkout without `lfs: true`.
 
     Nothing but a pointer's first bytes is read: a dangling symlink, a FIFO or a device (a link
