@@ -535,16 +535,24 @@ def _verb_probe_set() -> list[dict]:
     ]
 
 
-def correlated_flips(rng: np.random.Generator, churn: float, drop: float, rho: float) -> np.ndarray:
+def correlated_flips(
+    rng: np.random.Generator,
+    churn: float,
+    drop: float,
+    rho: float,
+    n_verbs: int = N_VERBS,
+    per_verb: int = PER_VERB,
+) -> np.ndarray:
     """Signed flips (+1 right->wrong, -1 wrong->right, 0) of the verb grid, P(+1) = (churn+drop)/2
     and P(-1) = (churn-drop)/2 for every probe, correlation rho between two probes of one verb:
     each probe copies its verb's common draw with probability sqrt(rho), else draws its own (the
-    marginal stays the same, so the true drop is exactly `drop`)."""
+    marginal stays the same, so the true drop is exactly `drop`). tests/gate/test_clustered_gate.py
+    uses this same model."""
     p = [(churn + drop) / 2, (churn - drop) / 2, 1 - churn]
     values = np.array([1, -1, 0])
-    common = values[rng.choice(3, size=(N_VERBS, 1), p=p)]
-    own = values[rng.choice(3, size=(N_VERBS, PER_VERB), p=p)]
-    copy = rng.random((N_VERBS, PER_VERB)) < np.sqrt(rho)
+    common = values[rng.choice(3, size=(n_verbs, 1), p=p)]
+    own = values[rng.choice(3, size=(n_verbs, per_verb), p=p)]
+    copy = rng.random((n_verbs, per_verb)) < np.sqrt(rho)
     return np.where(copy, common, own).ravel()
 
 

@@ -14,6 +14,7 @@ import jsonschema
 import numpy as np
 import pytest
 from helpers.factories import make_results, make_rules
+from helpers.paths import bench_module
 
 from evalgate.config import default_config_dict, load_config
 from evalgate.errors import ConfigError
@@ -144,16 +145,8 @@ def _sim_probes(n_verbs: int, per_verb: int) -> list[dict]:
     ]
 
 
-def correlated_flips(rng, n_verbs: int, per_verb: int, s: float, drop: float, rho: float) -> np.ndarray:
-    """Signed flips (+1 right->wrong, -1 wrong->right, 0) with P(+1) = (s+drop)/2, P(-1) =
-    (s-drop)/2 for every probe, and correlation rho between two probes of one verb: each probe
-    copies its verb's common draw with probability sqrt(rho), else draws its own."""
-    p = [(s + drop) / 2, (s - drop) / 2, 1 - s]
-    values = np.array([1, -1, 0])
-    common = values[rng.choice(3, size=(n_verbs, 1), p=p)]
-    own = values[rng.choice(3, size=(n_verbs, per_verb), p=p)]
-    copy = rng.random((n_verbs, per_verb)) < math.sqrt(rho)
-    return np.where(copy, common, own).ravel()
+# the correlated-flip model of bench/gate_power.py (table I), so the test and the bench agree
+correlated_flips = bench_module("gate_power").correlated_flips
 
 
 def _pair(probes: list[dict], flips: np.ndarray, rng) -> tuple[dict, dict]:
@@ -175,7 +168,7 @@ def test_correlated_flips_make_the_per_probe_test_liberal_and_the_clustered_one_
     clustered = dataclasses.replace(plain, cluster="verb")
     reps, alarms_plain, alarms_clustered, warned = 120, 0, 0, 0
     for _ in range(reps):
-        flips = correlated_flips(rng, 40, 15, s=0.10, drop=plain.tolerance, rho=0.25)
+        flips = correlated_flips(rng, 0.10, plain.tolerance, 0.25, n_verbs=40, per_verb=15)
         new, old = _pair(probes, flips, rng)
         a = compare(new, old, plain, "sim")
         b = compare(new, old, clustered, "sim")
@@ -196,7 +189,7 @@ def test_correlated_flips_make_the_per_probe_test_liberal_and_the_clustered_one_
 def test_independent_flips_add_no_cluster_key_unless_the_gate_clusters():
     rng = np.random.default_rng(3)
     probes = _sim_probes(20, 15)
-    flips = correlated_flips(rng, 20, 15, s=0.10, drop=0.0, rho=0.0)
+    flips = correlated_flips(rng, 0.10, 0.0, 0.0, n_verbs=20, per_verb=15)
     new, old = _pair(probes, flips, rng)
     plain = make_rules()
     out = compare(new, old, plain, "sim")
@@ -219,7 +212,7 @@ def test_independent_flips_add_no_cluster_key_unless_the_gate_clusters():
 def test_a_clustered_comparison_matches_the_results_schema_and_names_the_test_in_its_reason():
     rng = np.random.default_rng(5)
     probes = _sim_probes(20, 15)
-    flips = correlated_flips(rng, 20, 15, s=0.05, drop=0.0, rho=0.0)
+    flips = correlated_flips(rng, 0.05, 0.0, 0.0, n_verbs=20, per_verb=15)
     flips.reshape(20, 15)[:, :6] = 1  # every verb loses 6 of its 15 forms: a drop no cluster hides
     new, old = _pair(probes, flips, rng)
     got = compare(new, old, make_rules(cluster="verb"), "sim")
@@ -303,7 +296,7 @@ def test_clustered_mdes_count_effective_probes_not_probes():
     # clustered gate's MDE (and its "low power" mark) uses n / design effect
     rng = np.random.default_rng(21)
     probes = _sim_probes(40, 15)
-    flips = correlated_flips(rng, 40, 15, s=0.10, drop=0.0, rho=0.5)
+    flips = correlated_flips(rng, 0.10, 0.0, 0.5, n_verbs=40, per_verb=15)
     new, old = _pair(probes, flips, rng)
     plain = make_rules(slices=("overall",))
     per_probe = compare(new, old, plain, "sim")
