@@ -11,7 +11,7 @@ import io
 import json
 
 import yaml
-from helpers.probeset_factory import CONFIG, EVAL, dump_jsonl, write_base
+from helpers.probeset_factory import EVAL, dump_jsonl, verb_forms_suite, write_base
 
 ITEMS = [
     {"id": f"quiz-{i:03d}", "prompt": f"Which planet is number {i}?", "candidates": ["Mars", "Venus"],
@@ -29,14 +29,7 @@ def repo(tmp_path, cli):
     """The small verb-form set of tests/helpers/probeset_factory.py as suite `verbs`, beside `quiz`."""
     root = tmp_path / "repo"
     write_base(root)
-    verbs = {
-        "kind": "verb-forms",
-        "probes": CONFIG["probes"],
-        "template": str(EVAL / "probe_prompt.txt"),
-        "manifest": str(EVAL / "MANIFEST.json"),
-        "train": ["data/corpus/train.jsonl", "data/corpus/val.jsonl"],
-        "coverage": CONFIG["coverage"],
-    }
+    verbs = verb_forms_suite()
     quiz = {"kind": "multiple-choice", "probes": ["quiz/items.jsonl"], "slices": ["subject"]}
     config = {"suites": {"verbs": verbs, "quiz": quiz}, "test": None, "baseline": "none"}
     (root / "evalgate.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers.probeset_factory import CONFIG, EVAL, dump_jsonl, probe, write_base
+from helpers.probeset_factory import EVAL, dump_jsonl, probe, verb_forms_suite, write_base
 
 from evalgate.cli import IMPORT_PRESETS
 from evalgate.probeset.import_map import PRESETS
@@ -318,14 +318,7 @@ def test_from_and_map_need_a_multiple_choice_suite(tmp_path, cli):
 def mixed_repo(root: Path) -> Path:
     """The small verb-form set of tests/helpers/probeset_factory.py as suite `verbs`, beside `quiz`."""
     write_base(root)
-    verbs = {
-        "kind": "verb-forms",
-        "probes": CONFIG["probes"],
-        "template": str(EVAL / "probe_prompt.txt"),
-        "manifest": str(EVAL / "MANIFEST.json"),
-        "train": ["data/corpus/train.jsonl", "data/corpus/val.jsonl"],
-        "coverage": CONFIG["coverage"],
-    }
+    verbs = verb_forms_suite()
     quiz = {"kind": "multiple-choice", "probes": ["quiz/items.jsonl"], "slices": ["subject"]}
     return suite_repo(root, {"verbs": verbs, "quiz": quiz})
 

@@ -106,6 +106,19 @@ CONFIG: dict[str, Any] = {
 EVAL = Path("data/eval")
 
 
+def verb_forms_suite() -> dict[str, Any]:
+    """The base set written by `write_base` as a `suites:` entry of kind verb-forms, for the
+    tests that put it beside another suite."""
+    return {
+        "kind": "verb-forms",
+        "probes": CONFIG["probes"],
+        "template": str(EVAL / "probe_prompt.txt"),
+        "manifest": str(EVAL / "MANIFEST.json"),
+        "train": ["data/corpus/train.jsonl", "data/corpus/val.jsonl"],
+        "coverage": CONFIG["coverage"],
+    }
+
+
 def dump_jsonl(records: list[dict[str, Any]]) -> bytes:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
 
