@@ -325,3 +325,9 @@ def test_at_tolerance_0_a_drop_holm_misses_is_caught_and_the_null_is_recorded():
     assert "language:es" in flip_cmp["regressed"] and "language:es" not in holm_cmp["regressed"]
     bounded = compare(_run(new), _run(base), _rules(multiplicity="westfall-young"), "b")
     assert bounded["multiplicity_null"] == "boundary"
+    # one gated slice is its own exact test: nothing adjusted, no null to name
+    alone = compare(
+        _run(new), _run(base), _rules(multiplicity="westfall-young", slices=("overall",), **zero), "b"
+    )
+    assert "multiplicity_null" not in alone
+    assert alone["slices"]["overall"]["p_adjusted"] == alone["slices"]["overall"]["p_value"]

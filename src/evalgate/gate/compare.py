@@ -562,7 +562,8 @@ def compare(
         ),
         **(
             {"multiplicity_null": westfall_young.null_kind({k: _tolerance(rows[k], rules) for k in gated})}
-            if rules.rule == "paired" and rules.multiplicity == westfall_young.METHOD
+            # a family of one slice is not adjusted at all: no null to name
+            if rules.rule == "paired" and rules.multiplicity == westfall_young.METHOD and len(gated) > 1
             else {}
         ),
         "slices": rows,

@@ -297,9 +297,12 @@ def adjust(
     change (+1 right -> wrong, -1 wrong -> right, 0 none), needed for the sign-flip null. With
     several slices all at tolerance 0 and `flips` given, the null is the sign flips of the
     discordant probes (`_flip_adjust`); otherwise the boundary draws below. Adjusted values are
-    never below the raw value, at most 1, and no larger than Holm's up to sampling error; with the
-    boundary draws they are monotone in the order of the raw ones (ties by key, as
-    gate/stats.holm), with sign flips in the order of the slices' conditional p-values.
+    never below the raw value and at most 1. With the boundary draws they are no larger than
+    Holm's up to sampling error and monotone in the order of the raw ones (ties by key, as
+    gate/stats.holm); with sign flips they are at most the larger of the raw value and Holm's of
+    the conditional p-values, monotone in the order of those. The conditional p-value is coarser
+    than the raw one when few probes changed, so with few, disjoint slices sign flips can adjust
+    more than Holm of the raw values would (docs/gate.md, "Multiplicity").
     """
     keys = list(pvalues)
     if not keys:
@@ -334,6 +337,7 @@ def adjust(
 # --- the sign-flip null at tolerance 0 --------------------------------------------------------
 
 _FLIP_DRAWS = 20_000  # a tail near 0.05 estimated with standard error ~0.0015
+_FLIP_CHUNK = 2_000  # draws held at once
 
 
 def _flip_tables(d: np.ndarray) -> list[np.ndarray]:
@@ -376,6 +380,18 @@ def _flip_adjust(
     groups, counts = np.unique(incidence.T, axis=0, return_counts=True)
     group_slices = groups.T  # slices x groups
     support = math.prod(int(n) + 1 for n in counts)
+    order = sorted(range(len(canon)), key=lambda k: (cond[k], pvalues[canon[k]], canon[k]))
+    # "at least as extreme" with a relative margin, so the observed outcome counts as extreme as
+    # itself whatever the rounding of the table values
+    thresholds = cond[order] * (1 + 1e-12)
+
+    def hits(losses: np.ndarray) -> np.ndarray:
+        """Per outcome (column of `losses`, slices x outcomes): does the smallest p-value of the
+        slices from step j on reach step j's observed one, for every step j."""
+        null_p = np.stack([tables[k][losses[k]] for k in order], axis=1)  # outcomes x steps
+        suffix_min = np.minimum.accumulate(null_p[:, ::-1], axis=1)[:, ::-1]
+        return suffix_min <= thresholds[None, :]
+
     if support <= _EXACT_LIMIT:
         grids = np.indices([int(n) + 1 for n in counts]).reshape(len(counts), -1)  # groups x outcomes
         lf = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, int(counts.max()) + 1)))))
@@ -383,21 +399,20 @@ def _flip_adjust(
         for a, n in enumerate(counts):
             x = grids[a]
             logw += lf[n] - lf[x] - lf[n - x] - n * math.log(2.0)
-        weight = np.exp(logw)
-        losses = group_slices @ grids  # slices x outcomes
+        tails = np.exp(logw) @ hits(group_slices @ grids)
     else:
         digest = hashlib.sha256(repr((canon, groups.tolist(), counts.tolist())).encode()).digest()
         rng = np.random.default_rng(int.from_bytes(digest[:8], "big"))
-        draws = rng.binomial(counts[:, None], 0.5, size=(len(counts), _FLIP_DRAWS))
-        weight = np.full(_FLIP_DRAWS, 1.0 / _FLIP_DRAWS)
-        losses = group_slices @ draws
-    null_p = np.stack([tables[k][losses[k]] for k in range(len(canon))], axis=1)  # outcomes x slices
-    order = sorted(range(len(canon)), key=lambda k: (cond[k], pvalues[canon[k]], canon[k]))
-    suffix_min = np.minimum.accumulate(null_p[:, order][:, ::-1], axis=1)[:, ::-1]
-    # compare with a relative margin so the observed outcome counts as "at least as extreme" as
-    # itself whatever the rounding of the table values
-    hits = suffix_min <= (cond[order] * (1 + 1e-12))[None, :]
-    tails = weight @ hits
+        # in chunks: a family of thousands of groups would otherwise hold groups x draws at once
+        count = np.zeros(len(order))
+        group_slices32 = group_slices.astype(np.int32)
+        for start in range(0, _FLIP_DRAWS, _FLIP_CHUNK):
+            size = min(_FLIP_CHUNK, _FLIP_DRAWS - start)
+            draws = rng.binomial(counts[:, None], 0.5, size=(len(counts), size)).astype(np.int32)
+            count += hits(group_slices32 @ draws).sum(axis=0)
+        # the observed outcome is one of the equally likely ones: (1 + hits) / (1 + draws) keeps
+        # a drawn tail a valid p-value whatever the draws (as gate/cluster.py's sign-flip test)
+        tails = (1.0 + count) / (1.0 + _FLIP_DRAWS)
     adjusted = np.maximum.accumulate(tails)
     # Bonferroni at every step bounds the exact min-P value by Holm's of the same conditional
     # p-values: a larger estimate is sampling error of the draws.
