@@ -14,8 +14,17 @@ from helpers.lm_fixtures import hf_gpt2_dir, hf_llama_dir
 from helpers.paths import REPO
 from test_torch_lm import REQUESTS, reference_loglik
 
+from evalgate.scorers import torch_lm
 from evalgate.scorers.loaders import load_scorer
 from evalgate.types import LoglikRequest
+
+
+@pytest.fixture(autouse=True)
+def batch_size_alone(monkeypatch):
+    """batch_size alone decides a forward's rows here (no position budget for short rows), so
+    the batch-size comparisons keep their teeth; the budget has its own test in test_torch_lm.py."""
+    monkeypatch.setattr(torch_lm, "POSITIONS_PER_FORWARD", 0)
+
 
 DEMO = REPO / "data/checkpoints/demo"
 

@@ -14,12 +14,21 @@ import transformers
 from helpers.lm_fixtures import BigramLM, WordTokenizer, hf_gpt2_dir
 
 from evalgate.errors import RefusedError
+from evalgate.scorers import torch_lm
 from evalgate.scorers.adapters import PluginTokenizerAdapter
 from evalgate.scorers.base import ScorerInfo
 from evalgate.scorers.loaders import load_scorer
 from evalgate.scorers.torch_lm import TorchScorer, full_logits_fn
 from evalgate.scoring.multiple_choice import score_probes
 from evalgate.types import LoglikRequest, Probe
+
+
+@pytest.fixture(autouse=True)
+def batch_size_alone(monkeypatch):
+    """batch_size alone decides a forward's rows here (no position budget for short rows), so
+    the batch-size comparisons keep their teeth; the budget has its own test in test_torch_lm.py."""
+    monkeypatch.setattr(torch_lm, "POSITIONS_PER_FORWARD", 0)
+
 
 REQUESTS = [
     LoglikRequest("She ", "works"),
@@ -155,6 +164,18 @@ def test_batched_equals_one_at_a_time(which, dtype, tol, threads, request, resto
         scorer = load_scorer(path, None, root=path, batch_size=batch_size, threads=threads, dtype=dtype)
         got = [r.logprob for r in scorer.loglikelihood(reqs)]
         assert max(abs(a - b) for a, b in zip(got, singles, strict=True)) < tol, batch_size
+
+
+def test_short_rows_fill_a_forward_up_to_the_position_budget_with_the_same_bits(gpt2_dir, monkeypatch):
+    reqs = probe_like_requests()
+    one = load_scorer(gpt2_dir, None, root=gpt2_dir, batch_size=1)
+    singles = [r.logprob for r in one.loglikelihood(reqs)]
+    texts_one = one.perplexity(TEXTS)
+    monkeypatch.setattr(torch_lm, "POSITIONS_PER_FORWARD", 4096)
+    budget = load_scorer(gpt2_dir, None, root=gpt2_dir, batch_size=1)
+    assert [r.logprob for r in budget.loglikelihood(reqs)] == singles  # to the bit
+    assert budget.perplexity(TEXTS).sentence_nll == texts_one.sentence_nll
+    assert budget.counters["forwards"] < one.counters["forwards"]  # rows of a length share one
 
 
 def test_results_come_back_in_request_order_whatever_the_order(gpt2_dir):
