@@ -73,6 +73,17 @@ def null_kind(tolerances: Mapping[str, float]) -> Literal["sign-flip", "boundary
     return "sign-flip" if several and all(float(t) == 0.0 for t in tolerances.values()) else "boundary"
 
 
+def _log_factorials(n: int) -> np.ndarray:
+    """log k! for k = 0..n."""
+    return np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)))))
+
+
+def _seeded(structure: Any) -> np.random.Generator:
+    """Draws seeded from what they depend on, so the same inputs give the same results.json."""
+    digest = hashlib.sha256(repr(structure).encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "big"))
+
+
 def _grid(tau: float, points: int) -> np.ndarray:
     # Denser near s = tau, where small slices find their least favourable point (as
     # noninferiority._sup_on_boundary does).
@@ -113,7 +124,7 @@ class _PTable:
 
     def __init__(self, n: int, tau: float):
         self.n, self.tau = n, tau
-        lf = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)))))
+        lf = _log_factorials(n)
         self.levels: list[tuple[np.ndarray, np.ndarray]] = []
         z_all = score_z(*_triangle(n), n, tau)  # Z of every outcome, computed once
         offsets = _offsets(n)
@@ -198,7 +209,7 @@ class _Null:
         b = (group_slices @ b_g).T  # outcomes x slices
         c = (group_slices @ c_g).T
         self.g = [self._lookup(b, c)]
-        lf = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, int(counts.max()) + 1, dtype=np.float64)))))
+        lf = _log_factorials(int(counts.max()))
         weights = []
         for s in self.grid:
             logw = np.zeros(b_g.shape[1])
@@ -222,8 +233,7 @@ class _Null:
         grid is fixed by the first grid index where each bound passes u_i. Counting those indices
         per group of probes that share their slices gives every slice's (b, c) at every s at once.
         """
-        digest = hashlib.sha256(repr((members, taus)).encode()).digest()
-        rng = np.random.default_rng(int.from_bytes(digest[:8], "big"))
+        rng = _seeded((members, taus))
         n_groups, n_grid, n_probes = len(group_tau), len(self.grid), incidence.shape[1]
         first_b = np.zeros((_DRAWS, n_probes), dtype=np.int64)
         first_any = np.zeros((_DRAWS, n_probes), dtype=np.int64)
@@ -394,15 +404,14 @@ def _flip_adjust(
 
     if support <= _EXACT_LIMIT:
         grids = np.indices([int(n) + 1 for n in counts]).reshape(len(counts), -1)  # groups x outcomes
-        lf = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, int(counts.max()) + 1)))))
+        lf = _log_factorials(int(counts.max()))
         logw = np.zeros(grids.shape[1])
         for a, n in enumerate(counts):
             x = grids[a]
             logw += lf[n] - lf[x] - lf[n - x] - n * math.log(2.0)
         tails = np.exp(logw) @ hits(group_slices @ grids)
     else:
-        digest = hashlib.sha256(repr((canon, groups.tolist(), counts.tolist())).encode()).digest()
-        rng = np.random.default_rng(int.from_bytes(digest[:8], "big"))
+        rng = _seeded((canon, groups.tolist(), counts.tolist()))
         # in chunks: a family of thousands of groups would otherwise hold groups x draws at once
         count = np.zeros(len(order))
         group_slices32 = group_slices.astype(np.int32)
