@@ -4,4 +4,5 @@ __version__ = "0.1.0"
 
 # Bumped whenever a change to scoring could move a log-likelihood: results measured with a
 # different scoring version are not comparable (see probeset/manifest of comparability).
-SCORING_VERSION = "1"
+# "2": the prefix tree and the fused GELU (CHANGELOG.md).
+SCORING_VERSION = "2"

@@ -1,11 +1,12 @@
 """Each distinct token prefix runs once, and a request's log-likelihood is the same bits whatever
 else is scored with it (scorers/torch_lm.py "Fixed-shape forwards"), on tiny real models built
 here (Hugging Face GPT-2 and Llama, the native GPT) and a plugin model without any cache support.
-Candidates that branch after a shared context run from its cached keys/values ("Branches").
+With a key/value cache, every shared piece of a prefix runs once ("Prefix tree").
 Values agree with a direct one-forward-per-pair reference to float32 resolution."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,8 @@ PROBES = {
         "Yesterday my brother and my sister went to the market and then they",
         [" went home", " gone home", " go home together", " works"],
     ),
+    # another probe whose context starts as p6's
+    "p7": ("Yesterday my brother and my sister ate", [" bread", " breads"]),
 }
 
 
@@ -153,21 +156,20 @@ def test_branching_candidates_agree_with_inputs_run_whole(scorer):
     assert got == pytest.approx(want, abs=1e-5)
 
 
-def test_a_branching_probe_runs_its_context_once(scorer):
-    reqs = probe_requests("p6")
-    context, _ = scorer.encode_pair(reqs[0].context, reqs[0].continuation)
-    seen: list[list[int]] = []
-    branched: list[int] = []
+def pieces_run(scorer, reqs) -> list[set[tuple[int, tuple[int, ...]]]]:
+    """Score `reqs`, returning per forward of the cached model the set of (positions before,
+    tokens) it ran (a set: fillers are copies of a forward's first row, see MIN_ROWS)."""
     cached = scorer.model_fn.cached
     start, extend = cached.start, cached.extend
+    forwards: list[set[tuple[int, tuple[int, ...]]]] = []
 
     def spy_start(ids, keep):
-        seen.extend(ids.tolist())
+        forwards.append({(0, tuple(row)) for row in ids.tolist()})
         return start(ids, keep)
 
     def spy_extend(ids, past, keep):
-        assert past[0][0].shape[2] == len(context)  # continued from the context's keys/values
-        branched.append(ids.shape[1])
+        assert past[0][0].shape[0] == ids.shape[0]
+        forwards.append({(past[0][0].shape[2], tuple(row)) for row in ids.tolist()})
         return extend(ids, past, keep)
 
     cached.start, cached.extend = spy_start, spy_extend
@@ -175,9 +177,40 @@ def test_a_branching_probe_runs_its_context_once(scorer):
         scorer.loglikelihood(reqs)
     finally:
         del cached.start, cached.extend
-    distinct = {tuple(row) for row in seen}  # copies fill small forwards (see MIN_ROWS)
-    assert sum(row[: len(context)] == context for row in distinct) == 1
-    assert branched  # the other candidates ran from its keys/values
+    return forwards
+
+
+def test_a_shared_context_runs_once_for_every_candidate_and_probe(scorer):
+    """p6 and p7 are two probes whose contexts share their first words; p6's candidates branch
+    after its context. Every piece of the shared prefix (cut at torch_lm.CUTS) runs in exactly
+    one forward, and what each candidate adds runs from those pieces' keys/values."""
+    reqs = probe_requests("p6", "p7")
+    six, _ = scorer.encode_pair(reqs[0].context, reqs[0].continuation)
+    seven, _ = scorer.encode_pair(reqs[-1].context, reqs[-1].continuation)
+    common = next(i for i, (x, y) in enumerate(zip(six, seven, strict=False)) if x != y)
+    assert common >= 4 and len(six) > 16
+    forwards = pieces_run(scorer, reqs)
+    bounds = torch_lm._bounds(len(six))
+    for a, b in itertools.pairwise(bounds[:-1]):  # the context's pieces
+        holding = [f for f in forwards if (a, six[a:b]) in f]
+        assert len(holding) == 1, (a, b)
+    shared = [(a, b) for a, b in itertools.pairwise(bounds) if b <= common]
+    assert shared and all((a, seven[a:b]) == (a, six[a:b]) for a, b in shared)
+    fed = sum(len(tokens) for f in forwards for _, tokens in f)
+    inputs = {ctx + cont[:-1] for ctx, cont in (scorer.encode_pair(r.context, r.continuation) for r in reqs)}
+    assert fed < sum(len(i) for i in inputs) / 2  # the contexts ran once, not once per candidate
+
+
+def test_passes_of_the_tree_give_the_same_bits(scorer, monkeypatch):
+    """With room for the keys/values of a few positions only, the tree runs in many passes that
+    compute the shared pieces again: the same bits, since a piece depends on its prefix alone."""
+    reqs = probe_requests(*PROBES)
+    want = [r.logprob for r in scorer.loglikelihood(reqs)]
+    fewer = scorer.counters["forwards"]
+    monkeypatch.setattr(torch_lm, "TREE_CACHE", 3 * scorer.model_fn.cached.kv_per_token)
+    scorer.counters = dict.fromkeys(scorer.counters, 0)
+    assert [r.logprob for r in scorer.loglikelihood(reqs)] == want
+    assert scorer.counters["forwards"] > fewer
 
 
 def test_a_model_that_ignores_the_cache_is_scored_with_inputs_whole(gpt2_dir):

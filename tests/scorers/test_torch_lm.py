@@ -213,7 +213,7 @@ def test_candidates_sharing_a_context_share_one_forward(gpt2_dir):
     assert first == second
     together = scorer.loglikelihood(pair)
     assert len(rows) == 1
-    each = [load_scorer(gpt2_dir, None, root=gpt2_dir).loglikelihood([r])[0].logprob for r in pair]
+    each = [scorer.loglikelihood([r])[0].logprob for r in pair]
     assert [r.logprob for r in together] == each
 
 

@@ -152,7 +152,7 @@ def _continues_from_cache(model: torch.nn.Module, vocab_size: int, max_length: i
         with torch.inference_mode():
             full = model(input_ids=ids, use_cache=False).logits
             head, kv = cached.start(ids[:, :cut], torch.ones(2, cut, dtype=torch.bool))
-            tail = cached.extend(ids[:, cut:], kv, torch.ones(2, n - cut, dtype=torch.bool))
+            tail, _ = cached.extend(ids[:, cut:], kv, torch.ones(2, n - cut, dtype=torch.bool))
     except Exception:
         return None
     got = torch.cat([head.reshape(2, cut, -1), tail.reshape(2, n - cut, -1)], dim=1)
@@ -175,7 +175,7 @@ def _continues_alike_in_any_batch(cached: HFCachedLM, context: torch.Tensor, ste
             logits = [
                 cached.extend(
                     rows[1][:n], tuple((k[:n], v[:n]) for k, v in kv), torch.ones(n, 1, dtype=torch.bool)
-                )[:16]
+                )[0][:16]
                 for n in (16, 24)
             ]
     except Exception:

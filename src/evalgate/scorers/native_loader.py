@@ -30,9 +30,9 @@ class NativeCachedLM:
         hidden, kv = self.model.hidden(ids)
         return self.model.logits(hidden[keep]), kv
 
-    def extend(self, ids: torch.Tensor, past: KVCache, keep: torch.Tensor) -> torch.Tensor:
-        hidden, _ = self.model.hidden(ids, past)
-        return self.model.logits(hidden[keep])
+    def extend(self, ids: torch.Tensor, past: KVCache, keep: torch.Tensor) -> tuple[torch.Tensor, KVCache]:
+        hidden, kv = self.model.hidden(ids, past)
+        return self.model.logits(hidden[keep]), kv
 
 
 def load_native_scorer(path: Path, *, batch_size: int, dtype: torch.dtype, threads: int) -> TorchScorer:

@@ -21,21 +21,24 @@ request whose input is a prefix of it (a causal model gives the same logits at t
 Which row serves a request thus depends on its group alone. Reuse never crosses different
 `context_enc`s within a group, which is where lm-eval 0.4.13's logits cache goes wrong.
 
-Branches (models with a key/value cache: the native GPT, and Hugging Face causal LMs whose cache
-hf_loader checks at loading; the LogitsFn's `cached` attribute, a `CachedLM`): a request of a
-group whose input is not a prefix of the group's first (longest) row does not get a row of its
-own, which would run the context again. The first row runs keeping its keys/values; its last
-context position predicts the request's first token, and the rest of the request's input,
-`cont_enc[:-1]` (a "branch"), runs from the keys/values of the context's positions. Branches of
-one context length and one width share a forward. Models without such a cache (plugin loaders,
-Hugging Face models without `logits_to_keep` or failing the check, sliding-window caches) run
-every input whole, as above.
+Prefix tree (models with a key/value cache: the native GPT, and Hugging Face causal LMs whose
+cache hf_loader checks at loading; the LogitsFn's `cached` attribute, a `CachedLM`): every row of
+at most TREE_MAX_LEN tokens is cut at the fixed positions CUTS (1, 2, 4, 8, ...) into pieces, and
+each piece runs from the keys/values of the pieces before it. Rows sharing a prefix share its
+pieces, so a piece runs once for every probe, candidate and test sentence that starts with it:
+the first tokens of many inputs, a context followed by several candidates, a long instruction
+before every item. The cuts do not depend on the other rows, so a row's pieces, and its bits,
+are the same whatever else is scored (a pass that runs out of TREE_CACHE leaves the rest to a
+later pass, which computes the pieces they share again, to the same bits). Models without such a
+cache (plugin loaders, Hugging Face models without `logits_to_keep` or failing the check,
+sliding-window caches) and longer rows run every input whole, as above.
 
 Fixed-shape forwards: a batch holds rows of exactly one length, so nothing is ever padded, and a
 row's logits are the same bits whatever other rows share its forward (CPU matmuls and attention
 give a row the same result for any batch size at a fixed length; tests/scorers/test_prefix_sharing.py
-checks it; so do branch forwards, whose attention is eager because PyTorch's fused CPU attention
-sums otherwise in a batch of another size when queries and keys differ in length). So a
+checks it; so do the tree's forwards, whose attention is eager after the first piece because
+PyTorch's fused CPU attention sums otherwise in a batch of another size when queries and keys
+differ in length). So a
 request's log-likelihood depends on the request alone: a probe scored with the
 whole set, in a shard, alone, or read back from the score cache (edges/score_cache.py) has the
 same numbers to the last bit. Only the positions that predict a target are projected onto the
@@ -44,7 +47,9 @@ vocabulary when the model supports it.
 
 from __future__ import annotations
 
+import bisect
 import inspect
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -75,8 +80,9 @@ class CachedLM(Protocol):
         """(B, T) ids from position 0 -> logits, and the keys/values of the T positions."""
         ...
 
-    def extend(self, ids: torch.Tensor, past: KVCache, keep: torch.Tensor) -> torch.Tensor:
-        """(B, M) ids at positions P..P+M-1 after `past` (P positions, row b continuing row b)."""
+    def extend(self, ids: torch.Tensor, past: KVCache, keep: torch.Tensor) -> tuple[torch.Tensor, KVCache]:
+        """(B, M) ids at positions P..P+M-1 after `past` (P positions, row b continuing row b)
+        -> logits, and the keys/values of all P+M positions."""
         ...
 
 
@@ -100,6 +106,20 @@ MAX_CACHE = 1 << 25
 # off the shipped probes' scoring time, docs/scoring.md "Speed"). A row's bits do not depend on
 # how many rows share its forward (above MIN_ROWS/MIN_POSITIONS), so results stay the same.
 POSITIONS_PER_FORWARD = 4096
+
+# Prefix tree (module docstring): a row of a cached model is cut at these positions, each piece
+# run from the keys/values of the piece before it. Fixed cuts make a row's pieces, and so its
+# bits, a function of the row alone; powers of two keep a row of n tokens to about log2(n)
+# pieces while the first tokens, where inputs share the most, are shared one by one.
+CUTS = (1, 2, 4, 8, 16, 32, 64)
+
+# Rows longer than this run whole (a long perplexity window gains little and would hold the
+# keys/values of hundreds of positions per row).
+TREE_MAX_LEN = 128
+
+# Keys/values (elements) the tree holds for the pieces that others continue: 2**26 float32 =
+# 256 MiB; rows beyond it go to a later pass, which computes again the few pieces they share.
+TREE_CACHE = 1 << 26
 
 
 def full_logits_fn(model: Callable) -> LogitsFn:
@@ -135,7 +155,7 @@ def hf_logits_fn(model: torch.nn.Module) -> LogitsFn:
     return call
 
 
-def kv_tensors(cache: Any, shape: torch.Size) -> KVCache:
+def kv_tensors(cache: Any, shape: tuple[int, ...]) -> KVCache:
     """The (keys, values) of every layer of a transformers cache for (B, T) ids of `shape`: a
     DynamicCache of full-attention layers (transformers >= 4.56 `.layers`, older `.key_cache`) or
     the legacy tuple. Anything else (sliding windows, layers sharing a cache, recurrent states)
@@ -184,7 +204,7 @@ class HFCachedLM:
         self.kv_per_token = self.kv_per_token or sum(k.numel() + v.numel() for k, v in kv) // ids.numel()
         return out.logits, kv
 
-    def extend(self, ids: torch.Tensor, past: KVCache, keep: torch.Tensor) -> torch.Tensor:
+    def extend(self, ids: torch.Tensor, past: KVCache, keep: torch.Tensor) -> tuple[torch.Tensor, KVCache]:
         from transformers import DynamicCache
 
         cache = DynamicCache()
@@ -210,7 +230,11 @@ class HFCachedLM:
         finally:
             if impl == "sdpa":
                 config._attn_implementation = impl  # type: ignore[union-attr]
-        return out.logits
+        after = getattr(out, "cache", None)
+        kv = kv_tensors(
+            after if after is not None else out.past_key_values, (ids.shape[0], start + ids.shape[1])
+        )
+        return out.logits, kv
 
 
 def leaks_the_future(fn: LogitsFn, ids: Sequence[int], vocab_size: int) -> bool:
@@ -232,13 +256,30 @@ def leaks_the_future(fn: LogitsFn, ids: Sequence[int], vocab_size: int) -> bool:
 
 @dataclass
 class _Row:
-    """One model input and the (position, target token, owner) triples read from its logits.
-    With a cached model, `branches[L]` are inputs run from the keys/values of this row's first L
-    positions (their positions count from 0 after those L)."""
+    """One model input and the (position, target token, owner) triples read from its logits."""
 
     tokens: tuple[int, ...]
     targets: list[tuple[int, int, int]] = field(default_factory=list)
-    branches: dict[int, dict[tuple[int, ...], _Row]] = field(default_factory=dict)
+
+
+@dataclass
+class _Node:
+    """A node of the prefix tree (module docstring, "Prefix tree"): the positions
+    `tokens[start:]` of the prefix `tokens`, run from the keys/values of `parent` (the prefix
+    `tokens[:start]`). `targets` are (position - start, token, owner); `kv` holds this node's own
+    positions' keys/values (level tensor, row) while nodes below it wait."""
+
+    tokens: tuple[int, ...]
+    start: int
+    parent: _Node | None
+    targets: list[tuple[int, int, int]] = field(default_factory=list)
+    has_children: bool = False
+    kv: int = -1  # row of this node in its level's kept keys/values
+
+
+def _bounds(n: int) -> list[int]:
+    """Where a row of n tokens is cut into tree nodes: 0, the CUTS below n, n."""
+    return [0, *(c for c in CUTS if c < n), n]
 
 
 class TorchScorer:
@@ -328,8 +369,7 @@ class TorchScorer:
                 planned.append(((), ()))
             else:
                 planned.append((self._truncate(ctx, cont), cont))
-        branch = getattr(self.model_fn, "cached", None) is not None
-        rows = self._group_rows(planned, [r.group for r in requests], branch) + windowed
+        rows = self._group_rows(planned, [r.group for r in requests]) + windowed
         sums, _ = self._run(rows, len(encoded))
         out = []
         for (_, cont), logprob in zip(encoded, sums, strict=True):
@@ -374,13 +414,10 @@ class TorchScorer:
 
     @staticmethod
     def _group_rows(
-        encoded: Sequence[tuple[tuple[int, ...], tuple[int, ...]]],
-        groups: Sequence[str | None],
-        branch: bool = False,
+        encoded: Sequence[tuple[tuple[int, ...], tuple[int, ...]]], groups: Sequence[str | None]
     ) -> list[_Row]:
-        """Rows per the module docstring. With `branch` (a cached model), a request of a bucket
-        whose input is not a prefix of the bucket's first row (its longest) does not get a row of
-        its own: its continuation input runs from the keys/values of that row's context."""
+        """Rows per the module docstring: identical inputs share a row, and within a request
+        group sharing a context, a request whose input is a prefix of a longer one reads it."""
         buckets: dict[tuple[str | None, tuple[int, ...]], list[int]] = {}
         for i, (ctx, cont) in enumerate(encoded):
             if cont:  # an empty continuation has nothing to score (the core refuses it)
@@ -392,27 +429,10 @@ class TorchScorer:
             # every prefix (>= ctx) of a row this bucket uses -> that row; never another bucket's,
             # whose presence in the call would change this request's row length (and rounding)
             by_prefix: dict[tuple[int, ...], _Row] = {}
-            by_tail: dict[tuple[int, ...], _Row] = {}  # the same for this bucket's branches
-            main: _Row | None = None
             for i in members:
                 cont = encoded[i][1]
                 inp = ctx + cont[:-1]
                 row = by_prefix.get(inp)
-                if row is None and branch and main is not None:
-                    # cont[:-1] is not empty: ctx alone is a prefix of the main row
-                    main.targets.append((len(ctx) - 1, cont[0], i))
-                    tail = cont[:-1]
-                    sub = by_tail.get(tail)
-                    if sub is None:
-                        known = main.branches.setdefault(len(ctx), {})
-                        sub = known.get(tail)
-                        if sub is None:
-                            sub = known[tail] = _Row(tail)
-                        for end in range(1, len(tail) + 1):
-                            by_tail.setdefault(tail[:end], sub)
-                    for j, token in enumerate(cont[1:]):
-                        sub.targets.append((j, token, i))
-                    continue
                 if row is None:
                     row = by_input.get(inp)
                     if row is None:
@@ -420,7 +440,6 @@ class TorchScorer:
                         rows.append(row)
                     for end in range(len(ctx), len(inp) + 1):
                         by_prefix.setdefault(inp[:end], row)
-                main = main or row
                 for j, token in enumerate(cont):
                     row.targets.append((len(ctx) - 1 + j, token, i))
         return rows
@@ -439,8 +458,7 @@ class TorchScorer:
     def _batches(self, rows: list[_Row]) -> list[list[_Row]]:
         """Rows of one length per batch (see the module docstring), longest first; a batch ends
         at batch_size rows (more for short rows: POSITIONS_PER_FORWARD), at MAX_LOGITS logits or
-        (a cached model keeps every row's keys/values until its branches are copied out) at
-        MAX_CACHE cache elements."""
+        (a cached model returns every row's keys/values) at MAX_CACHE cache elements."""
         order = sorted(rows, key=lambda r: (-len(r.tokens), r.tokens))
         cached: CachedLM | None = getattr(self.model_fn, "cached", None)
         selects = getattr(self.model_fn, "selects_positions", False) or cached is not None
@@ -466,12 +484,12 @@ class TorchScorer:
 
     # --- the forward passes ---------------------------------------------------------------
 
-    def _check_ids(self, batch: Sequence[_Row]) -> None:
+    def _check_ids(self, batch: Sequence[Sequence[int]]) -> None:
         """Token ids the embedding cannot look up fail in the forward as an IndexError (or read
         out of bounds): name the token instead. The targets are checked against the logits."""
         if self.vocab_size is None:
             return
-        bad = next((t for row in batch for t in row.tokens if not 0 <= t < self.vocab_size), None)
+        bad = next((t for row in batch for t in row if not 0 <= t < self.vocab_size), None)
         if bad is not None:
             try:
                 piece = repr(self.tok.decode([bad]))
@@ -519,6 +537,8 @@ class TorchScorer:
         # flat index of every kept (row, position), in the row-major order the logits come in
         flat = torch.full(keep.shape, -1, dtype=torch.long)
         flat[keep] = torch.arange(n_kept)
+        if not reads:  # tree nodes that others continue but nobody reads
+            return
         # float64 normaliser: batched and one-at-a-time then agree to ~1e-7, not float32's ~1e-6
         logp = torch.log_softmax(logits.to(torch.float64), dim=-1)
         tokens = [token for _, _, token, _ in reads]
@@ -545,18 +565,21 @@ class TorchScorer:
 
     @torch.inference_mode()
     def _run(self, rows: list[_Row], n_owners: int) -> tuple[list[float], list[int]]:
-        """Sum of target log-probs and target count per owner (float64, in target order)."""
+        """Sum of target log-probs and target count per owner (float64, in position order)."""
         sums = [0.0] * n_owners
         counts = [0] * n_owners
         cached: CachedLM | None = getattr(self.model_fn, "cached", None)
-        self._done = 0
-        self._total = sum(len(r.tokens) for r in rows) + sum(
-            len(sub.tokens) for r in rows for subs in r.branches.values() for sub in subs.values()
+        self._check_ids([r.tokens for r in rows])  # before any forward: name the token
+        whole = rows if cached is None else [r for r in rows if len(r.tokens) > TREE_MAX_LEN]
+        waves = (
+            [] if cached is None else self._waves([r for r in rows if len(r.tokens) <= TREE_MAX_LEN], cached)
         )
-        # branch rows waiting for a forward: (L, width) -> (the keys/values of L positions, row)
-        pending: dict[tuple[int, int], list[tuple[KVCache, _Row]]] = {}
-        held = 0  # cache elements in `pending`
-        for batch in self._batches(rows):
+        self._done = 0
+        self._total = sum(len(r.tokens) for r in whole)
+        self._total += sum(len(n.tokens) - n.start for wave in waves for n in wave)
+        for wave in waves:
+            self._tree(cached, wave, sums, counts)  # type: ignore[arg-type]
+        for batch in self._batches(whole):
             width = len(batch[0].tokens)  # every row of a batch has this length (_batches)
             kept = sum(len({p for p, _, _ in r.targets}) for r in batch)
             if cached is not None:
@@ -567,70 +590,139 @@ class TorchScorer:
                 for pos, token, owner in row.targets:
                     keep[b, pos] = True
                     reads.append((b, pos, token, owner))
-            self._check_ids(batch)
             if cached is None:
-                self._gather(self.model_fn(ids, keep), keep, reads, sums, counts)
+                logits = self.model_fn(ids, keep)
             else:
-                # Too few projected positions are topped up with other positions of the rows
-                # themselves (their logits are ignored) rather than with filler rows: a lone long
-                # row then costs MIN_ROWS rows, not one more row per missing position.
-                short = MIN_POSITIONS - int(keep.sum())
-                if short > 0:  # rows x width >= MIN_POSITIONS (_fill): there are enough positions
-                    spare = (~keep).nonzero()[:short]
-                    keep[spare[:, 0], spare[:, 1]] = True
-                logits, kv = cached.start(ids, keep)
-                self._gather(logits, keep, reads, sums, counts)
-                for b, row in enumerate(batch):
-                    for length, subs in row.branches.items():
-                        past = tuple(
-                            (k[b : b + 1, :, :length].clone(), v[b : b + 1, :, :length].clone())
-                            for k, v in kv
-                        )
-                        held += length * cached.kv_per_token
-                        for sub in subs.values():
-                            pending.setdefault((length, len(sub.tokens)), []).append((past, sub))
-                del kv
+                self._top_up(keep)
+                logits, _ = cached.start(ids, keep)
+            self._gather(logits, keep, reads, sums, counts)
             self._count(ids, keep, len(batch) * width)  # real rows only: the bar ends at its total
-            if cached is not None and held > MAX_CACHE:
-                self._branches(cached, pending, sums, counts)
-                pending, held = {}, 0
-        if cached is not None and pending:
-            self._branches(cached, pending, sums, counts)
         return sums, counts
 
-    def _branches(
-        self,
-        cached: CachedLM,
-        pending: dict[tuple[int, int], list[tuple[KVCache, _Row]]],
-        sums: list[float],
-        counts: list[int],
-    ) -> None:
-        """Branch rows of one (context length, width) per forward, each from its context's
-        keys/values: one shape, no padding, so a row's numbers do not depend on the others."""
-        for (length, width), todo in sorted(pending.items(), reverse=True):
+    @staticmethod
+    def _top_up(keep: torch.Tensor) -> None:
+        """Too few projected positions are topped up with other positions of the rows themselves
+        (their logits are ignored) rather than with filler rows: a lone long row then costs
+        MIN_ROWS rows, not one more row per missing position. (_fill made rows x width >=
+        MIN_POSITIONS, so there are enough positions.)"""
+        short = MIN_POSITIONS - int(keep.sum())
+        if short > 0:
+            spare = (~keep).nonzero()[:short]
+            keep[spare[:, 0], spare[:, 1]] = True
+
+    # --- the prefix tree (cached models) ----------------------------------------------------
+
+    def _waves(self, rows: list[_Row], cached: CachedLM) -> list[list[_Node]]:
+        """The tree nodes of `rows` (module docstring, "Prefix tree"), in passes that each hold at
+        most TREE_CACHE keys/values for the nodes others continue. A node is one row's tokens
+        between two of its _bounds; the same prefix cut the same way is one node."""
+        budget = TREE_CACHE // cached.kv_per_token if cached.kv_per_token else None
+        waves: list[list[_Node]] = []
+        nodes: dict[tuple[int, ...], _Node] = {}
+        held = 0  # positions of the nodes of this pass that others may continue
+        for row in sorted(rows, key=lambda r: r.tokens):
+            bounds = _bounds(len(row.tokens))
+            inner = list(itertools.pairwise(bounds[:-1]))
+            if budget is not None and nodes:
+                more = sum(b - a for a, b in inner if row.tokens[:b] not in nodes)
+                if held + more > budget:
+                    waves.append(list(nodes.values()))
+                    nodes, held = {}, 0
+            parent: _Node | None = None
+            for a, b in itertools.pairwise(bounds):
+                node = nodes.get(row.tokens[:b])
+                if node is None:
+                    node = nodes[row.tokens[:b]] = _Node(row.tokens[:b], a, parent)
+                    held += b - a if b < len(row.tokens) else 0
+                if parent is not None:
+                    parent.has_children = True
+                parent = node
+            for pos, token, owner in row.targets:
+                i = bisect.bisect_right(bounds, pos) - 1
+                nodes[row.tokens[: bounds[i + 1]]].targets.append((pos - bounds[i], token, owner))
+        if nodes:
+            waves.append(list(nodes.values()))
+        return waves
+
+    def _tree(self, cached: CachedLM, wave: list[_Node], sums: list[float], counts: list[int]) -> None:
+        """Run one pass of nodes, shallowest first: nodes of one (start, width) share forwards
+        (one shape, no padding), each continuing the kept keys/values of its ancestors."""
+        groups: dict[tuple[int, int], list[_Node]] = {}
+        for node in wave:
+            groups.setdefault((node.start, len(node.tokens) - node.start), []).append(node)
+        # start -> keys/values of the nodes starting there that others continue, one row each
+        levels: dict[int, KVCache] = {}
+        for start, width in sorted(groups):
+            todo = groups[(start, width)]
+            parts: list[KVCache] = []
+            n_held = 0
             while todo:
-                n = self._rows_per_batch(cached, length + width, width)
-                batch, todo = todo[:n], todo[n:]
-                self._check_ids([row for _, row in batch])
-                ids, keep = self._fill([row.tokens for _, row in batch], len(batch) * width)
-                pasts = [p for p, _ in batch] + [batch[0][0]] * (ids.shape[0] - len(batch))
-                past = tuple(
-                    (torch.cat([p[i][0] for p in pasts]), torch.cat([p[i][1] for p in pasts]))
-                    for i in range(len(pasts[0]))
-                )
+                n = self._tree_rows(cached, start, width)
+                chunk, todo = todo[:n], todo[n:]
+                tokens = [node.tokens[start:] for node in chunk]
+                ids, keep = self._fill(tokens, MIN_POSITIONS)
                 reads = []
-                for b, (_, row) in enumerate(batch):
-                    for pos, token, owner in row.targets:
+                for b, node in enumerate(chunk):
+                    for pos, token, owner in node.targets:
                         keep[b, pos] = True
                         reads.append((b, pos, token, owner))
-                self._gather(cached.extend(ids, past, keep), keep, reads, sums, counts)
-                self._count(ids, keep, len(batch) * width)
+                self._top_up(keep)
+                if start == 0:
+                    logits, kv = cached.start(ids, keep)
+                else:
+                    logits, kv = cached.extend(ids, self._past(chunk, levels, ids.shape[0]), keep)
+                self._gather(logits, keep, reads, sums, counts)
+                held = [b for b, node in enumerate(chunk) if node.has_children]
+                if held:
+                    rows = torch.tensor(held)
+                    parts.append(tuple((k[rows, :, start:], v[rows, :, start:]) for k, v in kv))
+                    for j, b in enumerate(held):
+                        chunk[b].kv = n_held + j
+                    n_held += len(held)
+                del kv
+                self._count(ids, keep, len(chunk) * width)
+            if parts:
+                levels[start] = (
+                    parts[0]
+                    if len(parts) == 1
+                    else tuple(
+                        (torch.cat([p[i][0] for p in parts]), torch.cat([p[i][1] for p in parts]))
+                        for i in range(len(parts[0]))
+                    )
+                )
 
-    def _rows_per_batch(self, cached: CachedLM, past: int, kept_per_row: int) -> int:
-        """Rows one branch forward may take: batch_size, MAX_LOGITS and MAX_CACHE (at least one)."""
-        n = self.batch_size
+    @staticmethod
+    def _past(chunk: list[_Node], levels: dict[int, KVCache], n_rows: int) -> KVCache:
+        """The keys/values of every position before `chunk`'s nodes (one start, so ancestors cut
+        alike), gathered from the levels; rows past the chunk (fillers) copy its first node's."""
+        chains = []
+        for node in chunk:
+            chain = []
+            up = node.parent
+            while up is not None:
+                chain.append(up)
+                up = up.parent
+            chains.append(chain[::-1])
+        chains += [chains[0]] * (n_rows - len(chunk))
+        picks = [
+            (chains[0][j].start, torch.tensor([chain[j].kv for chain in chains]))
+            for j in range(len(chains[0]))
+        ]
+        n_layers = len(levels[picks[0][0]])
+        return tuple(
+            (
+                torch.cat([levels[s][layer][0].index_select(0, rows) for s, rows in picks], dim=2),
+                torch.cat([levels[s][layer][1].index_select(0, rows) for s, rows in picks], dim=2),
+            )
+            for layer in range(n_layers)
+        )
+
+    def _tree_rows(self, cached: CachedLM, start: int, width: int) -> int:
+        """Nodes one tree forward may take: as _batches, and the keys/values it gathers and
+        returns within MAX_CACHE (at least one)."""
+        n = max(self.batch_size, POSITIONS_PER_FORWARD // width)
         if self.vocab_size:
-            n = min(n, MAX_LOGITS // (self.vocab_size * kept_per_row))
+            n = min(n, MAX_LOGITS // (self.vocab_size * width))
         if cached.kv_per_token:
-            n = min(n, MAX_CACHE // (cached.kv_per_token * past))
+            n = min(n, MAX_CACHE // (cached.kv_per_token * (start + width)))
         return max(n, 1)
