@@ -200,6 +200,40 @@ def _refuse_missing_architecture(exc: BaseException, config: Any, config_path: P
         ) from None
 
 
+class FusedGELUTanh(torch.nn.Module):
+    """GELU, tanh approximation, as one fused kernel: `F.gelu(x, approximate="tanh")`.
+
+    The same function as transformers' `NewGELUActivation` (GPT-2's `gelu_new`; transformers'
+    own `gelu_pytorch_tanh` is this very call), which runs it as several separate elementwise
+    kernels (pow, mul, add, tanh, ...) and costs about a quarter of a CPU forward."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.gelu(x, approximate="tanh")
+
+
+def _fuse_new_gelu(model: torch.nn.Module) -> int:
+    """Swap every submodule of exactly type `NewGELUActivation` for a `FusedGELUTanh`, in
+    place, and return how many places were swapped.
+
+    Why: the same function in one fused kernel instead of several took ~13% off scoring on the
+    GPT-2-small shape, and moves log-likelihoods by float32 rounding only (~3e-6; docs/scoring.md
+    "Speed"). Matched on the exact class (never on names, never subclasses): every other
+    activation (erf GELU, SiLU, gelu_fast, QuickGELU...) is a different function and stays. Each
+    place is replaced through its parent's attribute, by name, which covers ModuleList and
+    ModuleDict children too; a module held at several places is swapped at each."""
+    from transformers.activations import NewGELUActivation
+
+    places = [
+        name
+        for name, module in model.named_modules(remove_duplicate=False)
+        if name and type(module) is NewGELUActivation
+    ]
+    for name in places:
+        parent_name, _, child = name.rpartition(".")
+        setattr(model.get_submodule(parent_name), child, FusedGELUTanh())
+    return len(places)
+
+
 def load_hf_scorer(
     path: Path, config: Any, *, batch_size: int, dtype: torch.dtype, threads: int
 ) -> TorchScorer:
@@ -280,6 +314,7 @@ def load_hf_scorer(
                 f"{path / tokenizer_files[0]}: cannot be loaded ({first_line(exc)})"
             ) from None
     model = model.to(dtype).eval()
+    _fuse_new_gelu(model)  # before anything runs the model (the cache checks below)
     tok_digest = files_digest({n: files[n] for n in tokenizer_files})
     adapter = HFTokenizerAdapter(tokenizer, sha256=tok_digest, source=str(path / tokenizer_files[0]))
     vocab_size = int(getattr(hf_config, "vocab_size", 0) or 0) or None
