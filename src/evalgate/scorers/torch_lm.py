@@ -624,7 +624,10 @@ class TorchScorer:
             bounds = _bounds(len(row.tokens))
             inner = list(itertools.pairwise(bounds[:-1]))
             if budget is not None and nodes:
-                more = sum(b - a for a, b in inner if row.tokens[:b] not in nodes)
+                known = (nodes.get(row.tokens[:b]) for _, b in inner)
+                more = sum(
+                    b - a for (a, b), n in zip(inner, known, strict=True) if n is None or not n.has_children
+                )
                 if held + more > budget:
                     waves.append(list(nodes.values()))
                     nodes, held = {}, 0
@@ -633,9 +636,9 @@ class TorchScorer:
                 node = nodes.get(row.tokens[:b])
                 if node is None:
                     node = nodes[row.tokens[:b]] = _Node(row.tokens[:b], a, parent)
-                    held += b - a if b < len(row.tokens) else 0
-                if parent is not None:
+                if parent is not None and not parent.has_children:
                     parent.has_children = True
+                    held += len(parent.tokens) - parent.start
                 parent = node
             for pos, token, owner in row.targets:
                 i = bisect.bisect_right(bounds, pos) - 1
