@@ -272,9 +272,10 @@ def report(title: str, results: dict[str, dict], pairs: list, peak_gflops: float
     whole = results.get("(c0) evalgate, inputs whole")
     if whole is not None:
         diff = max(abs(a - b) for a, b in zip(ours["logliks"], whole["logliks"], strict=True))
-        print(f"contexts shared vs inputs whole: {ours['rate'] / whole['rate']:.2f}x; positions fed "
+        print(f"prefix tree vs inputs whole: {ours['rate'] / whole['rate']:.2f}x; positions fed "
               f"{ours['positions']} vs {whole['positions']} ({ours['forwards']} vs {whole['forwards']} "
-              f"forwards); max |loglik difference| = {diff:.2e}")  # fmt: skip
+              f"forwards); max |loglik difference| = {diff:.2e}; perplexity {ours['ppl_seconds']:.2f} s "
+              f"vs {whole['ppl_seconds']:.2f} s")  # fmt: skip
     naive_diff = max(abs(a - b) for a, b in zip(ours["logliks"], naive_run["logliks"], strict=False))
     print(f"max |loglik evalgate - naive loop| = {naive_diff:.2e}")
     gflops = ours["flops"] / ours["seconds"] / 1e9  # attention over a few tokens is left out
@@ -283,7 +284,8 @@ def report(title: str, results: dict[str, dict], pairs: list, peak_gflops: float
     bound = ours["ppl_flops"] / (peak_gflops * 1e9)
     ratio = ours["ppl_seconds"] / bound
     print(f"perplexity: {ours['ppl_tokens']} tokens in {ours['ppl_seconds']:.2f} s; bound "
-          f"2 x params x tokens / matmul peak = {bound:.2f} s: {ratio:.2f}x it (target <= 2x)")  # fmt: skip
+          f"2 x params x tokens / matmul peak = {bound:.2f} s: {ratio:.2f}x it (target <= 2x; the "
+          "prefix tree runs shared first tokens once, so it can come in under the bound)")  # fmt: skip
     failures += [] if ratio <= 2 else [f"{title}: perplexity at {ratio:.2f}x its bound"]
     return failures
 
