@@ -33,7 +33,8 @@ later pass, which computes the pieces they share again, to the same bits). Model
 cache (plugin loaders, Hugging Face models without `logits_to_keep` or failing the check,
 sliding-window caches) and longer rows run every input whole, as above.
 
-Fixed-shape forwards: a batch holds rows of exactly one length, so nothing is ever padded, and a
+Fixed-shape forwards: a batch holds rows of exactly one length, so nothing is padded to suit
+another row (a tree's last piece pads to a power of two by a rule of its own row, _run_width), and a
 row's logits are the same bits whatever other rows share its forward (CPU matmuls and attention
 give a row the same result for any batch size at a fixed length; tests/scorers/test_prefix_sharing.py
 checks it; so do the tree's forwards, whose attention is eager after the first piece because
@@ -275,11 +276,26 @@ class _Node:
     targets: list[tuple[int, int, int]] = field(default_factory=list)
     has_children: bool = False
     kv: int = -1  # row of this node in its level's kept keys/values
+    width: int = 0  # positions its forward runs: its own, padded (see _run_width)
 
 
 def _bounds(n: int) -> list[int]:
     """Where a row of n tokens is cut into tree nodes: 0, the CUTS below n, n."""
     return [0, *(c for c in CUTS if c < n), n]
+
+
+def _run_width(start: int, end: int, limit: int | None) -> int:
+    """Positions a node's forward runs. A row's last piece that stops short of a cut is padded
+    at its end to the next power of two: the pieces after one cut then come in a few widths, so
+    they share a few forwards instead of one small forward per length. The padding is a
+    function of the row alone (its length), and comes after every position read: a causal model
+    gives those positions exactly zero weight, and nothing continues a padded piece. Never past
+    `limit`, the model's longest input."""
+    width = end - start
+    if end in CUTS:
+        return width
+    padded = 1 << (width - 1).bit_length()
+    return padded if limit is None or start + padded <= limit else max(width, limit - start)
 
 
 class TorchScorer:
@@ -635,7 +651,9 @@ class TorchScorer:
             for a, b in itertools.pairwise(bounds):
                 node = nodes.get(row.tokens[:b])
                 if node is None:
-                    node = nodes[row.tokens[:b]] = _Node(row.tokens[:b], a, parent)
+                    node = nodes[row.tokens[:b]] = _Node(
+                        row.tokens[:b], a, parent, width=_run_width(a, b, self.max_length)
+                    )
                 if parent is not None and not parent.has_children:
                     parent.has_children = True
                     held += len(parent.tokens) - parent.start
@@ -652,7 +670,7 @@ class TorchScorer:
         (one shape, no padding), each continuing the kept keys/values of its ancestors."""
         groups: dict[tuple[int, int], list[_Node]] = {}
         for node in wave:
-            groups.setdefault((node.start, len(node.tokens) - node.start), []).append(node)
+            groups.setdefault((node.start, node.width), []).append(node)
         # start -> keys/values of the nodes starting there that others continue, one row each
         levels: dict[int, KVCache] = {}
         for start, width in sorted(groups):
@@ -662,7 +680,10 @@ class TorchScorer:
             while todo:
                 n = self._tree_rows(cached, start, width)
                 chunk, todo = todo[:n], todo[n:]
-                tokens = [node.tokens[start:] for node in chunk]
+                tokens = [
+                    node.tokens[start:] + (self.pad_id,) * (start + width - len(node.tokens))
+                    for node in chunk
+                ]
                 ids, keep = self._fill(tokens, MIN_POSITIONS)
                 reads = []
                 for b, node in enumerate(chunk):
@@ -683,7 +704,7 @@ class TorchScorer:
                         chunk[b].kv = n_held + j
                     n_held += len(held)
                 del kv
-                self._count(ids, keep, len(chunk) * width)
+                self._count(ids, keep, sum(len(node.tokens) - start for node in chunk))
             if parts:
                 levels[start] = (
                     parts[0]
