@@ -284,3 +284,32 @@ def test_a_padded_last_piece_stays_within_the_models_positions(tmp_path):
     finally:
         scorer.model_fn.cached = cached
     assert got == pytest.approx(want, abs=1e-5)
+
+
+def test_a_long_texts_windows_in_several_passes_keep_its_bits(monkeypatch):
+    """A text longer than the model's window is scored in several rows; when the tree's passes
+    split them (little room for keys/values, many other texts), the text's sum is still added in
+    its own order: the same bits alone and among others."""
+    import json
+
+    scorer = load_scorer(DEMO, None, root=DEMO, batch_size=8)
+    monkeypatch.setattr(torch_lm, "TREE_CACHE", 100 * scorer.model_fn.cached.kv_per_token)
+    lines = (REPO / "data/corpus/train.jsonl").read_text(encoding="utf-8").splitlines()
+    texts = [json.loads(line)["text"] for line in lines[:400]]
+    passes = []
+    waves = scorer._waves
+
+    def spy(rows, cached):
+        out = waves(rows, cached)
+        passes.append(len(out))
+        return out
+
+    scorer._waves = spy
+    split = 0
+    for j in range(8):
+        long = " ".join(texts[j * 15 : j * 15 + 15])
+        alone = scorer.perplexity([long]).sentence_nll[0]
+        among = scorer.perplexity([long, *texts[200:260]]).sentence_nll[0]
+        assert alone == among, j
+        split += passes[-1] > 1
+    assert split  # the passes did split the calls

@@ -541,10 +541,9 @@ class TorchScorer:
         logits: torch.Tensor,
         keep: torch.Tensor,
         reads: list[tuple[int, int, int, int]],
-        sums: list[float],
-        counts: list[int],
+        values: list[float],
     ) -> None:
-        """Add log p(token) at each (row, position, token, owner) read to its owner's sum."""
+        """Store log p(token) of each (row, position, token, slot) read in values[slot]."""
         n_kept = int(keep.sum())
         if logits.dim() != 2 or logits.shape[0] != n_kept:
             raise CheckpointError(
@@ -565,10 +564,9 @@ class TorchScorer:
                 hint="the tokenizer does not belong to this model",
             )
         where = [int(flat[b, pos]) for b, pos, _, _ in reads]
-        values = logp[torch.tensor(where), torch.tensor(tokens)].double().tolist()
-        for (_, _, _, owner), value in zip(reads, values, strict=True):
-            sums[owner] += value
-            counts[owner] += 1
+        got = logp[torch.tensor(where), torch.tensor(tokens)].double().tolist()
+        for (_, _, _, slot), value in zip(reads, got, strict=True):
+            values[slot] = value
 
     def _count(self, ids: torch.Tensor, keep: torch.Tensor, real: int) -> None:
         """Counters and progress after a forward of `real` real positions."""
@@ -582,8 +580,18 @@ class TorchScorer:
     @torch.inference_mode()
     def _run(self, rows: list[_Row], n_owners: int) -> tuple[list[float], list[int]]:
         """Sum of target log-probs and target count per owner (float64, in position order)."""
-        sums = [0.0] * n_owners
-        counts = [0] * n_owners
+        # Each target gets a slot, numbered in its owner's own order (its rows as planned, then
+        # positions), and owners are summed over their slots in that order at the end: the
+        # order in which forwards run (which the other rows decide) never reaches the sums,
+        # not even for an owner with several rows (a long text's windows) in different passes.
+        slots: list[int] = []  # slot -> owner
+        for row in rows:
+            numbered = []
+            for pos, token, owner in row.targets:
+                numbered.append((pos, token, len(slots)))
+                slots.append(owner)
+            row.targets = numbered
+        values = [0.0] * len(slots)
         cached: CachedLM | None = getattr(self.model_fn, "cached", None)
         self._check_ids([r.tokens for r in rows])  # before any forward: name the token
         whole = rows if cached is None else [r for r in rows if len(r.tokens) > TREE_MAX_LEN]
@@ -594,7 +602,7 @@ class TorchScorer:
         self._total = sum(len(r.tokens) for r in whole)
         self._total += sum(len(n.tokens) - n.start for wave in waves for n in wave)
         for wave in waves:
-            self._tree(cached, wave, sums, counts)  # type: ignore[arg-type]
+            self._tree(cached, wave, values)  # type: ignore[arg-type]
         for batch in self._batches(whole):
             width = len(batch[0].tokens)  # every row of a batch has this length (_batches)
             kept = sum(len({p for p, _, _ in r.targets}) for r in batch)
@@ -611,8 +619,13 @@ class TorchScorer:
             else:
                 self._top_up(keep)
                 logits, _ = cached.start(ids, keep)
-            self._gather(logits, keep, reads, sums, counts)
+            self._gather(logits, keep, reads, values)
             self._count(ids, keep, len(batch) * width)  # real rows only: the bar ends at its total
+        sums = [0.0] * n_owners
+        counts = [0] * n_owners
+        for slot, owner in enumerate(slots):
+            sums[owner] += values[slot]
+            counts[owner] += 1
         return sums, counts
 
     @staticmethod
@@ -665,7 +678,7 @@ class TorchScorer:
             waves.append(list(nodes.values()))
         return waves
 
-    def _tree(self, cached: CachedLM, wave: list[_Node], sums: list[float], counts: list[int]) -> None:
+    def _tree(self, cached: CachedLM, wave: list[_Node], values: list[float]) -> None:
         """Run one pass of nodes, shallowest first: nodes of one (start, width) share forwards
         (one shape, no padding), each continuing the kept keys/values of its ancestors."""
         groups: dict[tuple[int, int], list[_Node]] = {}
@@ -695,7 +708,7 @@ class TorchScorer:
                     logits, kv = cached.start(ids, keep)
                 else:
                     logits, kv = cached.extend(ids, self._past(chunk, levels, ids.shape[0]), keep)
-                self._gather(logits, keep, reads, sums, counts)
+                self._gather(logits, keep, reads, values)
                 held = [b for b, node in enumerate(chunk) if node.has_children]
                 if held:
                     rows = torch.tensor(held)
