@@ -144,16 +144,20 @@ def test_a_plugin_model_without_cache_support_shares_rows_too(gpt2_dir):
     assert alone == [v for r, v in zip(reqs, got, strict=True) if r.group == "p3"]
 
 
-def test_branching_candidates_agree_with_inputs_run_whole(scorer):
-    reqs = probe_requests(*PROBES)
-    got = [r.logprob for r in scorer.loglikelihood(reqs)]
+def logprobs_run_whole(scorer, reqs) -> list[float]:
+    """`reqs` scored with every input run whole (the key/value cache switched off)."""
     cached = scorer.model_fn.cached
     scorer.model_fn.cached = None
     try:
-        want = [r.logprob for r in scorer.loglikelihood(reqs)]
+        return [r.logprob for r in scorer.loglikelihood(reqs)]
     finally:
         scorer.model_fn.cached = cached
-    assert got == pytest.approx(want, abs=1e-5)
+
+
+def test_tree_pieces_agree_with_inputs_run_whole(scorer):
+    reqs = probe_requests(*PROBES)
+    got = [r.logprob for r in scorer.loglikelihood(reqs)]
+    assert got == pytest.approx(logprobs_run_whole(scorer, reqs), abs=1e-5)
 
 
 def pieces_run(scorer, reqs) -> list[set[tuple[int, tuple[int, ...]]]]:
@@ -277,13 +281,7 @@ def test_a_padded_last_piece_stays_within_the_models_positions(tmp_path):
     finally:
         del scorer.model_fn.cached.extend
     assert max(widths) == 44 and len(rows) == 3
-    cached = scorer.model_fn.cached
-    scorer.model_fn.cached = None
-    try:
-        want = [r.logprob for r in scorer.loglikelihood(reqs)]
-    finally:
-        scorer.model_fn.cached = cached
-    assert got == pytest.approx(want, abs=1e-5)
+    assert got == pytest.approx(logprobs_run_whole(scorer, reqs), abs=1e-5)
 
 
 def test_a_long_texts_windows_in_several_passes_keep_its_bits(monkeypatch):

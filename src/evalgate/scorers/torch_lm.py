@@ -680,7 +680,8 @@ class TorchScorer:
 
     def _tree(self, cached: CachedLM, wave: list[_Node], values: list[float]) -> None:
         """Run one pass of nodes, shallowest first: nodes of one (start, width) share forwards
-        (one shape, no padding), each continuing the kept keys/values of its ancestors."""
+        (one shape; a last piece padded by its own rule, _run_width), each continuing the kept
+        keys/values of its ancestors."""
         groups: dict[tuple[int, int], list[_Node]] = {}
         for node in wave:
             groups.setdefault((node.start, node.width), []).append(node)
