@@ -1,5 +1,5 @@
 """`evalgate init`: one command from a folder with a checkpoint and a benchmark export to a gated
-repository (evalgate.yml, the sealed suite, the first baseline, the two workflows), with `validate`
+repository (evalgate.yml, the sealed suite, the first baseline, the workflows), with `validate`
 and `run` passing right after; and every refusal leaves the folder as it was (docs/suites.md)."""
 
 from __future__ import annotations
@@ -17,7 +17,12 @@ import yaml
 from helpers.paths import REPO
 
 from evalgate.commands.init import config_text
-from evalgate.github.workflows import gate_workflow, update_baseline_workflow
+from evalgate.github.workflows import (
+    gate_workflow,
+    update_baseline_apply_workflow,
+    update_baseline_workflow,
+    void_labels_workflow,
+)
 
 DEMO = REPO / "data" / "checkpoints" / "demo"
 PIN = "acme/evalgate@0123456789abcdef0123456789abcdef01234567"
@@ -28,6 +33,8 @@ WRITTEN = (
     "baselines/quiz.json",
     ".github/workflows/eval-gate.yml",
     ".github/workflows/update-baseline.yml",
+    ".github/workflows/update-baseline-apply.yml",
+    ".github/workflows/void-labels.yml",
 )
 SUBJECTS = ("astronomy", "biology", "chemistry", "geology")
 
@@ -256,16 +263,19 @@ def test_the_configuration_names_the_suite_its_files_and_no_test_set():
 
 def test_the_workflows_pin_the_release_and_pass_actionlint(tmp_path):
     gate, update = tmp_path / "eval-gate.yml", tmp_path / "update-baseline.yml"
+    apply, void = tmp_path / "update-baseline-apply.yml", tmp_path / "void-labels.yml"
     gate.write_text(gate_workflow(PIN), encoding="utf-8")
     update.write_text(update_baseline_workflow(PIN, "quiz"), encoding="utf-8")
-    lint = actionlint(gate, update)
+    apply.write_text(update_baseline_apply_workflow(PIN, "quiz"), encoding="utf-8")
+    void.write_text(void_labels_workflow(PIN), encoding="utf-8")
+    lint = actionlint(gate, update, apply, void)
     assert lint.returncode == 0, lint.stdout + lint.stderr
-    for path in (gate, update):
+    for path in (gate, update, apply):
         uses = re.findall(r"uses: (\S+)", path.read_text(encoding="utf-8"))
         assert uses and all(re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", u) for u in uses), uses
     text = gate.read_text(encoding="utf-8")
     assert f"uses: {PIN}\n" in text and "evalgate @ git+https://github.com/" + PIN in text
-    wf = yaml.safe_load(update.read_text(encoding="utf-8"))
+    wf = yaml.safe_load(apply.read_text(encoding="utf-8"))
     score = wf["jobs"]["score"]["steps"]
     assert score[0]["with"]["repository"] == "acme/evalgate" and score[0]["with"]["ref"] == PIN.split("@")[1]
     run = next(s["run"] for s in score if "Regenerate" in s.get("name", ""))

@@ -33,7 +33,8 @@ def test_init_then_a_pr_that_passes_one_that_fails_and_the_labelled_update(tmp_p
     )  # fmt: skip
     assert got.code == 0, got.out + got.err
     written = ("evalgate.yml", "evalgate/geo/items.jsonl", "evalgate/geo/MANIFEST.json", "baselines/geo.json")
-    for rel in (*written, ".github/workflows/eval-gate.yml", ".github/workflows/update-baseline.yml"):
+    workflows = ("eval-gate.yml", "update-baseline.yml", "update-baseline-apply.yml", "void-labels.yml")
+    for rel in (*written, *(f".github/workflows/{name}" for name in workflows)):
         assert (tmp_path / rel).is_file(), rel
     assert "git add evalgate.yml" in got.out
 
@@ -57,7 +58,7 @@ def test_init_then_a_pr_that_passes_one_that_fails_and_the_labelled_update(tmp_p
     assert "topic:currency" in report.split("\n\n", 2)[0] + report.split("\n\n", 2)[1]
 
     # the maintainer accepts it with the label: the workflow runs this command on the PR's head
-    workflow = (tmp_path / ".github" / "workflows" / "update-baseline.yml").read_text(encoding="utf-8")
+    workflow = (tmp_path / ".github" / "workflows" / "update-baseline-apply.yml").read_text(encoding="utf-8")
     assert "baseline update --name geo" in workflow
     assert cli("baseline", "update", "--name", "geo", "--pr", "7", "--commit", "0" * 40).code == 0
     assert cli("run").code == 0

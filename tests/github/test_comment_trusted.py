@@ -242,8 +242,9 @@ sys.exit(main(sys.argv[1:]))
 
 
 def test_the_comment_job_needs_only_what_its_workflow_installs(gh, run_env, tmp_path):
-    """eval-gate-comment.yml installs evalgate with --no-deps plus a few packages: nothing else
-    may be imported on the way to the posted comment (a missing module fails only on GitHub)."""
+    """eval-gate-comment.yml installs evalgate with --no-deps plus the hash-pinned packages of the
+    requirements file it names: nothing else may be imported on the way to the posted comment (a
+    missing module fails only on GitHub)."""
     import os
     import subprocess
 
@@ -252,7 +253,9 @@ def test_the_comment_job_needs_only_what_its_workflow_installs(gh, run_env, tmp_
     wf = yaml.safe_load((paths.REPO / ".github/workflows/eval-gate-comment.yml").read_text())
     install = next(s for s in wf["jobs"]["comment"]["steps"] if "Install" in s.get("name", ""))["run"]
     assert "--no-deps" in install
-    allowed = {m.lower() for m in re.findall(r'"([A-Za-z_]+)[<>=]', install)}
+    (requirements,) = re.findall(r"-r trusted/(\S+)", install)
+    pins = (paths.REPO / requirements).read_text(encoding="utf-8").splitlines()
+    allowed = {m.group(1).lower() for ln in pins if (m := re.match(r"([A-Za-z0-9_.-]+)==", ln))}
     heavy = {
         "torch",
         "numpy",

@@ -16,7 +16,10 @@ DIGEST = "ghcr.io/owner/evalgate@sha256:" + "0123456789abcdef" * 4
 def test_release_builds_pushes_attests_and_pins():
     wf = yaml.safe_load((REPO / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8"))
     assert wf.get("on", wf.get(True)) == {"push": {"tags": ["v[0-9]+.[0-9]+.[0-9]+"]}}
-    (job,) = wf["jobs"].values()
+    assert set(wf["jobs"]) == {"verify", "image"}
+    job = wf["jobs"]["image"]
+    # Only after `verify` (tests/hostile_prs/test_privileged_workflows.py), in the environment.
+    assert job["needs"] == "verify" and job["environment"] == "release"
     assert job["permissions"] == {
         "contents": "write",
         "packages": "write",

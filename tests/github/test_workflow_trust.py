@@ -1,5 +1,6 @@
 """The comment and baseline-update workflows keep PR code away from write tokens (docs/approval.md):
-their YAML structure, and the push step run for real against throwaway git repositories."""
+their YAML structure, and the push step run for real against throwaway git repositories. The
+hostile cases against the same workflows are in tests/hostile_prs/test_privileged_workflows.py."""
 
 from __future__ import annotations
 
@@ -46,12 +47,20 @@ def test_the_comment_workflow_never_touches_pr_code_and_renders_from_results():
         "types": ["completed"],
     }
     (job,) = wf["jobs"].values()
-    assert job["permissions"] == {"pull-requests": "write", "actions": "read"}
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write", "actions": "read"}
+    # The gate's own file, by path (a name is anyone's), for a pull_request run.
+    assert "workflow_run.path == '.github/workflows/eval-gate.yml'" in job["if"]
+    assert "workflow_run.event == 'pull_request'" in job["if"]
     text = yaml.safe_dump(wf)
-    assert "actions/checkout" not in text and "REPORT.md" not in text.replace("its REPORT.md", "")
+    assert "REPORT.md" not in text.replace("its REPORT.md", "")
     assert "pull_requests" not in text  # the PR never comes from the event's (or artifact's) numbers
-    install = step(job, "Install")
-    assert install["env"]["SOURCE"].endswith("@${{ github.sha }}")  # this workflow's commit
+    # The one checkout is this workflow's own commit (no ref: github.sha, the default branch).
+    (co,) = checkouts(job)
+    assert co["with"] == {"path": "trusted", "lfs": False, "persist-credentials": False}
+    install = step(job, "Install")["run"]
+    assert "--require-hashes --only-binary=:all:" in install
+    assert "-r trusted/docker/requirements-workflow.txt" in install
+    assert "--no-deps --no-build-isolation ./trusted" in install and "git+" not in install
     post = step(job, "Post")
     env = post["env"]
     # Provenance and the PR's identity come from the workflow_run event, not the artifact.
@@ -62,12 +71,9 @@ def test_the_comment_workflow_never_touches_pr_code_and_renders_from_results():
     assert env["CONCLUSION"] == "${{ github.event.workflow_run.conclusion }}"
     assert "${{" not in post["run"]  # event text reaches the shell only through env
     argv = post["run"].split()
-    assert argv[:2] == ["evalgate", "comment"]
+    assert argv[:3] == ["PYTHONSAFEPATH=1", '"$VENV/bin/evalgate"', "comment"]
     for flag in ("--sha", "--head-repo", "--head-branch", "--run-url", "--conclusion", "--report"):
         assert flag in argv
-
-
-# -- update-baseline.yml ----------------------------------------------------------------------------
 
 
 def test_a_gate_run_without_a_report_posts_nothing_and_does_not_fail():
@@ -79,57 +85,107 @@ def test_a_gate_run_without_a_report_posts_nothing_and_does_not_fail():
     assert post.get("if") == f"steps.{download['id']}.outcome == 'success'"
 
 
-def test_the_baseline_update_jobs_split_scoring_from_writing():
+# -- the baseline update: update-baseline.yml asks, update-baseline-apply.yml does ------------------
+
+
+def test_the_baseline_request_holds_no_write_token_and_checks_with_the_base_commit():
     wf = load("update-baseline.yml")
-    assert set(triggers(wf)["pull_request"]["types"]) == {"labeled", "synchronize"}
+    assert triggers(wf) == {"pull_request": {"types": ["labeled"]}}
     jobs = wf["jobs"]
-    assert jobs["check"]["permissions"] == {"pull-requests": "read", "issues": "read", "actions": "read"}
-    assert jobs["score"]["permissions"] == {"contents": "read"} and jobs["score"]["needs"] == "check"
-    assert writes(jobs["push"]) == {"contents", "pull-requests"} and jobs["push"]["needs"] == "score"
-    assert not writes(jobs["refuse-fork"])
+    assert set(jobs) == {"refuse-fork", "check"}
+    assert all(not writes(job) for job in jobs.values())
+    assert "secrets." not in yaml.safe_dump(wf)
     for name in ("check", "refuse-fork"):
         assert "evalgate:update-baseline" in jobs[name]["if"]
     assert "head.repo.full_name == github.repository" in jobs["check"]["if"]
     assert "head.repo.full_name != github.repository" in jobs["refuse-fork"]["if"]
+    (co,) = checkouts(jobs["check"])
+    assert (
+        co["with"]["ref"] == "${{ github.event.pull_request.base.sha }}" and co["with"]["path"] == "trusted"
+    )
+    assert co["with"]["persist-credentials"] is False
+    check = step(jobs["check"], "approve")
+    assert (
+        '"$VENV/bin/evalgate" approval' in check["run"] and "--label evalgate:update-baseline" in check["run"]
+    )
+    assert check["env"]["SHA"] == "${{ github.event.pull_request.head.sha }}"
+
+
+def test_the_baseline_update_jobs_split_scoring_from_writing():
+    wf = load("update-baseline-apply.yml")
+    assert triggers(wf) == {"workflow_run": {"workflows": ["update-baseline"], "types": ["completed"]}}
+    jobs = wf["jobs"]
+    assert jobs["check"]["permissions"] == {
+        "contents": "read",
+        "pull-requests": "read",
+        "issues": "read",
+        "actions": "read",
+    }
+    for part in (
+        "workflow_run.conclusion == 'success'",
+        "workflow_run.event == 'pull_request'",
+        "workflow_run.path == '.github/workflows/update-baseline.yml'",
+        "workflow_run.head_repository.full_name == github.repository",
+    ):
+        assert part in jobs["check"]["if"], part
+    assert jobs["score"]["permissions"] == {"contents": "read"} and jobs["score"]["needs"] == "check"
+    assert "environment" not in jobs["score"] and "secrets." not in yaml.safe_dump(jobs["score"])
+    assert writes(jobs["push"]) == {"contents", "pull-requests"} and jobs["push"]["needs"] == [
+        "check",
+        "score",
+    ]
+    assert jobs["push"]["environment"] == "baseline-push"
     # Every checkout leaves no credentials behind for later steps (or PR code) to use.
     for name, job in jobs.items():
         for co in checkouts(job):
             assert co["with"]["persist-credentials"] is False, name
-    # The approval is asked with the base commit's evalgate, for the labelled SHA.
-    install = step(jobs["check"], "Install")
-    assert install["env"]["SOURCE"].endswith("@${{ github.event.pull_request.base.sha }}")
-    check = step(jobs["check"], "approve")
-    assert "evalgate approval" in check["run"] and "--label evalgate:update-baseline" in check["run"]
-    assert check["env"]["SHA"] == "${{ github.event.pull_request.head.sha }}"
+    # Trusted code is this workflow's own commit (the default branch: no ref), in `trusted`.
+    for name in ("check", "score", "push"):
+        trusted = [co for co in checkouts(jobs[name]) if co["with"]["path"] == "trusted"]
+        assert len(trusted) == 1 and "ref" not in trusted[0]["with"], name
 
 
-def test_the_image_comes_from_the_base_branch_and_the_labelled_sha_is_scored():
-    score = load("update-baseline.yml")["jobs"]["score"]
-    base, pr = checkouts(score)
-    assert (
-        base["with"]["ref"] == "${{ github.event.pull_request.base.sha }}" and base["with"]["path"] == "base"
-    )
-    assert pr["with"]["ref"] == "${{ github.event.pull_request.head.sha }}" and pr["with"]["lfs"] is True
+def test_the_image_comes_from_the_default_branch_and_the_labelled_sha_is_scored():
+    score = load("update-baseline-apply.yml")["jobs"]["score"]
+    trusted, pr = checkouts(score)
+    assert trusted["with"]["path"] == "trusted" and "ref" not in trusted["with"]
+    assert pr["with"]["ref"] == "${{ github.event.workflow_run.head_sha }}" and pr["with"]["lfs"] is True
     build = step(score, "Build")["run"]
-    assert build.split()[-1] == "base" and "-f base/docker/Dockerfile" in build
+    assert build.split()[-1] == "trusted" and "-f trusted/docker/Dockerfile" in build
+    assert "--iidfile" in build and " -t " not in build
     run = step(score, "Regenerate")["run"]
-    assert "--network none" in run and "evalgate:base" in run and "/pr:/work" in run
+    assert "--network none" in run and '"$image" baseline update' in run and "/pr:/work" in run
+    assert step(score, "Regenerate")["env"]["PR"] == "${{ needs.check.outputs.pr }}"
 
 
 def test_the_push_job_runs_no_hooks_and_leases_the_labelled_sha():
-    push = load("update-baseline.yml")["jobs"]["push"]
-    (co,) = checkouts(push)
-    assert co["with"]["ref"] == "${{ github.event.pull_request.head.sha }}"
-    script = step(push, "Commit and push")["run"]
+    push = load("update-baseline-apply.yml")["jobs"]["push"]
+    labelled = [co for co in checkouts(push) if co["with"]["path"] == "pr"]
+    assert labelled[0]["with"]["ref"] == "${{ github.event.workflow_run.head_sha }}"
+    commit = step(push, "Commit and push")
+    assert commit["working-directory"] == "pr"
+    assert commit["env"]["PUSH_TOKEN"] == "${{ secrets.EVALGATE_PUSH_TOKEN || github.token }}"
+    script = commit["run"]
     git_lines = [ln for ln in script.splitlines() if re.match(r"\s*git -c", ln)]
     assert git_lines and all("core.hooksPath=/dev/null" in ln for ln in git_lines)
     assert '--force-with-lease="refs/heads/$HEAD_REF:$LABELLED_SHA"' in script
-    assert not any(s.get("uses", "").startswith("./") or "docker" in s.get("run", "") for s in push["steps"])
+    assert not any(
+        s.get("uses", "").startswith("./") or re.search(r"\bdocker (run|build)\b", s.get("run", ""))
+        for s in push["steps"]
+    )
+    # The approval is asked again, right before the push, with the same script as `check`.
+    jobs = load("update-baseline-apply.yml")["jobs"]
+    assert step(push, "does the label approve")["run"] == step(jobs["check"], "does the label approve")["run"]
+    names = [s.get("name", "") for s in push["steps"]]
+    assert names.index("Which run, which PR, and does the label approve its head?") < names.index(
+        "Commit and push the baseline to the PR branch"
+    )
 
 
 def test_a_push_voids_the_approval_labels():
-    job = load("update-baseline.yml")["jobs"]["void-labels-on-push"]
-    assert "synchronize" in job["if"] and writes(job) == {"pull-requests"}
+    job = load("void-labels.yml")["jobs"]["void-labels-on-push"]
+    assert triggers(load("void-labels.yml")) == {"pull_request": {"types": ["synchronize"]}}
+    assert writes(job) == {"pull-requests"}
     script = step(job, "Remove")["run"]
     assert "evalgate:update-baseline" in script and "evalgate:approve-gate-change" in script
 
@@ -175,7 +231,7 @@ def labelled(tmp_path) -> tuple[Path, Path, str]:
 
 
 def push_step(work: Path, new: Path, sha: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    script = step(load("update-baseline.yml")["jobs"]["push"], "Commit and push")["run"]
+    script = step(load("update-baseline-apply.yml")["jobs"]["push"], "Commit and push")["run"]
     env = {
         **os.environ,
         "NEW_BASELINES": str(new),

@@ -3,6 +3,7 @@ shell steps that matter run for real against throwaway git repositories."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -13,6 +14,12 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers.paths import REPO
+
+from evalgate.github.workflows import (
+    update_baseline_apply_workflow,
+    update_baseline_workflow,
+    void_labels_workflow,
+)
 
 WORKFLOWS = REPO / ".github" / "workflows"
 BIN = Path(sys.executable).parent  # the venv's bin: actionlint, check-jsonschema
@@ -50,7 +57,9 @@ def test_every_workflow_exists():
         "eval-gate-sharded.yml",
         "eval-gate.yml",
         "release.yml",
+        "update-baseline-apply.yml",
         "update-baseline.yml",
+        "void-labels.yml",
     ]
 
 
@@ -347,3 +356,136 @@ def test_pull_requests_restore_the_score_cache_but_never_save_one():
     save = step(badge, "Save the score cache")
     assert save["uses"].startswith("actions/cache/save@")
     assert save["with"]["path"] == step(badge, "Gate")["with"]["cache"]
+
+
+# -- issue 24: the templates `evalgate init` writes, and the packages next to a token ---------------
+
+TEMPLATES = {
+    "update-baseline.yml": lambda: update_baseline_workflow(TEMPLATE_PIN, "quiz"),
+    "update-baseline-apply.yml": lambda: update_baseline_apply_workflow(TEMPLATE_PIN, "quiz"),
+    "void-labels.yml": lambda: void_labels_workflow(TEMPLATE_PIN),
+}
+TEMPLATE_PIN = "acme/evalgate@0123456789abcdef0123456789abcdef01234567"
+
+
+def _same_shape(wf: dict) -> dict:
+    """A workflow with what may differ between this repository and a consumer's left out: step
+    names, where the trusted checkout comes from (here: the base commit or this workflow's commit;
+    there: the pinned release), and the suite name the baseline update writes."""
+    out = {k: v for k, v in wf.items() if k != "jobs"}
+    out["jobs"] = {}
+    for name, job in wf["jobs"].items():
+        job = {k: v for k, v in job.items() if k != "steps"}
+        steps_ = []
+        for s in wf["jobs"][name].get("steps", []):
+            s = {k: v for k, v in s.items() if k != "name"}
+            if s.get("with", {}).get("path") == "trusted":
+                s["with"] = {k: v for k, v in s["with"].items() if k not in ("repository", "ref")}
+            if "run" in s:
+                s["run"] = s["run"].replace("baseline update --name quiz ", "baseline update ")
+            steps_.append(s)
+        job["steps"] = steps_
+        out["jobs"][name] = job
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_the_init_templates_are_this_repositorys_workflows_pinned_to_a_release(name):
+    """What `evalgate init` writes runs the same jobs, conditions, permissions, environments and
+    scripts as this repository's workflow of the same name; only the trusted code's source differs."""
+    template = yaml.safe_load(TEMPLATES[name]())
+    assert _same_shape(template) == _same_shape(load(name))
+    for job in template["jobs"].values():
+        for s in job.get("steps", []):
+            if s.get("with", {}).get("path") == "trusted":
+                assert s["with"]["repository"] == "acme/evalgate" and s["with"]["ref"] == TEMPLATE_PIN[-40:]
+
+
+REQUIREMENTS = REPO / "docker" / "requirements.txt"
+WORKFLOW_REQUIREMENTS = REPO / "docker" / "requirements-workflow.txt"
+
+
+def _pins(path: Path) -> dict[str, str]:
+    lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln and not ln.startswith("#")]
+    return {re.split(r"==", ln, maxsplit=1)[0].lower().replace("_", "-"): ln for ln in lines}
+
+
+def test_the_workflow_requirements_are_the_images_hash_locked_pins():
+    """Each pin is the image's own line, hash included; the set is closed under dependencies."""
+    pins, image = _pins(WORKFLOW_REQUIREMENTS), _pins(REQUIREMENTS)
+    for name, line in pins.items():
+        assert re.fullmatch(r"[A-Za-z0-9_.-]+==\S+ --hash=sha256:[0-9a-f]{64}", line), line
+        assert image.get(name) == line, f"{name}: not the line of docker/requirements.txt"
+    assert {"jsonschema", "pyyaml", "tabulate", "setuptools"} <= set(pins)
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    for name in pins:
+        for spec in requires(name) or []:
+            req = Requirement(spec)
+            if req.marker is None or req.marker.evaluate({"extra": "", "python_version": "3.11"}):
+                assert req.name.lower().replace("_", "-") in pins, f"{name} needs {req.name}"
+
+
+def _only(tmp_path: Path, names: list[str]) -> Path:
+    """A folder holding exactly these installed distributions (links to their files)."""
+    from importlib.metadata import distribution
+
+    site = tmp_path / "site"
+    site.mkdir()
+    for name in names:
+        for top in {f.parts[0] for f in distribution(name).files or [] if f.parts[0] != ".."}:
+            src = Path(str(distribution(name).locate_file(top)))
+            if src.exists() and not (site / top).exists():
+                (site / top).symlink_to(src)
+    return site
+
+
+def _comment_with_only(tmp_path: Path, names: list[str]) -> subprocess.CompletedProcess[str]:
+    from helpers.github_standin import FakeGitHub
+    from helpers.paths import GOLDEN
+
+    sha = "ab" * 20
+    report = tmp_path / "report"
+    report.mkdir(parents=True)
+    shutil.copy(GOLDEN / "REPORT-fail.results.json", report / "results.json")
+    (report / "head.json").write_text(json.dumps({"head_sha": sha}), encoding="utf-8")
+    api = FakeGitHub().start()
+    head = {"sha": sha, "ref": "t", "repo": {"full_name": "o/r"}}
+    api.pulls = [{"number": 12, "state": "open", "head": head}]
+    try:
+        env = {
+            "PATH": os.environ["PATH"],
+            "PYTHONPATH": f"{_only(tmp_path, names)}{os.pathsep}{REPO / 'src'}",
+            "GITHUB_TOKEN": "ghs-installation",
+            "GITHUB_API_URL": api.url,
+            "GITHUB_REPOSITORY": "o/r",
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+            "NO_PROXY": "127.0.0.1",
+        }
+        # -S: no site-packages at all; only the listed distributions and evalgate's source.
+        argv = [sys.executable, "-S", "-m", "evalgate", "comment", "--report", str(report), "--sha", sha]
+        done = subprocess.run(
+            [*argv, "--repo", "o/r", "--head-repo", "o/r", "--head-branch", "t"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        done.posted = api.by(12, "github-actions[bot]")  # type: ignore[attr-defined]
+        return done
+    finally:
+        api.stop()
+
+
+def test_evalgate_comment_runs_with_the_workflow_requirements_alone(tmp_path):
+    """The comment job installs docker/requirements-workflow.txt and evalgate with --no-deps: that
+    must be everything `evalgate comment` imports (a workflow once crashed with exit 3 for want of
+    tabulate). Run with nothing else importable, it posts the comment; without tabulate it cannot."""
+    names = [n for n in _pins(WORKFLOW_REQUIREMENTS) if n != "setuptools"]
+    done = _comment_with_only(tmp_path / "all", names)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert len(done.posted) == 1 and "evalgate: fail" in done.posted[0]["body"]
+    short = _comment_with_only(tmp_path / "short", [n for n in names if n != "tabulate"])
+    assert short.returncode != 0 and "tabulate" in short.stderr

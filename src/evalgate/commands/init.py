@@ -9,7 +9,9 @@ Sets up the gate in the current folder (the repository's root), from one multipl
     evalgate/NAME/MANIFEST.json               sealed (version, file hashes, probe lock)
     baselines/NAME.json                       the first baseline, made as `baseline update` makes it
     .github/workflows/eval-gate.yml           the gate on every pull request
-    .github/workflows/update-baseline.yml     the labelled baseline update (docs/approval.md)
+    .github/workflows/update-baseline.yml     the labelled baseline update: the label's request,
+    .github/workflows/update-baseline-apply.yml   the update it starts (workflow_run), and
+    .github/workflows/void-labels.yml         the labels' removal on a push (docs/approval.md)
 
 All or nothing: everything is checked, imported, sealed and scored before any file is written.
 Every file is then staged beside its target (`.NAME.evalgate-init`) and moved into place,
@@ -32,7 +34,14 @@ from evalgate.config import CONFIG_FILENAME, load_config
 from evalgate.console import Console
 from evalgate.edges.files import atomic_write_bytes, dump_json
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
-from evalgate.github.workflows import ACTION, PLACEHOLDER, gate_workflow, update_baseline_workflow
+from evalgate.github.workflows import (
+    ACTION,
+    PLACEHOLDER,
+    gate_workflow,
+    update_baseline_apply_workflow,
+    update_baseline_workflow,
+    void_labels_workflow,
+)
 from evalgate.pipeline import baseline_document, baseline_outcome, score
 from evalgate.probeset.import_map import ImportMap
 from evalgate.probeset.jsonl import parse_jsonl
@@ -75,8 +84,13 @@ class Layout:
         return f"baselines/{self.name}.json"
 
     @property
-    def workflows(self) -> tuple[str, str]:
-        return (".github/workflows/eval-gate.yml", ".github/workflows/update-baseline.yml")
+    def workflows(self) -> tuple[str, str, str, str]:
+        return (
+            ".github/workflows/eval-gate.yml",
+            ".github/workflows/update-baseline.yml",
+            ".github/workflows/update-baseline-apply.yml",
+            ".github/workflows/void-labels.yml",
+        )
 
     def files(self) -> list[str]:
         return [CONFIG_FILENAME, self.items, self.manifest, self.baseline, *self.workflows]
@@ -363,9 +377,11 @@ def main(args: argparse.Namespace, console: Console) -> int:
         for path, new in contents.items():
             staging.add(path, new)
         staging.add(target, dump_json(doc).encode("utf-8"))
-        gate, update = layout.workflows
+        gate, update, apply, void = layout.workflows
         staging.add(root / gate, gate_workflow(action).encode("utf-8"))
         staging.add(root / update, update_baseline_workflow(action, layout.name).encode("utf-8"))
+        staging.add(root / apply, update_baseline_apply_workflow(action, layout.name).encode("utf-8"))
+        staging.add(root / void, void_labels_workflow(action).encode("utf-8"))
         staging.commit()
     except BaseException:
         staging.rollback()
@@ -393,7 +409,7 @@ def _say_done(
         + f", {len(sealed['lock'])} ids locked"
     )  # fmt: skip
     skipped = f"; {len(imported.plan.skipped)} already there" if imported.plan.skipped else ""
-    gate, update = layout.workflows
+    gate, update, apply, void = layout.workflows
     kept = "kept " if not n else "wrote"
     rows = [
         ("wrote", CONFIG_FILENAME, f"the configuration: suite {name} (multiple-choice), sliced by "
@@ -403,7 +419,9 @@ def _say_done(
         ("wrote", layout.baseline,
          f"the first baseline: overall accuracy {shown} on {results['checkpoint']['path']}"),
         ("wrote", gate, "the gate on every pull request"),
-        ("wrote", update, "the label evalgate:update-baseline rewrites the baseline"),
+        ("wrote", update, "the label evalgate:update-baseline asks for a new baseline"),
+        ("wrote", apply, "then the baseline is rewritten (environment baseline-push)"),
+        ("wrote", void, "a push removes the approval labels"),
     ]  # fmt: skip
     width = max(len(f) for _, f, _ in rows)
     print(f"evalgate init: the gate is set up in {layout.root}")
@@ -411,7 +429,7 @@ def _say_done(
         print(f"  {verb} {f.ljust(width)}  {what}")
     local = [p for p in inputs if not Path(p).is_absolute()]
     print("\ncommit them (with the checkpoint and the training files, if they are not committed yet):")
-    paths = [CONFIG_FILENAME, f"evalgate/{name}", layout.baseline, gate, update, *local]
+    paths = [CONFIG_FILENAME, f"evalgate/{name}", layout.baseline, *layout.workflows, *local]
     print(f"  git add {' '.join(paths)}")
     print(f'  git commit -m "evalgate: gate the checkpoint on suite {name}"')
     outside = [p for p in inputs if Path(p).is_absolute()]
@@ -428,6 +446,6 @@ def _say_done(
     if action == PLACEHOLDER:
         print(
             f"\nbefore you push: the workflows name the evalgate release as {PLACEHOLDER}; replace it in "
-            f"both with the release you pin (a commit SHA is safer than a tag), or run init again with "
+            f"each with the release you pin (a commit SHA is safer than a tag), or run init again with "
             f"--action OWNER/evalgate@SHA --force"
         )

@@ -1,12 +1,17 @@
-"""The two workflows `evalgate init` writes into a repository: the gate on every pull request and
-the labelled baseline update (docs/github.md, docs/approval.md, docs/security.md), filled in from
-the package's templates (defaults/workflow-*.yml, which are package data).
+"""The workflows `evalgate init` writes into a repository: the gate on every pull request, and the
+labelled baseline update in its three parts - the request on the label (`update-baseline.yml`),
+the update itself started by it through workflow_run (`update-baseline-apply.yml`: the only part
+that holds a write token), and the removal of the approval labels on every push (`void-labels.yml`)
+- filled in from the package's templates (defaults/workflow-*.yml, which are package data;
+docs/github.md, docs/approval.md, docs/security.md).
 
-They are this repository's own `.github/workflows/eval-gate.yml` and `update-baseline.yml` with
-one difference, the one docs/github.md tells users to make: the trusted code is the evalgate
-release the workflows pin (`OWNER/evalgate@SHA`, a commit SHA being safer than a tag), not the base
-commit, since the user's repository is not evalgate. evalgate is installed from it, the Action is
-run from it, and the baseline update builds its scoring image from its Dockerfile.
+They are this repository's own `.github/workflows/` files of the same names with one difference,
+the one docs/github.md tells users to make: the trusted code is the evalgate release the workflows
+pin (`OWNER/evalgate@SHA`, a commit SHA being safer than a tag), not the base commit or the default
+branch, since the user's repository is not evalgate. evalgate is installed from it (hash-pinned
+packages from its docker/requirements-workflow.txt), the Action is run from it, and the baseline
+update builds its scoring image from its Dockerfile. tests/github/test_workflows.py holds each
+template to its counterpart here.
 """
 
 from __future__ import annotations
@@ -44,8 +49,25 @@ def gate_workflow(action: str) -> str:
 
 
 def update_baseline_workflow(action: str, name: str) -> str:
-    """`.github/workflows/update-baseline.yml` pinned to `action`, rewriting baselines/NAME.json."""
+    """`.github/workflows/update-baseline.yml` (the label's request) pinned to `action`."""
     return _fill(_template("update-baseline"), action, name)
 
 
-__all__ = ["ACTION", "PLACEHOLDER", "gate_workflow", "update_baseline_workflow"]
+def update_baseline_apply_workflow(action: str, name: str) -> str:
+    """`.github/workflows/update-baseline-apply.yml` pinned to `action`, rewriting baselines/NAME.json."""
+    return _fill(_template("update-baseline-apply"), action, name)
+
+
+def void_labels_workflow(action: str) -> str:
+    """`.github/workflows/void-labels.yml`: the approval labels go on every push."""
+    return _fill(_template("void-labels"), action, "gate")
+
+
+__all__ = [
+    "ACTION",
+    "PLACEHOLDER",
+    "gate_workflow",
+    "update_baseline_apply_workflow",
+    "update_baseline_workflow",
+    "void_labels_workflow",
+]
