@@ -279,8 +279,12 @@ def interpolate(text: Any, context: Mapping[str, Any]) -> Any:
     return _INTERP.sub(lambda m: to_str(evaluate(m.group(1), context)), text)
 
 
-def condition(text: Any, context: Mapping[str, Any], status: Callable[[str], bool]) -> bool:
-    """A step's or job's `if:`: without a status function it means `success() && (...)`."""
+def condition(text: Any, context: Mapping[str, Any], status: Callable[[str], bool] | str = "success") -> bool:
+    """A step's or job's `if:`: without a status function it means `success() && (...)`.
+    `status` answers success()/failure()/...: a function, or the job's status so far by name."""
+    if isinstance(status, str):
+        state = status
+        status = lambda fn: fn == "always" or fn == state  # noqa: E731
     if text is None or text == "":
         return status("success")
     if isinstance(text, bool):

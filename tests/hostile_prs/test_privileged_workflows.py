@@ -5,7 +5,7 @@ Each case drives the workflow's real `run:` script, taken from the YAML and run 
 fakes only for what a runner has and this machine must not touch (`docker`, `gh`), a real git
 repository where git decides, and the GitHub stand-in on 127.0.0.1 (helpers.github_standin) for
 API calls. What only GitHub evaluates (a job's `if:`) is evaluated with GitHub's expression rules
-(helpers.gha_expressions). docs/security.md, docs/approval.md and docs/github.md say why.
+(helpers.actions_expr). docs/security.md, docs/approval.md and docs/github.md say why.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers.gha_expressions import condition
+from helpers.actions_expr import condition
 from helpers.github_standin import FakeGitHub
 from helpers.paths import REPO
 
