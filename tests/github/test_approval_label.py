@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from helpers import paths
-from helpers.approval_world import GH_REPO, LABEL, PR, SHA, approval_args, approved_world, labelled
+from helpers.approval_world import GH_REPO, LABEL, PR, SHA, approval_args, approved_world, labelled, push
 from helpers.github_standin import FakeGitHub
 
 from evalgate.cli import main
@@ -78,6 +78,18 @@ def test_a_server_without_the_activity_log_still_decides_from_runs_and_commits(g
     gh.pull_commits[PR][0]["committer"] = {"login": "maint"}
     assert approval(gh) == 1
     assert "maint, who is the committer of its commit" in capsys.readouterr().out
+
+
+def test_a_maintainer_who_only_created_the_branch_at_the_base_may_approve(gh, capsys):
+    # maint made the branch `tune` at main's head for alice, who then pushed her commit.
+    gh.activity = [
+        push("ee" * 20, "2026-12-01T09:00:00Z", "maint", kind="branch_creation"),
+        push(SHA, "2026-12-01T09:59:00Z", "alice", before="ee" * 20),
+    ]
+    assert approval(gh) == 0, capsys.readouterr().out
+    gh.activity[0]["after"] = SHA  # ... but a branch created at a commit of the PR is a push of it
+    assert approval(gh) == 1
+    assert "maint, who pushed abababababab to its branch (branch_creation)" in capsys.readouterr().out
 
 
 def test_a_pr_whose_commits_the_api_cannot_list_in_full_is_not_approved(gh, capsys):

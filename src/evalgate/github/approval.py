@@ -207,7 +207,10 @@ def _pushers(
     for e in events:
         if e.get("event") in PUSH_EVENTS:
             add(_login(e.get("actor")), f"moved its branch ({e.get('event')} at {e.get('created_at')})")
+    shas = {str(c.get("sha") or "").lower() for c in commits}
     for a in activity or ():
+        if a.get("activity_type") == "branch_creation" and str(a.get("after") or "").lower() not in shas:
+            continue  # the branch was made at a commit of the base branch: no commit of the PR
         add(
             _login(a.get("actor")),
             f"pushed {str(a.get('after') or '')[:12]} to its branch ({a.get('activity_type')})",
