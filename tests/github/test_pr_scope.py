@@ -203,3 +203,10 @@ def test_a_file_replacing_a_folder_the_gate_reads_is_relevant(tmp_path):
     assert result.code == 0, result.err
     assert result.relevant
     assert "'models'" in result.err
+
+
+def test_a_base_commit_git_does_not_know_is_refused(tmp_path):
+    work, _ = repo_with(tmp_path, BASE, {"README.md": "changed\n"})
+    result = scope(work, "0" * 40)
+    assert result.code == 2
+    assert "git ls-tree" in result.err and result.lines == []

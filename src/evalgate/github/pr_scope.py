@@ -182,17 +182,23 @@ def touches(changed: Iterable[str], paths: Iterable[str], packages: Iterable[str
     inputs, imported = set(paths), set(packages)
     if "" in inputs:
         return sorted(changed)
+    ancestors = {folder for p in inputs for folder in _folders_of(p)}  # the folders holding an input
     hits = []
     for name in changed:
-        above = {"/".join(name.split("/")[:i]) for i in range(1, name.count("/") + 1)}
         if (
             name in inputs
-            or above & inputs
-            or any(p.startswith(name + "/") for p in inputs)
+            or name in ancestors
+            or any(folder in inputs for folder in _folders_of(name))
             or any(_imports_as(name, pkg) for pkg in imported)
         ):
             hits.append(name)
     return sorted(hits)
+
+
+def _folders_of(path: str) -> list[str]:
+    """`a/b/c` -> [`a`, `a/b`]."""
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def plain(paths: Iterable[str]) -> list[str]:
@@ -238,10 +244,14 @@ def base_inputs(base: GitTree, base_cfg: dict[str, Any]) -> list[str]:
 def decide(base_rev: str, head_rev: str) -> list[str]:
     """The GITHUB_OUTPUT lines; Refused (exit 2) when the decision cannot be made."""
     try:
-        base = GitTree(base_rev)
-        head = GitTree(head_rev)
+        return _decide(base_rev, head_rev)
     except TreeError as exc:
         raise Refused(str(exc)) from None
+
+
+def _decide(base_rev: str, head_rev: str) -> list[str]:
+    base = GitTree(base_rev)
+    head = GitTree(head_rev)
     merge_base = git("merge-base", base_rev, head_rev)
     trees = [base, head]
     if merge_base.returncode == 0 and merge_base.stdout.strip() not in (base_rev, ""):
