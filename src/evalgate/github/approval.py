@@ -227,7 +227,8 @@ def _first_run_per_head(runs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         head = str(r.get("head_sha") or "").lower()
         if when is None or not head:
             continue
-        key = (when, int(r.get("id") or 0))
+        run_id = r.get("id")
+        key = (when, run_id if isinstance(run_id, int) else 0)
         if head not in first or key < first[head][:2]:
             first[head] = (*key, r)
     return [r for _, _, r in first.values()]
