@@ -5,14 +5,10 @@ from __future__ import annotations
 
 import pytest
 from helpers import paths
+from helpers.approval_world import GH_REPO, LABEL, PR, SHA, approval_args, approved_world, labelled, push
 from helpers.github_standin import FakeGitHub
 
 from evalgate.cli import main
-
-GH_REPO = "octo/gate"
-PR = 21
-SHA = "ab" * 20
-LABEL = "evalgate:approve-gate-change"
 
 
 @pytest.fixture
@@ -20,47 +16,13 @@ def gh(monkeypatch):
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
     monkeypatch.setenv("GITHUB_TOKEN", "ghs-installation")
-    server = FakeGitHub().start()
-    server.pull_details[PR] = {
-        "number": PR,
-        "state": "open",
-        "user": {"login": "alice"},
-        "head": {"sha": SHA, "ref": "tune", "repo": {"full_name": GH_REPO}},
-        "base": {"repo": {"full_name": GH_REPO}},
-        "labels": [{"name": LABEL}],
-    }
-    server.timeline[PR] = [
-        {"event": "committed", "sha": SHA},
-        {
-            "event": "labeled",
-            "label": {"name": "bug"},
-            "actor": {"login": "mallory"},
-            "created_at": "2026-12-01T10:10:00Z",
-        },
-        {
-            "event": "labeled",
-            "label": {"name": LABEL},
-            "actor": {"login": "maint"},
-            "created_at": "2026-12-01T10:30:00Z",
-        },
-    ]
-    server.permissions.update({"maint": "maintain", "alice": "write", "reader": "read", "admin1": "admin"})
-    server.runs = [
-        {"head_sha": SHA, "event": "pull_request", "created_at": "2026-12-01T10:05:00Z"},
-        {
-            "head_sha": SHA,
-            "event": "pull_request",
-            "created_at": "2026-12-01T10:31:00Z",
-        },  # the label's own run
-    ]
+    server = approved_world(FakeGitHub().start())
     yield server
     server.stop()
 
 
 def approval(gh: FakeGitHub, sha: str = SHA) -> int:
-    return main(
-        ["approval", "--repo", GH_REPO, "--pr", str(PR), "--sha", sha, "--label", LABEL, "--api-url", gh.url]
-    )
+    return main(approval_args(gh, sha=sha))
 
 
 def test_a_maintainers_label_after_the_push_approves(gh, capsys):
@@ -75,35 +37,78 @@ def test_the_authors_own_label_is_refused(gh, capsys):
     assert "self-approval does not count" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("permission", ["read", "triage", None])
-def test_a_labeller_without_write_permission_is_refused(gh, capsys, permission):
+@pytest.mark.parametrize("role", ["read", "triage", "write", "security-reviewer", None])
+def test_a_labeller_without_the_maintain_or_admin_role_is_refused(gh, capsys, role):
     gh.timeline[PR][-1]["actor"] = {"login": "reader"}
-    if permission is None:
+    if role is None:
         del gh.permissions["reader"]
     else:
-        gh.permissions["reader"] = permission
+        gh.permissions["reader"] = role
     assert approval(gh) == 1
-    assert "it takes write, maintain or admin" in capsys.readouterr().out
+    assert "it takes the maintain or admin role" in capsys.readouterr().out
+
+
+def test_an_admins_label_approves(gh, capsys):
+    gh.timeline[PR][-1]["actor"] = {"login": "admin1"}
+    assert approval(gh) == 0, capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("answer", "code"),
+    [
+        ({"permission": "admin"}, 0),  # a server without role_name: admin is admin
+        ({"permission": "write"}, 1),  # ... but "write" may be a writer or a maintainer
+        ({"permission": "write", "role_name": "maintain"}, 0),
+    ],
+)
+def test_the_role_is_read_from_role_name_not_permission(gh, capsys, answer, code):
+    gh.permissions["maint"] = answer
+    assert approval(gh) == code, capsys.readouterr().out
+
+
+def test_a_maintainer_who_only_re_ran_the_push_run_may_approve(gh, capsys):
+    # Re-running the run alice's push started (a flaky runner) pushes nothing.
+    gh.runs[0].update(triggering_actor={"login": "maint"}, run_attempt=2)
+    assert approval(gh) == 0, capsys.readouterr().out
+
+
+def test_a_server_without_the_activity_log_still_decides_from_runs_and_commits(gh, capsys):
+    gh.activity_api = False
+    assert approval(gh) == 0, capsys.readouterr().out
+    gh.pull_commits[PR][0]["committer"] = {"login": "maint"}
+    assert approval(gh) == 1
+    assert "maint, who is the committer of its commit" in capsys.readouterr().out
+
+
+def test_a_maintainer_who_only_created_the_branch_at_the_base_may_approve(gh, capsys):
+    # maint made the branch `tune` at main's head for alice, who then pushed her commit.
+    gh.activity = [
+        push("ee" * 20, "2026-12-01T09:00:00Z", "maint", kind="branch_creation"),
+        push(SHA, "2026-12-01T09:59:00Z", "alice", before="ee" * 20),
+    ]
+    assert approval(gh) == 0, capsys.readouterr().out
+    gh.activity[0]["after"] = SHA  # ... but a branch created at a commit of the PR is a push of it
+    assert approval(gh) == 1
+    assert "maint, who pushed abababababab to its branch (branch_creation)" in capsys.readouterr().out
+
+
+def test_a_pr_whose_commits_the_api_cannot_list_in_full_is_not_approved(gh, capsys):
+    gh.pull_details[PR]["commits"] = 300  # GitHub lists at most 250 commits of a pull request
+    assert approval(gh) == 1
+    assert "has 300 commits and the API lists 1" in capsys.readouterr().out
+
+
+def test_a_head_with_no_run_of_this_pr_is_not_approved(gh, capsys):
+    for r in gh.runs:
+        r["head_branch"] = "elsewhere"
+    assert approval(gh) == 1
+    assert "no pull_request workflow run of this PR for abababababab" in capsys.readouterr().out
 
 
 def test_the_latest_labelled_event_is_the_one_that_counts(gh, capsys):
     # A maintainer labelled first; the label was removed and a reader put it back.
-    gh.timeline[PR].append(
-        {
-            "event": "unlabeled",
-            "label": {"name": LABEL},
-            "actor": {"login": "maint"},
-            "created_at": "2026-12-01T10:40:00Z",
-        }
-    )
-    gh.timeline[PR].append(
-        {
-            "event": "labeled",
-            "label": {"name": LABEL},
-            "actor": {"login": "reader"},
-            "created_at": "2026-12-01T10:41:00Z",
-        }
-    )
+    gh.timeline[PR].append(labelled("maint", "2026-12-01T10:40:00Z", event="unlabeled"))
+    gh.timeline[PR].append(labelled("reader", "2026-12-01T10:41:00Z"))
     assert approval(gh) == 1
     assert "applied by reader" in capsys.readouterr().out
 

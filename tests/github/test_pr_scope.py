@@ -5,7 +5,6 @@ gate reads, and refuses the first PR that adds evalgate instead of gating it aga
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,20 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers.paths import REPO
-
-
-def git(*args: str, cwd: Path) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t"}
-    env["GIT_COMMITTER_EMAIL"] = "t@t"
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-
+from helpers.pr_repo import Link, repo_with, scope
 
 CONFIG = "checkpoint: models/mine\nbaseline: baselines/mine.json\n"
 BASE = {
@@ -35,23 +21,6 @@ BASE = {
     "README.md": "hi\n",
     "models/mine/w.txt": "1\n",
 }
-
-
-def repo_with(tmp_path: Path, base: dict[str, str], pr: dict[str, str]) -> tuple[Path, str]:
-    if not shutil.which("git"):
-        pytest.skip("git is not installed")
-    work = tmp_path / "work"
-    work.mkdir()
-    git("init", "-q", "-b", "main", cwd=work)
-    write(work, base)
-    git("add", ".", cwd=work)
-    git("commit", "-q", "-m", "base", cwd=work)
-    sha = git("rev-parse", "HEAD", cwd=work).strip()
-    git("checkout", "-q", "-b", "pr", cwd=work)
-    write(work, pr)
-    git("add", ".", cwd=work)
-    git("commit", "-q", "-m", "pr", cwd=work)
-    return work, sha
 
 
 def decide(tmp_path: Path, work: Path, base_sha: str) -> tuple[subprocess.CompletedProcess[str], str, str]:
@@ -112,8 +81,9 @@ def test_a_prs_own_config_cannot_hide_or_inject_paths(tmp_path):
     result, output, _ = decide(tmp_path, work, base)
     assert result.returncode == 0, result.stderr
     lines = output.splitlines()
-    assert lines[0] == "relevant=true" and len(lines) == 2
-    assert "elsewhere/ckpt" in lines[1].split() and "relevant=false" not in lines[1]
+    assert lines[0] == "relevant=true" and "relevant=false" not in lines
+    assert all(line.partition("=")[0] in ("relevant", "gate-paths", "base-inputs") for line in lines)
+    assert "elsewhere/ckpt" in lines[1].split()
 
 
 SUITES = (
@@ -158,3 +128,85 @@ def test_the_first_pr_adding_evalgate_is_refused_with_the_bootstrap_steps(tmp_pa
     assert "evalgate baseline update" in result.stderr and "required status check" in result.stderr
     assert "no baseline on the base branch yet" in summary
     assert output == ""  # never `relevant=...`: the gate must not run against the bundled demo
+
+
+def test_the_decision_is_three_output_lines(tmp_path):
+    work, sha = repo_with(tmp_path, BASE, {"models/mine/w.txt": "2\n"})
+    result = scope(work, sha)
+    assert result.code == 0, result.err
+    assert [line.partition("=")[0] for line in result.lines] == ["relevant", "gate-paths", "base-inputs"]
+    assert result.relevant
+    assert result.base_inputs == ["evalgate.yml", "baselines/mine.json"]
+    assert "models/mine" in result.gate_paths and "baselines" in result.gate_paths
+
+
+def test_a_linked_checkpoint_is_still_not_relevant_to_a_readme_change(tmp_path):
+    base = {
+        **BASE,
+        "evalgate.yml": CONFIG.replace("models/mine", "models/current"),
+        "models/current": Link("mine"),
+    }
+    work, sha = repo_with(tmp_path, base, {"README.md": "changed\n"})
+    result = scope(work, sha)
+    assert result.code == 0, result.err
+    assert not result.relevant
+    assert {"models/current", "models/mine"} <= set(result.gate_paths)
+
+
+def test_a_path_that_is_not_plain_still_counts_but_is_not_printed(tmp_path):
+    # A checkpoint folder with a space: never on a command line or an output line, but a change
+    # to it is still a change to what the gate reads.
+    config = 'checkpoint: "models/my model"\nbaseline: baselines/mine.json\n'
+    base = {**BASE, "evalgate.yml": config, "models/my model/w.txt": "1\n"}
+    work, sha = repo_with(tmp_path, base, {"models/my model/w.txt": "2\n"})
+    result = scope(work, sha)
+    assert result.code == 0, result.err
+    assert result.relevant
+    assert "'models/my model/w.txt'" in result.err
+    assert all(" " not in p and "model" not in p for p in result.gate_paths)
+
+
+def test_a_baseline_the_workflow_cannot_name_is_refused(tmp_path):
+    config = 'checkpoint: models/mine\nbaseline: "baselines/my baseline.json"\n'
+    base = {**BASE, "evalgate.yml": config, "baselines/my baseline.json": "{}\n"}
+    work, sha = repo_with(tmp_path, base, {"README.md": "changed\n"})
+    result = scope(work, sha)
+    assert result.code == 2
+    assert "not a plain path" in result.err and result.lines == []
+
+
+def test_a_base_config_that_is_no_configuration_is_refused(tmp_path):
+    base = {**BASE, "evalgate.yml": "checkpoint: a\ncheckpoint: b\n"}
+    work, sha = repo_with(tmp_path, base, {"README.md": "changed\n"})
+    result = scope(work, sha)
+    assert result.code == 2
+    assert "the base branch's configuration cannot be read" in result.err and "appears twice" in result.err
+
+
+def test_a_prs_config_that_is_no_configuration_is_relevant(tmp_path):
+    work, sha = repo_with(tmp_path, BASE, {"evalgate.yml": "checkpoint: [unclosed\n"})
+    result = scope(work, sha)
+    assert result.code == 0, result.err
+    assert result.relevant
+    assert "the PR's evalgate.yml cannot be read" in result.err
+
+
+def test_a_file_replacing_a_folder_the_gate_reads_is_relevant(tmp_path):
+    # git lists the file `models` (above the gate path) and the files it replaced.
+    base = {
+        **BASE,
+        "evalgate.yml": CONFIG.replace("models/mine", "models/mine/sub"),
+        "models/mine/sub/w.txt": "1\n",
+    }
+    work, sha = repo_with(tmp_path, base, {"models": "now a file\n"})
+    result = scope(work, sha)
+    assert result.code == 0, result.err
+    assert result.relevant
+    assert "'models'" in result.err
+
+
+def test_a_base_commit_git_does_not_know_is_refused(tmp_path):
+    work, _ = repo_with(tmp_path, BASE, {"README.md": "changed\n"})
+    result = scope(work, "0" * 40)
+    assert result.code == 2
+    assert "git ls-tree" in result.err and result.lines == []

@@ -7,8 +7,12 @@ start/stop. Each variant below is a subclass that only says how its API answers:
 - `FakeGitHub`, the friendly case. It serves what evalgate's client uses: issue comments (list
   with `Link` pagination at 30 per page, whatever per_page asks, like a server that caps it;
   create; edit), `GET /user`, the PRs of a commit and the open PRs, and for `evalgate approval` one
-  PR (`pull_details`), its timeline (`timeline`, paginated), collaborator permissions
-  (`permissions`) and workflow runs (`runs`). Tokens decide who is calling, as on GitHub:
+  PR (`pull_details`), its timeline (`timeline`), its commits (`pull_commits`), collaborator
+  roles (`permissions`: a role answered as GitHub does, `permission` holding the legacy base role
+  and `role_name` the role; or the whole answer as a dict), workflow runs (`runs`, filtered by
+  `head_sha`, `event` and `branch`) and the repository's activity log (`activity`, filtered by
+  `ref`; `activity_api=False` answers 404 like a server without it). Every list is paginated at
+  30 a page, its `Link` keeping the query's filters. Tokens decide who is calling, as on GitHub:
   TOKENS[token] = (login shown on its comments, whether GET /user answers, whether it may write).
   Faults are queued with `fail(...)` and consumed by the first matching request; `apply=True`
   makes the server do the work and still answer the error (a create whose answer got lost).
@@ -54,7 +58,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 BOT = "github-actions[bot]"
 
@@ -163,8 +167,13 @@ class FakeGitHub(StandIn):
         self.pulls: list[dict[str, Any]] = []  # {"number", "state", "head": {"sha", "repo": {...}}}
         self.pull_details: dict[int, dict[str, Any]] = {}
         self.timeline: dict[int, list[dict[str, Any]]] = {}
-        self.permissions: dict[str, str] = {}  # login -> admin|maintain|write|triage|read
-        self.runs: list[dict[str, Any]] = []  # {"head_sha", "event", "created_at"}
+        # login -> a role (admin|maintain|write|triage|read or a custom one), or the whole answer
+        self.permissions: dict[str, Any] = {}
+        self.pull_commits: dict[int, list[dict[str, Any]]] = {}  # {"sha", "author", "committer"}
+        # {"id", "head_sha", "head_branch", "head_repository", "event", "created_at", "actor", ...}
+        self.runs: list[dict[str, Any]] = []
+        self.activity: list[dict[str, Any]] = []  # {"ref", "before", "after", "activity_type", "actor", ...}
+        self.activity_api = True
         self.log: list[tuple[str, str]] = []  # (method, path?query) of every request
         self._next_id = 1000
 
@@ -203,19 +212,26 @@ class FakeGitHub(StandIn):
             )
         self.send(h, status, body, headers)
 
-    def _page(self, items: list[Any], path: str) -> tuple[int, Any, dict[str, str]]:
+    def _page(self, items: list[Any], path: str, key: str | None = None) -> tuple[int, Any, dict[str, str]]:
+        """One page of `items` (under `key` with `total_count`, as the Actions API answers)."""
         parts = urlsplit(path)
-        page = int(parse_qs(parts.query).get("page", ["1"])[0])
+        query = parse_qs(parts.query)
+        page = int(query.get("page", ["1"])[0])
         last = max(1, -(-len(items) // PAGE_SIZE))
         headers = {}
         if page < last:
-            # GitHub's links use /repositories/ID/...; the client must follow them as given.
+            # GitHub's links use /repositories/ID/... and keep the query's filters; the client
+            # must follow them as given.
             nxt = re.sub(r"^/repos/[^/]+/[^/]+", "/repositories/4242", parts.path)
-            headers["Link"] = (
-                f'<{self.url}{nxt}?per_page={PAGE_SIZE}&page={page + 1}>; rel="next", '
-                f'<{self.url}{nxt}?per_page={PAGE_SIZE}&page={last}>; rel="last"'
+            keep = "".join(
+                f"{k}={quote(v[0], safe='')}&" for k, v in query.items() if k not in ("page", "per_page")
             )
-        return 200, items[(page - 1) * PAGE_SIZE : page * PAGE_SIZE], headers
+            headers["Link"] = (
+                f'<{self.url}{nxt}?{keep}per_page={PAGE_SIZE}&page={page + 1}>; rel="next", '
+                f'<{self.url}{nxt}?{keep}per_page={PAGE_SIZE}&page={last}>; rel="last"'
+            )
+        chunk = items[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+        return 200, ({"total_count": len(items), key: chunk} if key else chunk), headers
 
     def route(self, method: str, path: str, payload: Any, who: tuple[str, bool, bool]):
         login, user_ok, can_write = who
@@ -252,19 +268,38 @@ class FakeGitHub(StandIn):
             return (200, pr, {}) if pr else (404, {"message": "Not Found"}, {})
         m = re.fullmatch(r"/repos/[^/]+/[^/]+/collaborators/([^/]+)/permission", route)
         if m and method == "GET":
-            perm = self.permissions.get(m.group(1))
-            if perm is None:  # GitHub: 404 for a user who is not a collaborator
+            role = self.permissions.get(m.group(1))
+            if role is None:  # GitHub: 404 for a user who is not a collaborator
                 return 404, {"message": "Not Found"}, {}
-            return 200, {"permission": perm, "user": {"login": m.group(1)}}, {}
-        if re.fullmatch(r"/repos/[^/]+/[^/]+/actions/runs", route) and method == "GET":
+            if isinstance(role, dict):  # the answer as written by the test (an older server, ...)
+                return 200, {**role, "user": {"login": m.group(1)}}, {}
+            who = {"login": m.group(1), "permissions": base_permissions(role)}
+            return (
+                200,
+                {"permission": LEGACY_PERMISSION.get(role, "read"), "role_name": role, "user": who},
+                {},
+            )
+        m = re.fullmatch(r"/(?:repos/[^/]+/[^/]+|repositories/4242)/pulls/(\d+)/commits", route)
+        if m and method == "GET":
+            return self._page(list(self.pull_commits.get(int(m.group(1)), [])), path)
+        if re.fullmatch(r"/(?:repos/[^/]+/[^/]+|repositories/4242)/actions/runs", route) and method == "GET":
             query = parse_qs(urlsplit(path).query)
+            filters = {"head_sha": "head_sha", "event": "event", "branch": "head_branch"}
+            newest_first = sorted(self.runs, key=lambda r: str(r.get("created_at")), reverse=True)
             runs = [
                 r
-                for r in self.runs
-                if r["head_sha"] == query.get("head_sha", [r["head_sha"]])[0]
-                and r["event"] == query.get("event", [r["event"]])[0]
+                for r in newest_first
+                if all(str(r.get(field)) == query[p][0] for p, field in filters.items() if p in query)
             ]
-            return 200, {"total_count": len(runs), "workflow_runs": runs}, {}
+            return self._page(runs, path, key="workflow_runs")
+        if re.fullmatch(r"/(?:repos/[^/]+/[^/]+|repositories/4242)/activity", route) and method == "GET":
+            if not self.activity_api:
+                return 404, {"message": "Not Found"}, {}
+            query = parse_qs(urlsplit(path).query)
+            ref = query.get("ref", [""])[0]
+            wanted = {ref, f"refs/heads/{ref}", ref.removeprefix("refs/heads/")} if ref else None
+            items = [a for a in self.activity if wanted is None or a.get("ref") in wanted]
+            return self._page(sorted(items, key=lambda a: str(a.get("timestamp")), reverse=True), path)
         m = re.fullmatch(r"/repos/[^/]+/[^/]+/commits/([0-9a-f]+)/pulls", route)
         if m and method == "GET":
             # Like GitHub: a fork's head commit is unknown to the base repository's commit index.
@@ -273,6 +308,24 @@ class FakeGitHub(StandIn):
         if route.endswith("/pulls") and method == "GET":
             return self._page([p for p in self.pulls if p["state"] == "open"], path)
         return 404, {"message": "Not Found"}, {}
+
+
+# GET .../collaborators/{user}/permission: `permission` holds the legacy base role (maintain reads
+# "write", triage "read"), `role_name` the role itself, custom roles included.
+LEGACY_PERMISSION = {
+    "admin": "admin",
+    "maintain": "write",
+    "write": "write",
+    "triage": "read",
+    "read": "read",
+}
+
+
+def base_permissions(role: str) -> dict[str, bool]:
+    order = ["read", "triage", "write", "maintain", "admin"]
+    rank = order.index(role) if role in order else 0
+    names = {"read": "pull", "triage": "triage", "write": "push", "maintain": "maintain", "admin": "admin"}
+    return {names[r]: i <= rank for i, r in enumerate(order)}
 
 
 # --- the picky stand-in -------------------------------------------------------------------------

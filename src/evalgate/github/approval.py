@@ -4,26 +4,41 @@ The rule (docs/approval.md): LABEL counts only when
   1. the PR is open and same-repository (a fork's label cannot be removed by the fork's token,
      and a fork's push is gated against its own config);
   2. the PR head is still `sha` (a later push voids the approval);
-  3. LABEL is on the PR, and its latest `labeled` event on the timeline was made by a user with
-     write, maintain or admin permission (`GET .../collaborators/{user}/permission`) who is not
-     the PR's author;
-  4. that event is newer than the moment `sha` became the head: later than every
-     `head_ref_force_pushed` event and later than the creation of the first `pull_request`
-     workflow run for `sha` (GitHub creates it when the push arrives; a git commit date is
-     written by the author and proves nothing). The workflows also remove the label on every
-     push (`synchronize`), so a push that reuses an older commit drops it as well.
-Every timestamp compared is GitHub's own.
+  3. LABEL is on the PR, and its latest `labeled` event on the timeline was made by a user whose
+     ROLE is maintain or admin (`role_name` of `GET .../collaborators/{user}/permission`: the
+     `permission` field reports maintain as "write", so it cannot tell a maintainer from a writer);
+  4. that user put no commit on the PR: not its author, not the author or committer of any of its
+     commits (`GET .../pulls/{n}/commits`), not the actor of any push to its head branch (the run
+     that a push starts first for each head, `head_ref_force_pushed`/`head_ref_restored` timeline
+     events, and the repository's activity log where the server has one);
+  5. the label event is newer than the moment `sha` became the head OF THIS PR: later than every
+     `head_ref_force_pushed` event, than every push of `sha` to the PR's branch in the activity
+     log, and than the first `pull_request` workflow run for `sha` whose head repository and branch
+     are this PR's (created no earlier than the PR). A run of the same commit as another PR's head,
+     or on another branch, says nothing about when it reached this PR. A git commit date is written
+     by the author and proves nothing. The workflows also remove the label on every push
+     (`synchronize`), so a push that reuses an older commit drops it as well.
+Every timestamp compared is GitHub's own. What cannot be seen (a listing GitHub truncates, a
+deleted account) is "not approved", never "approved".
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from evalgate.github.rest import GitHubClient
+from evalgate.github.rest import GitHubClient, GitHubHTTPError
 
-WRITE_PERMISSIONS = ("admin", "maintain", "write")
+APPROVER_ROLES = ("admin", "maintain")
+# GitHub lists at most 250 commits of a pull request, and at most 1,000 workflow runs for a
+# filtered query: past those, who pushed what cannot be read in full.
+RUNS_CAP = 1000
+# Repository activity (GET /repos/{o}/{r}/activity): the events that move a branch, with who did it.
+PUSH_ACTIVITIES = ("push", "force_push", "branch_creation")
+# Timeline events whose actor moved the PR's head branch.
+PUSH_EVENTS = ("head_ref_force_pushed", "head_ref_restored")
 
 
 def _when(value: Any) -> datetime | None:
@@ -38,6 +53,10 @@ def _login(obj: Any) -> str:
     return str((obj or {}).get("login") or "") if isinstance(obj, dict) else ""
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def check_approval(client: GitHubClient, repo: str, pr: int, sha: str, label: str) -> list[str]:
     """Why LABEL does not approve PR `pr` at `sha`, one reason per line; [] when it does."""
     sha = sha.lower()
@@ -45,10 +64,9 @@ def check_approval(client: GitHubClient, repo: str, pr: int, sha: str, label: st
     if not isinstance(data, dict):
         return [f"{repo}#{pr}: the API did not answer with a pull request"]
     why: list[str] = []
-    head = data.get("head") if isinstance(data.get("head"), dict) else {}
-    head_repo = str(
-        ((head.get("repo") or {}) if isinstance(head.get("repo"), dict) else {}).get("full_name") or ""
-    )
+    head = _dict(data.get("head"))
+    head_repo = str(_dict(head.get("repo")).get("full_name") or "")
+    head_ref = str(head.get("ref") or "")
     author = _login(data.get("user"))
     if data.get("state") != "open":
         why.append(f"{repo}#{pr} is {data.get('state')}, not open")
@@ -67,12 +85,14 @@ def check_approval(client: GitHubClient, repo: str, pr: int, sha: str, label: st
     if label not in names:
         why.append(f"the label {label} is not on {repo}#{pr}")
         return why
+    if why:
+        return why  # a fork, a closed PR or a moved head: who labelled it no longer matters
     events = [e for e in client.paginate(f"/repos/{repo}/issues/{pr}/timeline") if isinstance(e, dict)]
     labelled = [
         e
         for e in events
         if e.get("event") == "labeled"
-        and str((e.get("label") or {}).get("name")) == label
+        and str(_dict(e.get("label")).get("name")) == label
         and _when(e.get("created_at"))
     ]
     if not labelled:
@@ -82,6 +102,10 @@ def check_approval(client: GitHubClient, repo: str, pr: int, sha: str, label: st
     actor = _login(event.get("actor"))
     at = _when(event["created_at"])
     assert at is not None
+    if not head_ref:
+        return [f"{repo}#{pr}: the API names no head branch, so its pushes cannot be read"]
+    runs = _branch_runs(client, repo, head_repo, head_ref)
+    activity = _branch_activity(client, repo, head_ref)
     if not actor:
         why.append(f"the label {label} was applied by a deleted account")
     elif actor.casefold() == author.casefold():
@@ -89,39 +113,162 @@ def check_approval(client: GitHubClient, repo: str, pr: int, sha: str, label: st
             f"the label {label} was applied by the PR's author ({actor}): self-approval does not count"
         )
     else:
-        resp = client.request("GET", f"/repos/{repo}/collaborators/{quote(actor, safe='')}/permission")
-        permission = (
-            resp.data.get("permission") if resp.status == 200 and isinstance(resp.data, dict) else None
-        )
-        if permission not in WRITE_PERMISSIONS:
+        why += _role_reasons(client, repo, actor, label)
+        pushed = _pushers(client, repo, pr, data, events, runs, activity)
+        if isinstance(pushed, str):
+            why.append(pushed)
+        elif actor.casefold() in pushed:
             why.append(
-                f"the label {label} was applied by {actor}, whose permission is {permission or 'none'}: "
-                "it takes write, maintain or admin"
+                f"the label {label} was applied by {actor}, who {pushed[actor.casefold()]}: whoever put "
+                "a commit on the PR cannot approve it; another maintainer re-applies the label"
             )
-    pushes = [
-        w for e in events if e.get("event") == "head_ref_force_pushed" and (w := _when(e.get("created_at")))
-    ]
-    became_head = _first_pr_run(client, repo, sha)
-    if became_head is None:
-        why.append(f"no pull_request workflow run for {sha[:12]}: cannot tell when it became the head")
-    else:
-        pushes.append(became_head)
-    if pushes and at <= max(pushes):
-        why.append(
-            f"the label {label} was applied at {event['created_at']}, before {sha[:12]} became the "
-            "head: it approved an earlier commit; re-apply it"
-        )
+    why += _timing_reasons(label, sha, event, at, events, runs, activity, _when(data.get("created_at")))
     return why
 
 
-def _first_pr_run(client: GitHubClient, repo: str, sha: str) -> datetime | None:
-    resp = client.checked("GET", f"/repos/{repo}/actions/runs?head_sha={sha}&event=pull_request&per_page=100")
-    runs = resp.data.get("workflow_runs") if isinstance(resp.data, dict) else None
+def _role_reasons(client: GitHubClient, repo: str, actor: str, label: str) -> list[str]:
+    resp = client.request("GET", f"/repos/{repo}/collaborators/{quote(actor, safe='')}/permission")
+    body = resp.data if resp.status == 200 and isinstance(resp.data, dict) else {}
+    role = body.get("role_name")
+    permission = body.get("permission")
+    if role is None and permission == "admin":
+        role = "admin"  # a server without role_name: only "admin" is unambiguous
+    if role in APPROVER_ROLES:
+        return []
+    shown = role or (f"unknown (permission {permission})" if permission else "none")
+    return [
+        f"the label {label} was applied by {actor}, whose role is {shown}: it takes the maintain or "
+        "admin role (GitHub reports maintain as `write` permission; a writer's label does not count)"
+    ]
+
+
+def _branch_runs(client: GitHubClient, repo: str, head_repo: str, head_ref: str) -> list[dict[str, Any]]:
+    """Every `pull_request` workflow run of the PR's head branch in its head repository."""
+    path = f"/repos/{repo}/actions/runs?event=pull_request&branch={quote(head_ref, safe='')}"
+    return [
+        r
+        for r in client.paginate(path, key="workflow_runs")
+        if isinstance(r, dict)
+        and str(r.get("head_branch") or "") == head_ref
+        and str(_dict(r.get("head_repository")).get("full_name") or "").casefold() == head_repo.casefold()
+    ]
+
+
+def _branch_activity(client: GitHubClient, repo: str, head_ref: str) -> list[dict[str, Any]] | None:
+    """The pushes to the head branch from the repository's activity log; None where the server
+    has no such endpoint (GitHub Enterprise Server before it)."""
+    path = f"/repos/{repo}/activity?ref={quote('refs/heads/' + head_ref, safe='')}"
+    try:
+        return [
+            a
+            for a in client.paginate(path)
+            if isinstance(a, dict) and a.get("activity_type") in PUSH_ACTIVITIES
+        ]
+    except GitHubHTTPError as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def _pushers(
+    client: GitHubClient,
+    repo: str,
+    pr: int,
+    data: dict[str, Any],
+    events: list[dict[str, Any]],
+    runs: list[dict[str, Any]],
+    activity: list[dict[str, Any]] | None,
+) -> dict[str, str] | str:
+    """{login (casefolded): how they put a commit on the PR}, or why that cannot be told."""
+    out: dict[str, str] = {}
+
+    def add(login: str, how: str) -> None:
+        if login:
+            out.setdefault(login.casefold(), how)
+
+    commits = [c for c in client.paginate(f"/repos/{repo}/pulls/{pr}/commits") if isinstance(c, dict)]
+    expected = data.get("commits")
+    if isinstance(expected, int) and len(commits) < expected:
+        return (
+            f"{repo}#{pr} has {expected} commits and the API lists {len(commits)}: who wrote them all "
+            "cannot be told, so no label approves it (split the PR)"
+        )
+    for c in commits:
+        short = str(c.get("sha") or "")[:12]
+        add(_login(c.get("author")), f"is the author of its commit {short}")
+        add(_login(c.get("committer")), f"is the committer of its commit {short}")
+    if len(runs) >= RUNS_CAP:
+        return f"{repo}#{pr}'s branch has {RUNS_CAP} or more workflow runs: who pushed to it cannot be told"
+    for first in _first_run_per_head(runs):
+        short = str(first.get("head_sha") or "")[:12]
+        add(_login(first.get("actor")), f"pushed {short} (the first workflow run of that head is theirs)")
+        if first.get("run_attempt") in (None, 1):  # a re-run's triggering actor only re-ran it
+            add(_login(first.get("triggering_actor")), f"triggered the first workflow run of {short}")
+    for e in events:
+        if e.get("event") in PUSH_EVENTS:
+            add(_login(e.get("actor")), f"moved its branch ({e.get('event')} at {e.get('created_at')})")
+    shas = {str(c.get("sha") or "").lower() for c in commits}
+    for a in activity or ():
+        if a.get("activity_type") == "branch_creation" and str(a.get("after") or "").lower() not in shas:
+            continue  # the branch was made at a commit of the base branch: no commit of the PR
+        add(
+            _login(a.get("actor")),
+            f"pushed {str(a.get('after') or '')[:12]} to its branch ({a.get('activity_type')})",
+        )
+    return out
+
+
+def _first_run_per_head(runs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For each head commit, the run GitHub created first: the one the push (or the opening of the
+    PR) started. A label, an edit or a re-run starts later ones, by whoever did that."""
+    first: dict[str, tuple[datetime, int, dict[str, Any]]] = {}
+    for r in runs:
+        when = _when(r.get("created_at"))
+        head = str(r.get("head_sha") or "").lower()
+        if when is None or not head:
+            continue
+        run_id = r.get("id")
+        key = (when, run_id if isinstance(run_id, int) else 0)
+        if head not in first or key < first[head][:2]:
+            first[head] = (*key, r)
+    return [r for _, _, r in first.values()]
+
+
+def _timing_reasons(
+    label: str,
+    sha: str,
+    event: dict[str, Any],
+    at: datetime,
+    events: list[dict[str, Any]],
+    runs: list[dict[str, Any]],
+    activity: list[dict[str, Any]] | None,
+    opened: datetime | None,
+) -> list[str]:
+    moments = [
+        w for e in events if e.get("event") == "head_ref_force_pushed" and (w := _when(e.get("created_at")))
+    ]
+    moments += [
+        w
+        for a in activity or ()
+        if str(a.get("after") or "").lower() == sha and (w := _when(a.get("timestamp")))
+    ]
+    # This PR's runs of `sha`: its head branch and repository, and no older than the PR itself
+    # (a branch name outlives the pull requests opened from it).
     times = [
         w
-        for r in runs or []
-        if isinstance(r, dict)
-        and str(r.get("head_sha", "")).lower() == sha
+        for r in runs
+        if str(r.get("head_sha") or "").lower() == sha
         and (w := _when(r.get("created_at")))
+        and (opened is None or w >= opened)
     ]
-    return min(times) if times else None
+    if not times:
+        return [
+            f"no pull_request workflow run of this PR for {sha[:12]}: cannot tell when it became the head"
+        ]
+    moments.append(min(times))
+    if at <= max(moments):
+        return [
+            f"the label {label} was applied at {event['created_at']}, before {sha[:12]} became the "
+            "head of this PR: it approved an earlier commit; re-apply it"
+        ]
+    return []

@@ -7,9 +7,24 @@ code; docs/security.md). The workflow has no `paths:` filter, because a required
 path filter stays pending and blocks the merge: this module says whether anything the gate reads
 changed, so the job can report success quickly when nothing did.
 
-Prints GITHUB_OUTPUT lines (`relevant=true|false`, `gate-paths=...` as one space-separated line)
-and exits 0; exits 2 with the bootstrap steps when the base branch has no evalgate.yml or no
-baseline yet (the first PR adding evalgate is never gated against the bundled demo).
+What the gate reads is resolved, not spelled (github/git_tree.py): every path of the base's and
+the PR's evalgate.yml (and the fixed folders, and the package a `loader:` imports) is followed
+through each tree, the base's, the merge base's and the PR's, symbolic links included, and a link
+and its target are both gate inputs; so are the links inside an input folder. A path that cannot
+be resolved (a link out of the repository, a cycle) makes the PR relevant: "not relevant" is said
+only of what was seen in full.
+
+Prints GITHUB_OUTPUT lines and exits 0:
+
+    relevant=true|false
+    gate-paths=P P ...    every resolved gate input (plain names only, `_PLAIN`), for the report's diff
+    base-inputs=P P ...   evalgate.yml and the baseline the BASE configuration names, resolved in the
+                          base tree (a link and its target both): what the workflow restores from
+                          the base commit before the gate runs
+
+Exits 2 with the bootstrap steps when the base branch has no evalgate.yml or no baseline yet (the
+first PR adding evalgate is never gated against the bundled demo), and 2 when the base's inputs
+cannot be named for that restore (a link out of the repository, a name that is not plain).
 """
 
 from __future__ import annotations
@@ -17,18 +32,17 @@ from __future__ import annotations
 import argparse
 import posixpath
 import re
-import subprocess
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import yaml
+from evalgate.config import CONFIG_FILENAME, default_config_dict, parse_config_text
+from evalgate.errors import EXIT_REFUSED, ConfigError
+from evalgate.github.git_tree import GitTree, Resolved, TreeError, git
+from evalgate.schemas import loader_spec
 
-from evalgate.config import CONFIG_FILENAME, default_config_dict
-from evalgate.errors import EXIT_REFUSED
-
-# Paths from a PR's evalgate.yml end up in GITHUB_OUTPUT and on a git command line: plain names only
-# (no newline, no pathspec magic such as `:(exclude)`, no option such as `--output=`).
+# Paths end up in GITHUB_OUTPUT and on a git command line: plain names only (no newline, no
+# pathspec magic such as `:(exclude)`, no option such as `--output=`, no leading dot).
 _PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]*")
 # Always part of the gate's yardstick (issue 10, "gate-changes"), wherever evalgate.yml points.
 FIXED_PATHS = ("data/eval", "data/corpus", "data/grammar", CONFIG_FILENAME, "baselines")
@@ -37,6 +51,8 @@ PATH_KEYS = ("probes", "template", "manifest", "grammar", "train", "test", "chec
 # What each entry of `suites:` names for itself (docs/suites.md); gathered under SUITE_PATHS.
 SUITE_PATH_KEYS = ("probes", "template", "manifest", "grammar", "train", "test")
 SUITE_PATHS = "suite_paths"
+CONFIG_BYTES = 1 << 20  # an evalgate.yml is a few KB; a bigger one is not read here
+MAX_RESOLVED = 20_000  # paths resolved per tree, links inside input folders included
 
 BOOTSTRAP = """evalgate: refused: no baseline on the base branch yet ({why}).
 The first pull request that adds evalgate is not gated (it would be judged against the bundled demo).
@@ -52,41 +68,29 @@ To bootstrap, on the base branch ({base}):
 Later pull requests are then gated against that baseline."""
 
 
-def git(*args: str) -> subprocess.CompletedProcess[str]:
-    # Hooks off: the workspace is the PR's (docs/security.md).
-    return subprocess.run(
-        ["git", "-c", "core.hooksPath=/dev/null", *args], capture_output=True, text=True, check=False
-    )
+class Refused(Exception):
+    """The decision cannot be made safely: exit 2 with this message."""
 
 
-def read_at(ref: str, path: str) -> str | None:
-    shown = git("show", f"{ref}:{path}")
-    return shown.stdout if shown.returncode == 0 else None
-
-
-def exists_at(ref: str, path: str) -> bool:
-    return git("cat-file", "-e", f"{ref}:{path}").returncode == 0
-
-
-def config_at(ref: str) -> dict[str, Any] | None:
-    """evalgate.yml at `ref`, merged over the embedded default; None when absent or unreadable."""
-    text = read_at(ref, CONFIG_FILENAME)
-    if text is None:
+def config_at(tree: GitTree) -> dict[str, Any] | None:
+    """evalgate.yml in `tree` (followed through its links), merged over the embedded default; None
+    when absent or unresolvable. ConfigError when it is there but is no configuration."""
+    where = tree.resolve(CONFIG_FILENAME)
+    if where.problem or not tree.is_file(where.path):
         return None
-    try:
-        user = yaml.safe_load(text)
-    except yaml.YAMLError:
-        user = None
-    data = default_config_dict()
-    if isinstance(user, dict):
-        data.update({k: v for k, v in user.items() if k in PATH_KEYS and v is not None})
-        data[SUITE_PATHS] = suite_paths(user.get("suites"))
-    return data
+    data = tree.read(where.path, CONFIG_BYTES)
+    if data is None:
+        raise ConfigError(f"{CONFIG_FILENAME} at {tree.rev}: larger than {CONFIG_BYTES:,} bytes")
+    user = parse_config_text(data.decode("utf-8", errors="replace"), f"{CONFIG_FILENAME} at {tree.rev}")
+    out = default_config_dict()
+    out.update({k: v for k, v in user.items() if k in (*PATH_KEYS, "loader") and v is not None})
+    out[SUITE_PATHS] = suite_paths(user.get("suites"))
+    return out
 
 
 def suite_paths(suites: Any) -> list[str]:
     """The files the suites of a configuration name, with each default manifest (MANIFEST.json
-    beside the suite's first probe file, docs/suites.md)."""
+    beside the suite's first probe file, as spelled: docs/suites.md)."""
     out: list[str] = []
     for suite in suites.values() if isinstance(suites, dict) else ():
         if not isinstance(suite, dict):
@@ -101,45 +105,202 @@ def suite_paths(suites: Any) -> list[str]:
     return out
 
 
-def _clean(path: str) -> str | None:
-    path = path.strip().replace("\\", "/")
-    while path.startswith("./"):
-        path = path[2:]
-    path = path.rstrip("/")
-    if not _PLAIN.fullmatch(path) or ".." in path.split("/"):
-        return None  # outside the repository or not a plain name: the gate refuses it anyway
-    return path
+def spellings(value: str) -> set[str]:
+    """A configured path as the gate may read it: as written, and with backslashes as folders
+    (a configuration written on Windows); both are resolved, so neither hides the other."""
+    return {value, value.strip(), value.strip().replace("\\", "/")} - {""}
 
 
-def gate_paths(configs: Iterable[dict[str, Any] | None]) -> list[str]:
-    """Every path the gate reads under any of these configurations, sorted, without duplicates."""
-    paths = set(FIXED_PATHS)
+def spelled_paths(configs: Iterable[dict[str, Any] | None]) -> set[str]:
+    """Every path the gate reads under any of these configurations, as written."""
+    out = set(FIXED_PATHS)
     for cfg in configs:
         for key in (*PATH_KEYS, SUITE_PATHS):
             value = (cfg or {}).get(key)
             for item in value if isinstance(value, list) else [value]:
                 if isinstance(item, str) and item.lower() != "none":
-                    cleaned = _clean(item)
-                    if cleaned:
-                        paths.add(cleaned)
-    return sorted(paths)
+                    out |= spellings(item)
+        package = loader_package(cfg)
+        if package:
+            out |= {package, f"{package}.py"}
+    return out
 
 
-def touches(changed: Iterable[str], paths: Sequence[str]) -> list[str]:
-    """The changed files that are, or lie under, one of `paths`."""
-    return sorted(f for f in changed if any(f == p or f.startswith(p + "/") for p in paths))
+def loader_package(cfg: dict[str, Any] | None) -> str | None:
+    """The top-level package a `loader: pkg.module:function` imports from the repository's root
+    (scorers/plugin_loader.py puts the root first on sys.path): its code loads the model."""
+    spec = (cfg or {}).get("loader")
+    if not isinstance(spec, str) or not loader_spec().match(spec):
+        return None
+    return spec.split(":")[0].split(".")[0]
 
 
-def bootstrap_reason(base: str, base_cfg: dict[str, Any] | None) -> str | None:
+def loader_files(package: str, names: Iterable[str]) -> list[str]:
+    """The files Python could import `package` from, besides `package/` and `package.py`: any
+    top-level `package.*` (a .pyc, an extension module) and `__pycache__/package.*` (an unchecked
+    hash-based .pyc is loaded without looking at its source)."""
+    return [n for n in names if _imports_as(n, package)]
+
+
+def _imports_as(path: str, package: str) -> bool:
+    parts = path.split("/")
+    if parts[0] == "__pycache__" and len(parts) == 2:
+        return parts[1].startswith(package + ".")
+    return len(parts) == 1 and parts[0].startswith(package + ".")
+
+
+def resolve_all(tree: GitTree, spelled: Iterable[str]) -> tuple[set[str], list[Resolved]]:
+    """(every repository path the gate reads through `tree`: each resolved path and each link on
+    the way, and the links inside resolved folders with their targets; the unresolvable ones)."""
+    paths: set[str] = set()
+    problems: list[Resolved] = []
+    queue = sorted(set(spelled), reverse=True)
+    seen: set[str] = set()
+    while queue:
+        name = queue.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if len(seen) > MAX_RESOLVED:
+            problems.append(Resolved(name, name, (), f"more than {MAX_RESOLVED:,} paths to follow"))
+            break
+        where = tree.resolve(name)
+        paths.update(where.links)
+        if where.problem:
+            problems.append(where)
+            continue
+        paths.add(where.path)
+        if tree.is_dir(where.path):
+            queue += tree.links_under(where.path)  # a file of the folder may be a link elsewhere
+    return paths, problems
+
+
+def touches(changed: Iterable[str], paths: Iterable[str], packages: Iterable[str] = ()) -> list[str]:
+    """The changed files that are, lie under, or lie above (a file or link replacing a folder, a
+    submodule) one of `paths` ("" is the whole repository), or that Python could import as one of
+    the loader's `packages`."""
+    inputs, imported = set(paths), set(packages)
+    if "" in inputs:
+        return sorted(changed)
+    ancestors = {folder for p in inputs for folder in _folders_of(p)}  # the folders holding an input
+    hits = []
+    for name in changed:
+        if (
+            name in inputs
+            or name in ancestors
+            or any(folder in inputs for folder in _folders_of(name))
+            or any(_imports_as(name, pkg) for pkg in imported)
+        ):
+            hits.append(name)
+    return sorted(hits)
+
+
+def _folders_of(path: str) -> list[str]:
+    """`a/b/c` -> [`a`, `a/b`]."""
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def plain(paths: Iterable[str]) -> list[str]:
+    return sorted(p for p in paths if _PLAIN.fullmatch(p))
+
+
+def bootstrap_reason(base: GitTree, base_cfg: dict[str, Any] | None) -> str | None:
     if base_cfg is None:
         return f"{CONFIG_FILENAME} is missing on the base branch"
     baseline = base_cfg.get("baseline")
     if not isinstance(baseline, str) or baseline.lower() == "none":
         return f"{CONFIG_FILENAME} on the base branch gates against no baseline"
-    cleaned = _clean(baseline)
-    if cleaned is None or not exists_at(base, cleaned):
+    where = base.resolve(baseline)
+    if where.problem is None and not base.is_file(where.path):
         return f"{baseline} is missing on the base branch"
     return None
+
+
+def base_inputs(base: GitTree, base_cfg: dict[str, Any]) -> list[str]:
+    """evalgate.yml and every baseline the base configuration names (the run's `baseline`; suites
+    have none of their own, docs/suites.md), each resolved in the base tree: the links on the way
+    and the file they lead to. Refused when one cannot be named for the restore."""
+    wanted = [CONFIG_FILENAME, base_cfg["baseline"]]
+    out: list[str] = []
+    for name in wanted:
+        where = base.resolve(name)
+        if where.problem:
+            raise Refused(
+                f"the base branch's {name!r} cannot be restored from the base commit: {where.problem}"
+            )
+        for path in (*where.links, where.path):
+            if not _PLAIN.fullmatch(path):
+                raise Refused(
+                    f"the base branch's {name!r} resolves to {path!r}, which is not a plain path "
+                    "(letters, digits, `._/-`, not starting with a dot or dash): the workflow cannot "
+                    "restore it from the base commit; rename it on the base branch"
+                )
+            if path not in out:
+                out.append(path)
+    return out
+
+
+def decide(base_rev: str, head_rev: str) -> list[str]:
+    """The GITHUB_OUTPUT lines; Refused (exit 2) when the decision cannot be made."""
+    try:
+        return _decide(base_rev, head_rev)
+    except TreeError as exc:
+        raise Refused(str(exc)) from None
+
+
+def _decide(base_rev: str, head_rev: str) -> list[str]:
+    base = GitTree(base_rev)
+    head = GitTree(head_rev)
+    merge_base = git("merge-base", base_rev, head_rev)
+    trees = [base, head]
+    if merge_base.returncode == 0 and merge_base.stdout.strip() not in (base_rev, ""):
+        trees.append(GitTree(merge_base.stdout.strip()))
+    try:
+        base_cfg = config_at(base)
+    except ConfigError as exc:
+        raise Refused(f"the base branch's configuration cannot be read: {exc.message}") from None
+    why = bootstrap_reason(base, base_cfg)
+    if why:
+        raise Refused(BOOTSTRAP.format(why=why, base=base_rev))
+    assert base_cfg is not None
+    restore = base_inputs(base, base_cfg)
+    try:
+        head_cfg = config_at(head)
+    except ConfigError as exc:
+        # The PR's evalgate.yml is no configuration: evalgate.yml itself changed, so the PR is
+        # relevant whatever it names, and the gate says what is wrong with it.
+        print(f"evalgate: the PR's {CONFIG_FILENAME} cannot be read: {exc.message}", file=sys.stderr)
+        head_cfg = None
+    diff = git("diff", "--no-renames", "--name-only", "-z", f"{base_rev}...{head_rev}")
+    if diff.returncode != 0:
+        raise Refused(f"git diff {base_rev}...{head_rev} failed: {diff.stderr.strip()}")
+    changed = [f for f in diff.stdout.split("\0") if f]
+    packages = {p for p in (loader_package(base_cfg), loader_package(head_cfg)) if p}
+    spelled = spelled_paths([base_cfg, head_cfg])
+    paths: set[str] = set()
+    problems: list[Resolved] = []
+    for tree in trees:
+        names = spelled | {f for pkg in packages for f in loader_files(pkg, tree.entries)}
+        found, unresolved = resolve_all(tree, names)
+        paths |= found
+        problems += [p for p in unresolved if p.problem]
+    hits = touches(changed, paths, packages)
+    for problem in problems[:20]:
+        print(
+            f"evalgate: {problem.spelled!r} cannot be resolved ({problem.problem}): the PR is scored",
+            file=sys.stderr,
+        )
+    for name in hits[:20]:
+        print(f"evalgate: the PR changes {name!r}, which the gate reads", file=sys.stderr)
+    relevant = bool(hits or problems)
+    if not relevant:
+        print("evalgate: nothing the gate reads changed in this PR", file=sys.stderr)
+    return [
+        f"relevant={'true' if relevant else 'false'}",
+        "gate-paths=" + " ".join(plain(paths)),
+        "base-inputs=" + " ".join(restore),
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -147,24 +308,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--base", required=True, help="the base branch's commit")
     parser.add_argument("--head", default="HEAD", help="the PR's commit (default HEAD)")
     args = parser.parse_args(argv)
-    base_cfg = config_at(args.base)
-    why = bootstrap_reason(args.base, base_cfg)
-    if why:
-        print(BOOTSTRAP.format(why=why, base=args.base), file=sys.stderr)
+    try:
+        lines = decide(args.base, args.head)
+    except Refused as exc:
+        text = str(exc)
+        print(text if text.startswith("evalgate:") else f"evalgate: refused: {text}", file=sys.stderr)
         return EXIT_REFUSED
-    diff = git("diff", "--no-renames", "--name-only", "-z", f"{args.base}...{args.head}")
-    if diff.returncode != 0:
-        print(f"evalgate: git diff {args.base}...{args.head} failed: {diff.stderr.strip()}", file=sys.stderr)
-        return EXIT_REFUSED
-    changed = [f for f in diff.stdout.split("\0") if f]
-    paths = gate_paths([base_cfg, config_at(args.head)])
-    hits = touches(changed, paths)
-    for name in hits[:20]:
-        print(f"evalgate: the PR changes {name!r}, which the gate reads", file=sys.stderr)
-    if not hits:
-        print("evalgate: nothing the gate reads changed in this PR", file=sys.stderr)
-    print(f"relevant={'true' if hits else 'false'}")
-    print("gate-paths=" + " ".join(paths))  # plain names only (_PLAIN)
+    for line in lines:
+        print(line)
     return 0
 
 

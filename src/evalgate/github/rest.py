@@ -385,8 +385,9 @@ class GitHubClient:
             resp.status,
         )
 
-    def paginate(self, path: str) -> Iterator[Any]:
-        """Every item of a list endpoint, following `Link: <...>; rel="next"`."""
+    def paginate(self, path: str, key: str | None = None) -> Iterator[Any]:
+        """Every item of a list endpoint, following `Link: <...>; rel="next"`. With `key`, each page
+        is an object holding the list under that key (`workflow_runs` of the Actions API)."""
         sep = "&" if "?" in path else "?"
         url: str | None = self._url(f"{path}{sep}per_page=100")
         fetched: set[str] = set()
@@ -395,12 +396,14 @@ class GitHubClient:
                 raise GitHubError(f"GET {url}: the pagination links loop", hint="a proxy or server fault")
             fetched.add(url)
             resp = self.checked("GET", url)
-            if not isinstance(resp.data, list):
-                raise GitHubError(f"GET {url}: expected a JSON list, got {type(resp.data).__name__}")
-            yield from resp.data
+            items = resp.data.get(key) if key and isinstance(resp.data, dict) else resp.data
+            if not isinstance(items, list):
+                what = f"a JSON list under {key!r}" if key else "a JSON list"
+                raise GitHubError(f"GET {url}: expected {what}, got {type(resp.data).__name__}")
+            yield from items
             link = next_link(resp.headers.get("link", ""))
             url = urllib.parse.urljoin(url, link) if link else None  # a relative link is allowed too
-            if url and not resp.data:
+            if url and not items:
                 self._url(url)  # a link to another host is refused all the same
                 url = None  # an empty page is the end, whatever its links say (`next` on every page)
 
