@@ -327,23 +327,49 @@ def test_the_approval_step_maps_evalgate_approvals_exit_code(tmp_path, code, app
     assert calls[0] == "1 approval --repo o/r --pr 7 --sha abc --label evalgate:approve-gate-change"
 
 
-def test_pull_requests_restore_the_score_cache_but_never_save_one():
-    """docs/scoring.md, "Score cache": whoever writes the cache chooses the scores, so only runs on
-    the default branch save it; a pull_request run restores into a folder outside its workspace."""
+def test_no_workflow_uses_actions_cache_and_prs_take_only_the_default_branchs_artifact():
+    """docs/scoring.md, "Score cache": whoever writes the cache chooses the scores, and a pull
+    request can write an actions/cache key in its own scope, which GitHub restores for it first. So
+    no workflow uses actions/cache; the gate takes the artifact of badge.yml's run on a push to the
+    default branch, found by the base commit's evalgate, into a fresh folder outside the workspace."""
     for name in ALL:
-        wf = load(name)
-        uses = [s.get("uses", "") for s in steps(wf)]
-        # the combined action saves at the end of the job: never used anywhere
-        assert not any(u.startswith("actions/cache@") for u in uses), name
-        if "pull_request" in triggers(wf) or "pull_request_target" in triggers(wf):
-            assert not any(u.startswith("actions/cache/save@") for u in uses), name
-    gate = load("eval-gate.yml")
-    restore = step(gate, "score cache")
-    assert restore["uses"].startswith("actions/cache/restore@")
-    assert restore["with"]["path"].startswith("${{ runner.temp }}/")
-    assert step(gate, "Gate")["with"]["cache"] == restore["with"]["path"]
-    badge = load("badge.yml")
+        uses = [s.get("uses", "") for s in steps(load(name))]
+        assert not any(u.startswith("actions/cache") for u in uses), name
+    gate, badge = load("eval-gate.yml"), load("badge.yml")
+    assert gate["jobs"]["gate"]["permissions"]["actions"] == "read"
+    find, download, unpack = (
+        step(gate, "Find the default branch's score cache"),
+        step(gate, "Download the default branch's score cache"),
+        step(gate, "Unpack the score cache"),
+    )
+    assert 'python" -P -m evalgate.github.trusted_cache find' in find["run"]
+    assert "--workflow .github/workflows/badge.yml --artifact evalgate-scores" in find["run"]
+    assert "grep -E '^run-id=[0-9]+$'" in find["run"]
+    assert download["uses"].startswith("actions/download-artifact@")
+    assert download["with"] == {
+        "name": "evalgate-scores",
+        "path": unpack["env"]["ARTIFACT"],
+        "run-id": "${{ steps.cache.outputs.run-id }}",
+        "github-token": "${{ github.token }}",
+    }
+    assert (
+        download["continue-on-error"] is True
+        and unpack["env"]["DOWNLOADED"] == "${{ steps.download.outcome }}"
+    )
+    assert unpack["env"]["CACHE"].startswith("${{ runner.temp }}/")
+    assert step(gate, "Gate")["with"]["cache"] == unpack["env"]["CACHE"]
+    # badge.yml (pushes to main) is the one writer: it starts from its own last artifact, found the
+    # same way, and uploads the whole as the artifact the gate looks for.
     assert set(triggers(badge)) == {"push"} and triggers(badge)["push"]["branches"] == ["main"]
-    save = step(badge, "Save the score cache")
-    assert save["uses"].startswith("actions/cache/save@")
-    assert save["with"]["path"] == step(badge, "Gate")["with"]["cache"]
+    assert badge["jobs"]["gate"]["permissions"] == {"contents": "read", "actions": "read"}
+    for name in ("Find", "Unpack the score cache"):
+        ours = step(badge, name)
+        assert ours["run"] == step(gate, name)["run"], name
+    assert step(badge, "Find")["env"]["BASE_SHA"] == "${{ github.sha }}"
+    assert step(badge, "Gate")["with"]["cache"] == step(badge, "Unpack the score cache")["env"]["CACHE"]
+    pack, upload = step(badge, "Pack the score cache"), step(badge, "Upload the score cache")
+    assert (
+        "trusted_cache pack" in pack["run"] and pack["env"]["CACHE"] == step(badge, "Gate")["with"]["cache"]
+    )
+    assert upload["with"]["name"] == "evalgate-scores"
+    assert upload["with"]["path"] == pack["env"]["PACKED"] + "/evalgate-scores.tar"
