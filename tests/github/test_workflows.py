@@ -114,7 +114,7 @@ def test_the_gate_runs_on_every_pr_with_a_read_only_token_and_the_base_action():
     gate = step(wf, "Gate")
     # The base commit's action and Dockerfile, checked out beside the PR; never `uses: ./`.
     assert gate["uses"] == "./.evalgate-base"
-    assert gate["with"]["gate-changes"] == ".evalgate/gate-changes.diff"
+    assert gate["with"]["gate-changes"] == "${{ runner.temp }}/evalgate-gate-changes.diff"
     assert "approve-gate-change" in gate["with"]["approve-gate-changes"]
     assert "worktree add" in step(wf, "base commit")["run"]
     upload = next(s for s in steps(wf) if "upload-artifact" in s.get("uses", ""))
@@ -200,24 +200,49 @@ def base_sha(work: Path) -> str:
     return git("rev-parse", "origin/main", cwd=work).strip()
 
 
-def test_the_gate_restores_config_and_baselines_from_the_base_branch(pr_checkout):
+def restore_step(work: Path, approved: str) -> tuple[subprocess.CompletedProcess[str], Path]:
     script = step(load("eval-gate.yml"), "from the base branch")["run"]
-    result = bash(script, pr_checkout, BASE_SHA=base_sha(pr_checkout), APPROVED="false", GATE_PATHS="")
+    diff = work.parent / "runner-temp" / "evalgate-gate-changes.diff"
+    diff.parent.mkdir(exist_ok=True)
+    env = dict(BASE_SHA=base_sha(work), APPROVED=approved, GATE_PATHS="baselines data/eval evalgate.yml")
+    # What the base commit's pr_scope names: the configuration and the baseline it gates against.
+    env.update(BASE_INPUTS="evalgate.yml baselines/demo.json", GATE_CHANGES=str(diff))
+    return bash(script, work, **env), diff
+
+
+def test_the_gate_restores_config_and_baselines_from_the_base_branch(pr_checkout):
+    result, diff = restore_step(pr_checkout, "false")
     assert result.returncode == 0, result.stderr
     assert (pr_checkout / "evalgate.yml").read_text(encoding="utf-8") == "gate:\n  tolerance: 0.02\n"
     assert (pr_checkout / "baselines" / "demo.json").read_text(encoding="utf-8") == '{"accuracy": 0.9}\n'
-    assert not (pr_checkout / "baselines" / "sneaky.json").exists()
-    diff = (pr_checkout / ".evalgate" / "gate-changes.diff").read_text(encoding="utf-8")
-    assert "+  tolerance: 0.5" in diff and "baselines/sneaky.json" in diff
+    text = diff.read_text(encoding="utf-8")
+    assert "+  tolerance: 0.5" in text and "baselines/sneaky.json" in text
+    assert not (pr_checkout / ".evalgate").exists()  # nothing is written into the PR's tree
 
 
-def test_with_the_label_the_prs_own_gate_files_are_used(pr_checkout):
-    script = step(load("eval-gate.yml"), "from the base branch")["run"]
-    result = bash(script, pr_checkout, BASE_SHA=base_sha(pr_checkout), APPROVED="true", GATE_PATHS="")
+def test_with_the_label_only_the_baseline_is_the_prs(pr_checkout):
+    result, _ = restore_step(pr_checkout, "true")
     assert result.returncode == 0, result.stderr
-    assert (pr_checkout / "evalgate.yml").read_text(encoding="utf-8") == "gate:\n  tolerance: 0.5\n"
-    assert (pr_checkout / "baselines" / "sneaky.json").exists()
+    assert (pr_checkout / "evalgate.yml").read_text(encoding="utf-8") == "gate:\n  tolerance: 0.02\n"
+    assert (pr_checkout / "baselines" / "demo.json").read_text(encoding="utf-8") == '{"accuracy": 0.1}\n'
     assert "evalgate:update-baseline" in result.stdout
+
+
+def test_the_init_template_restores_the_base_inputs_as_this_repository_does():
+    """`evalgate init` writes the gate workflow for other repositories: its step that restores the
+    base's inputs is this repository's, word for word, and its scope step passes the same lines."""
+    from evalgate.github.workflows import gate_workflow
+
+    template = yaml.safe_load(gate_workflow("acme/evalgate@" + "a" * 40))
+    ours = load("eval-gate.yml")
+    name = "Take the configuration and the baselines"
+    assert step(template, name)["run"] == step(ours, name)["run"]
+    assert step(template, name)["env"] == step(ours, name)["env"]
+    whitelist = re.compile(r"grep -E '\^\(relevant=.*\)\$'")
+    scope = "Decide what the gate has to do"
+    assert whitelist.findall(step(template, scope)["run"]) == whitelist.findall(step(ours, scope)["run"])
+    assert "base-inputs=" in whitelist.findall(step(ours, scope)["run"])[0]
+    assert step(template, "Gate")["with"]["gate-changes"] == step(ours, "Gate")["with"]["gate-changes"]
 
 
 def test_the_badge_is_published_to_the_badges_branch(tmp_path):
