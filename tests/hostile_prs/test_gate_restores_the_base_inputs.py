@@ -148,6 +148,32 @@ def test_links_and_files_in_place_of_the_base_inputs_are_replaced_never_followed
     assert (outside / "baseline.json").read_text(encoding="utf-8") == PR_BASELINE
 
 
+def test_a_folder_named_at_base_is_restored_file_by_file(tmp_path, workflow):
+    """Attack: the base names a folder (every file of it is read); the PR adds a file to it, edits
+    one, and replaces a subfolder with a link out of the tree."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    base = {
+        "evalgate.yml": BASE_CONFIG,
+        "baselines/demo.json": BASE_BASELINE,
+        "baselines/old/v1.json": BASE_BASELINE,
+        "baselines/latest.json": Link("demo.json"),
+    }
+    pr = {
+        "baselines/demo.json": PR_BASELINE,
+        "baselines/extra.json": PR_BASELINE,
+        "baselines/old": Link(str(outside)),
+    }
+    work, base_sha = pr_repo(tmp_path, base, pr)
+    done, _ = restore(workflow, work, base_sha, "evalgate.yml baselines")
+    assert done.returncode == 0, done.stderr
+    files = sorted(str(p.relative_to(work)) for p in (work / "baselines").rglob("*"))
+    assert files == ["baselines/demo.json", "baselines/latest.json", "baselines/old", "baselines/old/v1.json"]
+    assert text(work / "baselines/demo.json") == text(work / "baselines/old/v1.json") == BASE_BASELINE
+    assert os.readlink(work / "baselines/latest.json") == "demo.json"
+    assert list(outside.iterdir()) == []
+
+
 def test_the_prs_gitattributes_cannot_rewrite_the_restored_bytes(tmp_path, workflow):
     """Attack: the PR adds a .gitattributes whose attributes (a working-tree encoding, end-of-line
     conversion) would change the base's baseline as git checks it out."""
