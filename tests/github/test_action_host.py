@@ -197,3 +197,30 @@ def test_the_score_cache_is_mounted_from_outside_the_workspace_only(runner):
         assert refused.returncode == 3, bad
         assert "input cache must be an absolute folder outside the workspace" in refused.stdout
         assert not (tmp_path / "docker.log").exists(), "the container must not run"
+
+
+def test_gate_changes_from_outside_the_workspace_are_mounted_read_only(runner):
+    """The gate workflow writes its diff under the runner's temp folder, where a PR cannot have put
+    a file or a link; the container sees that one file, read-only, and nothing else of the folder."""
+    env, tmp_path = runner
+    diff = tmp_path / "runner-temp" / "evalgate-gate-changes.diff"
+    diff.write_text("diff --git a/evalgate.yml b/evalgate.yml\n", encoding="utf-8")
+    result = run_step("gate", env, FAKE_MODE="good", FAKE_RC="0", INPUT_GATE_CHANGES=str(diff))
+    assert result.returncode == 0, result.stderr
+    (call,) = docker_calls(tmp_path)
+    assert f"{diff}:/evalgate-input/gate-changes.diff:ro" in call
+    assert str(tmp_path / "runner-temp") + ":" not in " ".join(call)  # the file, never its folder
+    # A relative path is the workspace's, as before: nothing more is mounted.
+    (tmp_path / "docker.log").unlink()
+    result = run_step("gate", env, FAKE_MODE="good", FAKE_RC="0", INPUT_GATE_CHANGES=".evalgate/x.diff")
+    (call,) = docker_calls(tmp_path)
+    assert not any("/evalgate-input/" in arg for arg in call)
+    # A link (or nothing) at the absolute path is refused before any container runs.
+    link = tmp_path / "runner-temp" / "link.diff"
+    link.symlink_to(tmp_path / "secret.txt")
+    for bad in (str(link), str(tmp_path / "runner-temp" / "missing.diff")):
+        (tmp_path / "docker.log").unlink(missing_ok=True)
+        refused = run_step("gate", env, FAKE_MODE="good", FAKE_RC="0", INPUT_GATE_CHANGES=bad)
+        assert refused.returncode == 2, bad
+        assert "input gate-changes must be a regular file" in refused.stdout
+        assert not (tmp_path / "docker.log").exists()

@@ -123,7 +123,7 @@ def test_the_gate_runs_on_every_pr_with_a_read_only_token_and_the_base_action():
     gate = step(wf, "Gate")
     # The base commit's action and Dockerfile, checked out beside the PR; never `uses: ./`.
     assert gate["uses"] == "./.evalgate-base"
-    assert gate["with"]["gate-changes"] == ".evalgate/gate-changes.diff"
+    assert gate["with"]["gate-changes"] == "${{ runner.temp }}/evalgate-gate-changes.diff"
     assert "approve-gate-change" in gate["with"]["approve-gate-changes"]
     assert "worktree add" in step(wf, "base commit")["run"]
     upload = next(s for s in steps(wf) if "upload-artifact" in s.get("uses", ""))
@@ -209,24 +209,49 @@ def base_sha(work: Path) -> str:
     return git("rev-parse", "origin/main", cwd=work).strip()
 
 
-def test_the_gate_restores_config_and_baselines_from_the_base_branch(pr_checkout):
+def restore_step(work: Path, approved: str) -> tuple[subprocess.CompletedProcess[str], Path]:
     script = step(load("eval-gate.yml"), "from the base branch")["run"]
-    result = bash(script, pr_checkout, BASE_SHA=base_sha(pr_checkout), APPROVED="false", GATE_PATHS="")
+    diff = work.parent / "runner-temp" / "evalgate-gate-changes.diff"
+    diff.parent.mkdir(exist_ok=True)
+    env = dict(BASE_SHA=base_sha(work), APPROVED=approved, GATE_PATHS="baselines data/eval evalgate.yml")
+    # What the base commit's pr_scope names: the configuration and the baseline it gates against.
+    env.update(BASE_INPUTS="evalgate.yml baselines/demo.json", GATE_CHANGES=str(diff))
+    return bash(script, work, **env), diff
+
+
+def test_the_gate_restores_config_and_baselines_from_the_base_branch(pr_checkout):
+    result, diff = restore_step(pr_checkout, "false")
     assert result.returncode == 0, result.stderr
     assert (pr_checkout / "evalgate.yml").read_text(encoding="utf-8") == "gate:\n  tolerance: 0.02\n"
     assert (pr_checkout / "baselines" / "demo.json").read_text(encoding="utf-8") == '{"accuracy": 0.9}\n'
-    assert not (pr_checkout / "baselines" / "sneaky.json").exists()
-    diff = (pr_checkout / ".evalgate" / "gate-changes.diff").read_text(encoding="utf-8")
-    assert "+  tolerance: 0.5" in diff and "baselines/sneaky.json" in diff
+    text = diff.read_text(encoding="utf-8")
+    assert "+  tolerance: 0.5" in text and "baselines/sneaky.json" in text
+    assert not (pr_checkout / ".evalgate").exists()  # nothing is written into the PR's tree
 
 
-def test_with_the_label_the_prs_own_gate_files_are_used(pr_checkout):
-    script = step(load("eval-gate.yml"), "from the base branch")["run"]
-    result = bash(script, pr_checkout, BASE_SHA=base_sha(pr_checkout), APPROVED="true", GATE_PATHS="")
+def test_with_the_label_only_the_baseline_is_the_prs(pr_checkout):
+    result, _ = restore_step(pr_checkout, "true")
     assert result.returncode == 0, result.stderr
-    assert (pr_checkout / "evalgate.yml").read_text(encoding="utf-8") == "gate:\n  tolerance: 0.5\n"
-    assert (pr_checkout / "baselines" / "sneaky.json").exists()
+    assert (pr_checkout / "evalgate.yml").read_text(encoding="utf-8") == "gate:\n  tolerance: 0.02\n"
+    assert (pr_checkout / "baselines" / "demo.json").read_text(encoding="utf-8") == '{"accuracy": 0.1}\n'
     assert "evalgate:update-baseline" in result.stdout
+
+
+def test_the_init_template_restores_the_base_inputs_as_this_repository_does():
+    """`evalgate init` writes the gate workflow for other repositories: its step that restores the
+    base's inputs is this repository's, word for word, and its scope step passes the same lines."""
+    from evalgate.github.workflows import gate_workflow
+
+    template = yaml.safe_load(gate_workflow("acme/evalgate@" + "a" * 40))
+    ours = load("eval-gate.yml")
+    name = "Take the configuration and the baselines"
+    assert step(template, name)["run"] == step(ours, name)["run"]
+    assert step(template, name)["env"] == step(ours, name)["env"]
+    whitelist = re.compile(r"grep -E '\^\(relevant=.*\)\$'")
+    scope = "Decide what the gate has to do"
+    assert whitelist.findall(step(template, scope)["run"]) == whitelist.findall(step(ours, scope)["run"])
+    assert "base-inputs=" in whitelist.findall(step(ours, scope)["run"])[0]
+    assert step(template, "Gate")["with"]["gate-changes"] == step(ours, "Gate")["with"]["gate-changes"]
 
 
 def test_the_badge_is_published_to_the_badges_branch(tmp_path):
@@ -336,26 +361,52 @@ def test_the_approval_step_maps_evalgate_approvals_exit_code(tmp_path, code, app
     assert calls[0] == "1 approval --repo o/r --pr 7 --sha abc --label evalgate:approve-gate-change"
 
 
-def test_pull_requests_restore_the_score_cache_but_never_save_one():
-    """docs/scoring.md, "Score cache": whoever writes the cache chooses the scores, so only runs on
-    the default branch save it; a pull_request run restores into a folder outside its workspace."""
+def test_no_workflow_uses_actions_cache_and_prs_take_only_the_default_branchs_artifact():
+    """docs/scoring.md, "Score cache": whoever writes the cache chooses the scores, and a pull
+    request can write an actions/cache key in its own scope, which GitHub restores for it first. So
+    no workflow uses actions/cache; the gate takes the artifact of badge.yml's run on a push to the
+    default branch, found by the base commit's evalgate, into a fresh folder outside the workspace."""
     for name in ALL:
-        wf = load(name)
-        uses = [s.get("uses", "") for s in steps(wf)]
-        # the combined action saves at the end of the job: never used anywhere
-        assert not any(u.startswith("actions/cache@") for u in uses), name
-        if "pull_request" in triggers(wf) or "pull_request_target" in triggers(wf):
-            assert not any(u.startswith("actions/cache/save@") for u in uses), name
-    gate = load("eval-gate.yml")
-    restore = step(gate, "score cache")
-    assert restore["uses"].startswith("actions/cache/restore@")
-    assert restore["with"]["path"].startswith("${{ runner.temp }}/")
-    assert step(gate, "Gate")["with"]["cache"] == restore["with"]["path"]
-    badge = load("badge.yml")
+        uses = [s.get("uses", "") for s in steps(load(name))]
+        assert not any(u.startswith("actions/cache") for u in uses), name
+    gate, badge = load("eval-gate.yml"), load("badge.yml")
+    assert gate["jobs"]["gate"]["permissions"]["actions"] == "read"
+    find, download, unpack = (
+        step(gate, "Find the default branch's score cache"),
+        step(gate, "Download the default branch's score cache"),
+        step(gate, "Unpack the score cache"),
+    )
+    assert 'python" -P -m evalgate.github.trusted_cache find' in find["run"]
+    assert "--workflow .github/workflows/badge.yml --artifact evalgate-scores" in find["run"]
+    assert "grep -E '^run-id=[0-9]+$'" in find["run"]
+    assert download["uses"].startswith("actions/download-artifact@")
+    assert download["with"] == {
+        "name": "evalgate-scores",
+        "path": unpack["env"]["ARTIFACT"],
+        "run-id": "${{ steps.cache.outputs.run-id }}",
+        "github-token": "${{ github.token }}",
+    }
+    assert (
+        download["continue-on-error"] is True
+        and unpack["env"]["DOWNLOADED"] == "${{ steps.download.outcome }}"
+    )
+    assert unpack["env"]["CACHE"].startswith("${{ runner.temp }}/")
+    assert step(gate, "Gate")["with"]["cache"] == unpack["env"]["CACHE"]
+    # badge.yml (pushes to main) is the one writer: it starts from its own last artifact, found the
+    # same way, and uploads the whole as the artifact the gate looks for.
     assert set(triggers(badge)) == {"push"} and triggers(badge)["push"]["branches"] == ["main"]
-    save = step(badge, "Save the score cache")
-    assert save["uses"].startswith("actions/cache/save@")
-    assert save["with"]["path"] == step(badge, "Gate")["with"]["cache"]
+    assert badge["jobs"]["gate"]["permissions"] == {"contents": "read", "actions": "read"}
+    for name in ("Find", "Unpack the score cache"):
+        ours = step(badge, name)
+        assert ours["run"] == step(gate, name)["run"], name
+    assert step(badge, "Find")["env"]["BASE_SHA"] == "${{ github.sha }}"
+    assert step(badge, "Gate")["with"]["cache"] == step(badge, "Unpack the score cache")["env"]["CACHE"]
+    pack, upload = step(badge, "Pack the score cache"), step(badge, "Upload the score cache")
+    assert (
+        "trusted_cache pack" in pack["run"] and pack["env"]["CACHE"] == step(badge, "Gate")["with"]["cache"]
+    )
+    assert upload["with"]["name"] == "evalgate-scores"
+    assert upload["with"]["path"] == pack["env"]["PACKED"] + "/evalgate-scores.tar"
 
 
 # -- issue 24: the templates `evalgate init` writes, and the packages next to a token ---------------

@@ -328,6 +328,111 @@ def base_permissions(role: str) -> dict[str, bool]:
     return {names[r]: i <= rank for i, r in enumerate(order)}
 
 
+# --- the Actions API of one repository (runs, artifacts) ----------------------------------------
+
+ACTIONS_REPO = "acme/models"
+ACTIONS_REPO_ID = 4242
+BADGE = ".github/workflows/badge.yml"
+
+
+class ActionsGitHub(FakeGitHub):
+    """`FakeGitHub` plus what `evalgate.github.trusted_cache find` reads: the repository (its default
+    branch), a workflow file by name, that workflow's runs and each run's artifacts.
+
+    Like a server whose filters are looser than asked, the runs route answers EVERY run it holds,
+    whatever `branch`, `event` or `status` the query names, and in the order they were added (not
+    newest first): the client has to check each run itself. `add_run` writes a run object the way
+    GitHub does (`path`, `event`, `head_branch`, `head_sha`, `workflow_id`, `repository`,
+    `head_repository`, `status`, `conclusion`, `created_at`) with one artifact, and
+    `artifact_files[run id]` is the file `actions/download-artifact` would unpack from it.
+    """
+
+    def __init__(self, *, default_branch: str = "main", repo: str = ACTIONS_REPO) -> None:
+        super().__init__()
+        self.repo = repo
+        self.default_branch = default_branch
+        self.workflows: dict[str, dict[str, Any]] = {
+            "badge.yml": {"id": 101, "name": "badge", "path": BADGE, "state": "active"},
+            "evil.yml": {"id": 202, "name": "badge", "path": ".github/workflows/evil.yml", "state": "active"},
+        }
+        self.workflow_runs: list[dict[str, Any]] = []
+        self.artifacts: dict[int, list[dict[str, Any]]] = {}
+        self.artifact_files: dict[int, Any] = {}
+        self._run_id = 9_000_000_000
+
+    def _repository(self, full_name: str, rid: int) -> dict[str, Any]:
+        name = full_name.split("/")[1]
+        return {"id": rid, "full_name": full_name, "name": name, "fork": rid != ACTIONS_REPO_ID}
+
+    def add_run(
+        self,
+        sha: str,
+        *,
+        event: str = "push",
+        branch: str | None = None,
+        path: str = BADGE,
+        workflow_id: int = 101,
+        name: str = "badge",
+        head_repo: tuple[str, int] | None = None,
+        status: str = "completed",
+        conclusion: str | None = "success",
+        artifact: str | None = "evalgate-scores",
+        expired: bool = False,
+        file: Any = None,
+    ) -> int:
+        with self.lock:
+            self._run_id += 1
+            rid = self._run_id
+            minute = len(self.workflow_runs)
+        branch = self.default_branch if branch is None else branch
+        head = self._repository(*(head_repo or (self.repo, ACTIONS_REPO_ID)))
+        self.workflow_runs.append(
+            {
+                "id": rid,
+                "name": name,
+                "path": path,
+                "workflow_id": workflow_id,
+                "event": event,
+                "head_branch": branch,
+                "head_sha": sha,
+                "status": status,
+                "conclusion": conclusion,
+                "run_number": minute + 1,
+                "created_at": f"2025-01-01T10:{minute:02d}:00Z",
+                "repository": self._repository(self.repo, ACTIONS_REPO_ID),
+                "head_repository": head,
+                "html_url": f"https://github.test/{self.repo}/actions/runs/{rid}",
+            }
+        )
+        owner = {"id": rid, "head_sha": sha}
+        self.artifacts[rid] = (
+            [{"id": rid + 1, "name": artifact, "expired": expired, "workflow_run": owner}] if artifact else []
+        )
+        if file is not None:
+            self.artifact_files[rid] = file
+        return rid
+
+    def route(self, method: str, path: str, payload: Any, who: tuple[str, bool, bool]):
+        route = urlsplit(path).path
+        repo = re.escape(self.repo)
+        if method == "GET" and re.fullmatch(rf"/repos/{repo}", route):
+            meta = self._repository(self.repo, ACTIONS_REPO_ID)
+            return 200, {**meta, "default_branch": self.default_branch}, {}
+        m = re.fullmatch(rf"/repos/{repo}/actions/workflows/([^/]+)", route)
+        if method == "GET" and m:
+            wf = self.workflows.get(m.group(1))
+            return (200, wf, {}) if wf else (404, {"message": "Not Found"}, {})
+        m = re.fullmatch(rf"/repos/{repo}/actions/workflows/([^/]+)/runs", route)
+        if method == "GET" and m:
+            runs = list(self.workflow_runs)  # every run, whatever the query asks (see the docstring)
+            return 200, {"total_count": len(runs), "workflow_runs": runs}, {}
+        m = re.fullmatch(rf"/repos/{repo}/actions/runs/(\d+)/artifacts", route)
+        if method == "GET" and m:
+            found = self.artifacts.get(int(m.group(1)), [])
+            return 200, {"total_count": len(found), "artifacts": found}, {}
+        return super().route(method, path, payload, who)
+
+
 # --- the picky stand-in -------------------------------------------------------------------------
 
 PREFIX = "/api/v3"
