@@ -274,7 +274,8 @@ def test_the_workflows_pin_the_release_and_pass_actionlint(tmp_path):
         uses = re.findall(r"uses: (\S+)", path.read_text(encoding="utf-8"))
         assert uses and all(re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", u) for u in uses), uses
     text = gate.read_text(encoding="utf-8")
-    assert f"uses: {PIN}\n" in text and "evalgate @ git+https://github.com/" + PIN in text
+    repo, ref = PIN.split("@")
+    assert f"uses: {PIN}\n" in text and f'fetch -q --depth 1 "https://github.com/{repo}" "{ref}"' in text
     wf = yaml.safe_load(apply.read_text(encoding="utf-8"))
     score = wf["jobs"]["score"]["steps"]
     assert score[0]["with"]["repository"] == "acme/evalgate" and score[0]["with"]["ref"] == PIN.split("@")[1]

@@ -31,11 +31,16 @@ if argv[:1] == ["build"]:
     sys.exit(0)
 if argv[:1] in (["pull"], ["image"]):
     sys.exit(0)
-result = None
+result = workspace = None
 for i, arg in enumerate(argv):
     if arg == "-v" and argv[i + 1].endswith(":/github/result"):
         result = Path(argv[i + 1].rsplit(":", 1)[0])
+    if arg == "-v" and argv[i + 1].endswith(":/work"):
+        workspace = Path(argv[i + 1].rsplit(":", 1)[0])
 mode = os.environ.get("FAKE_MODE", "good")
+if workspace is not None and mode == "good":  # the gate writes its report, as the real one does
+    (workspace / "evalgate-out").mkdir(exist_ok=True)
+    (workspace / "evalgate-out" / "REPORT.md").write_text("# report\n")
 if result is not None and mode == "good":
     (result / "output").write_text(
         "verdict<<EVALGATE_EOF_1\nfail\nEVALGATE_EOF_1\naccuracy<<EVALGATE_EOF_2\n0.875\nEVALGATE_EOF_2\n"
@@ -70,8 +75,7 @@ def runner(tmp_path):
     commands = tmp_path / "_runner_file_commands"
     commands.mkdir()
     workspace = tmp_path / "workspace"
-    (workspace / "evalgate-out").mkdir(parents=True)
-    (workspace / "evalgate-out" / "REPORT.md").write_text("# report\n", encoding="utf-8")
+    workspace.mkdir()
     temp = tmp_path / "runner-temp"
     temp.mkdir()
     secret = tmp_path / "secret.txt"
@@ -224,3 +228,23 @@ def test_gate_changes_from_outside_the_workspace_are_mounted_read_only(runner):
         assert refused.returncode == 2, bad
         assert "input gate-changes must be a regular file" in refused.stdout
         assert not (tmp_path / "docker.log").exists()
+
+
+@pytest.mark.parametrize("planted", ["report", "link"])
+def test_what_the_pr_left_in_the_output_folder_is_removed_before_the_run(runner, planted):
+    """A report saying "pass" committed at evalgate-out/, or evalgate-out a link to the PR's own
+    folder: removed (never followed) before the container runs, so a run that writes nothing
+    reports nothing and the workflow collects nothing stale."""
+    env, _ = runner
+    workspace = Path(env["GITHUB_WORKSPACE"])
+    forged = workspace / ("forged" if planted == "link" else "evalgate-out")
+    forged.mkdir()
+    (forged / "REPORT.md").write_text("## pass\n", encoding="utf-8")
+    if planted == "link":
+        (workspace / "evalgate-out").symlink_to("forged")
+    result = run_step("gate", env, FAKE_MODE="silent", FAKE_RC="2")
+    assert result.returncode == 2, result.stderr
+    assert not (workspace / "evalgate-out").exists() and not (workspace / "evalgate-out").is_symlink()
+    if planted == "link":  # the link is gone; what it pointed to is the PR's and stays untouched
+        assert (forged / "REPORT.md").read_text(encoding="utf-8") == "## pass\n"
+    assert "report-path=" in outputs(env)

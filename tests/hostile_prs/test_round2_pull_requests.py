@@ -165,22 +165,44 @@ def test_a_maintainers_label_on_this_head_lets_the_gate_judge_the_change(github_
     assert_red(job, "fail")
 
 
-def test_a_stale_report_and_links_committed_in_the_output_folder_are_never_uploaded(github_repo: GitHubRepo):
-    """The PR commits evalgate-out/REPORT.md saying "pass" and a results.json linking out."""
-
-    def plant(tree: Path) -> None:
-        swap_in_regressed(tree)
-        out = tree / "evalgate-out"
-        out.mkdir()
-        (out / "REPORT.md").write_text("## ✅ evalgate: pass\n", encoding="utf-8")
+def plant_in_the_output_folder(tree: Path, *, link: str = "") -> None:
+    """A report saying "pass" where the run writes its own; `link`: a link in, or as, the folder."""
+    swap_in_regressed(tree)
+    out = tree / ("forged" if link == "folder" else "evalgate-out")
+    out.mkdir()
+    (out / "REPORT.md").write_text("## ✅ evalgate: pass\n", encoding="utf-8")
+    (out / "results.json").write_text('{"verdict": "pass"}\n', encoding="utf-8")
+    if link == "file":
         (out / "badge.json").symlink_to("/etc/hostname")
+    if link == "folder":
+        (tree / "evalgate-out").symlink_to("forged")
 
-    job = github_repo.run_gate(github_repo.pull_request(plant))
+
+def uploaded(repo: GitHubRepo) -> list[Path]:
+    return [p for p in (repo.root / "artifacts").rglob("*") if p.is_file() or p.is_symlink()]
+
+
+def test_a_stale_report_committed_in_the_output_folder_is_never_uploaded(github_repo: GitHubRepo):
+    """The PR commits evalgate-out/REPORT.md and results.json saying "pass"."""
+    job = github_repo.run_gate(github_repo.pull_request(plant_in_the_output_folder))
     assert_red(job, "fail")
-    uploaded = github_repo.root / "artifacts"
-    reports = list(uploaded.rglob("REPORT.md"))
-    assert reports and all("✅ evalgate: pass" not in r.read_text(encoding="utf-8") for r in reports)
-    assert not any(p.is_symlink() for p in uploaded.rglob("*"))
+    files = uploaded(github_repo)
+    assert {"REPORT.md", "results.json"} <= {f.name for f in files}
+    reports = [f.read_text(encoding="utf-8") for f in files if f.name == "REPORT.md"]
+    assert reports and all("✅ evalgate: pass" not in r for r in reports)
+
+
+@pytest.mark.parametrize("link", ["file", "folder"])
+def test_a_link_committed_in_or_as_the_output_folder_uploads_nothing_stale(github_repo, link):
+    """The same, with a link in the output folder, or the output folder a link to the forged one."""
+    job = github_repo.run_gate(github_repo.pull_request(lambda t: plant_in_the_output_folder(t, link=link)))
+    assert_red(job, "fail")
+    files = uploaded(github_repo)
+    assert not any(f.is_symlink() for f in files)
+    reports = [f.read_text(encoding="utf-8") for f in files if f.name == "REPORT.md"]
+    assert not any("✅ evalgate: pass" in r for r in reports)
+    (results,) = [f for f in files if f.name == "results.json"]
+    assert json.loads(results.read_text(encoding="utf-8"))["verdict"] == "fail"
 
 
 def test_a_pr_that_changes_nothing_the_gate_reads_passes_without_scoring(github_repo: GitHubRepo):
