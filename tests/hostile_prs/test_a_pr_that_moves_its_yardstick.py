@@ -195,6 +195,36 @@ def test_loosened_rules_in_evalgate_yml_are_refused(repo, capsys):
     assert got["gate.tolerance"] == (0.02, 0.5, "evalgate.yml")
 
 
+def _append(path: str, text: str):
+    def edit(root: Path) -> None:
+        with open(root / path, "a", encoding="utf-8") as f:
+            f.write(text)
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "kind", "file"),
+    [
+        (_append("data/eval/probe_prompt.txt", "\n"), "template", "data/eval/probe_prompt.txt"),
+        (_append("data/grammar/verbs.yaml", "\n# reviewed\n"), "grammar", "data/grammar/verbs.yaml"),
+        (_append("data/corpus/val.jsonl", '{"text": "The harbour was quiet that evening."}\n'),
+         "training_file", "data/corpus/val.jsonl"),
+    ],
+    ids=["template", "grammar", "training-file"],
+)  # fmt: skip
+def test_an_edited_template_grammar_or_training_file_is_refused(repo, capsys, edit, kind, file):
+    """Three more files of the yardstick the PR holds: a byte changed in any of them is a gate
+    change (a template moves every score; the grammar and the training files decide leaks)."""
+    edit(repo)
+    code, doc, _ = _run(repo / "out")
+    err = capsys.readouterr().err
+    assert code == 2 and doc["verdict"] == "refused" and doc["probes"] == []
+    changes = doc["gate_changes_vs_baseline"]
+    assert [c["kind"] for c in changes] == [kind] and changes[0]["file"] == file, changes
+    assert file in err and "evalgate:approve-gate-change" in err
+
+
 def test_a_manifest_version_going_down_is_refused(repo, capsys):
     manifest = repo / "data" / "eval" / "MANIFEST.json"
     doc = json.loads(manifest.read_text(encoding="utf-8"))
