@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from evalgate.config import GateConfig, default_config_dict
-from evalgate.edges.files import file_record
+from evalgate.edges.files import bytes_record
+from evalgate.edges.input_files import read_input
+from evalgate.edges.inputs import read_checked
 from evalgate.errors import EvalgateError, RefusedError
 from evalgate.gate import results as results_mod
 from evalgate.gate.baseline import baseline_from_results, validate_baseline
@@ -367,8 +369,10 @@ def refuse_before_scoring(
     inputs = {**outcome.inputs, **config_input(cfg)}
     tests = [cfg.test, *(s.test for s in cfg.suites)]  # `test: null`: no perplexity
     for test in (cfg.path(t) for t in tests if t is not None):
-        if test.is_file():
-            inputs[display_path(cfg, test)] = {**file_record(test), "role": "test"}
+        if os.path.lexists(test):  # a missing one is refused when it is read for the perplexity
+            shown = display_path(cfg, test)
+            data = read_checked(test, "test", "test set", roots=cfg.roots(), shown=shown)
+            inputs[shown] = {**bytes_record(data), "role": "test"}
     probes = [
         {
             "id": p.id,
@@ -451,11 +455,13 @@ def git_commit(root: Path) -> str | None:
 
 def pr_from_event() -> int | None:
     path = os.environ.get("GITHUB_EVENT_PATH")
-    if not path or not Path(path).is_file():
+    if not path:
         return None
     try:
-        event = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        event = json.loads(read_input(Path(path), "event"))
+    except (OSError, ValueError, RecursionError):  # not there, not a regular file, too big, not JSON
+        return None
+    if not isinstance(event, dict) or not isinstance(event.get("pull_request"), dict | None):
         return None
     number = (event.get("pull_request") or {}).get("number")
     return number if isinstance(number, int) else None
