@@ -321,19 +321,35 @@ def _with_floors(
     """`gate.min_accuracy` (gate/floors.py): checked on the run, with a baseline or without, and
     with one also on the probes the baseline scored (new items cannot lift a slice over it).
     results.json has a "floors" section only when a floor is configured."""
-    from evalgate.gate.floors import chance_levels, check_floors, floor_reasons, shared_accuracy
+    from evalgate.gate.floors import (
+        chance_levels,
+        check_floors,
+        counted_per_slice,
+        floor_reasons,
+        shared_accuracy,
+    )
+    from evalgate.gate.slices import aggregate_slices
     from evalgate.gate.yardstick import baseline_outcomes
 
     results.pop("floors", None)  # a re-gated result's, from its old configuration
     if not cfg.gate.min_accuracy:
         return results
-    shared = None
+    shared, counted = None, None
+    entries, slices = results["probes"], results["slices"]
     if baseline is not None:
+        # A probe the baseline scored that this run cannot score counts as wrong here too, as in
+        # the paired comparison (gate/holds.py): otherwise a slice made unscorable (a special
+        # token id set in the checkpoint's config) would pass its floor on the probes left.
+        view, wrong = count_unscorable_as_wrong(results, baseline)
+        if wrong:
+            entries = view["probes"]
+            slices = aggregate_slices(entries, cfg.gate.z)
+            counted = counted_per_slice(entries, {w["id"] for w in wrong})
         old = baseline_outcomes(baseline)
         held = {pid for pid, o in old.items() if isinstance(o, Mapping) and o.get("status") == STATUS_SCORED}
-        shared = shared_accuracy(results["probes"], held)
-    chance = chance_levels(results["probes"])
-    floors = check_floors(results["slices"], cfg.gate.min_accuracy, chance, shared)
+        shared = shared_accuracy(entries, held)
+    chance = chance_levels(entries)
+    floors = check_floors(slices, cfg.gate.min_accuracy, chance, shared, counted)
     results["floors"] = floors
     reasons = floor_reasons(floors)
     if reasons:

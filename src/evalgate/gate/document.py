@@ -124,6 +124,7 @@ class Floor(TypedDict):
     status: Literal["ok", "below", "missing"]
     shared_accuracy: NotRequired[float]  # with a baseline: over the probes it scored too
     shared_n: NotRequired[int]
+    counted_wrong: NotRequired[int]  # with a baseline: unscorable here, scored by it: counted wrong
 
 
 class Slice(TypedDict):

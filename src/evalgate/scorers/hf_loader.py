@@ -36,6 +36,7 @@ from evalgate.scorers.torch_lm import (
     hf_logits_fn,
     leaks_the_future,
 )
+from evalgate.types import canonical_json, sha256_text
 
 HF_TOKENIZER_FILES = (
     "tokenizer.json",
@@ -315,7 +316,7 @@ def load_hf_scorer(
             ) from None
     model = model.to(dtype).eval()
     _fuse_new_gelu(model)  # before anything runs the model (the cache checks below)
-    tok_digest = files_digest({n: files[n] for n in tokenizer_files})
+    tok_digest = hf_tokenizer_identity(files_digest({n: files[n] for n in tokenizer_files}), path, config)
     adapter = HFTokenizerAdapter(tokenizer, sha256=tok_digest, source=str(path / tokenizer_files[0]))
     vocab_size = int(getattr(hf_config, "vocab_size", 0) or 0) or None
     max_length = next(
@@ -351,6 +352,21 @@ def load_hf_scorer(
         dtype=dtype,
         threads=threads,
     )
+
+
+def hf_tokenizer_identity(files_sha256: str, path: Path, config: dict[str, Any]) -> str:
+    """The tokenizer's SHA-256: the digest of its files (HF_TOKENIZER_FILES), which hold every
+    special token the adapter scores with (bos, eos, pad, unk: tokenizer_config.json,
+    special_tokens_map.json, tokenizer.json). The ids in config.json and generation_config.json
+    are not used in scoring (tests/hostile_prs/test_unscorable_probes_cannot_pass_a_floor.py).
+    One key of config.json can still change the tokenizer: `tokenizer_class`, which transformers
+    reads when tokenizer_config.json names none (and with it other default special tokens); it
+    is hashed in then, and only then, so that every other checkpoint keeps its digest."""
+    own = read_json(path / "tokenizer_config.json") if (path / "tokenizer_config.json").is_file() else {}
+    if (isinstance(own, dict) and own.get("tokenizer_class")) or "tokenizer_class" not in config:
+        return files_sha256
+    chosen = {"config.json tokenizer_class": config["tokenizer_class"]}
+    return sha256_text(canonical_json({"tokenizer files": files_sha256, **chosen}))
 
 
 # Parameters a config may describe beyond those its safetensors hold (2**28: 1 GiB of float32).
