@@ -144,6 +144,9 @@ def score(
     inputs.update(config_input(cfg))
     for rel, rec in sorted(info.files.items()):
         inputs[f"{ckpt_display}/{rel}"] = {**rec, "role": "checkpoint"}
+    code = getattr(info, "loader_code", None)
+    if code is not None:  # a plugin's files: part of the yardstick (edges/plugin_code.py)
+        inputs.update(code.inputs(cfg.root))
     manifest = results_mod.comparability_manifest(
         method=cfg.scoring.method,
         normalization=cfg.scoring.normalization,
@@ -162,6 +165,8 @@ def score(
             "sha256": info.digest,
             "loader": cfg.loader,
             "n_parameters": info.n_parameters,
+            # only with a plugin, so that a run without one keeps its bytes
+            **({"loader_sha256": code.sha256} if code is not None else {}),
         },
         "config": cfg.pin(),
         "manifest": manifest,
@@ -383,6 +388,15 @@ def refuse_before_scoring(
     if baseline is None or approved:
         return
     inputs = {**outcome.inputs, **config_input(cfg)}
+    checkpoint: dict[str, Any] = {}
+    if cfg.loader:
+        # The plugin's code is part of the yardstick: found and hashed here, before anything
+        # imports it, so that a PR's plugin that differs from the baseline's never runs unapproved.
+        from evalgate.edges.plugin_code import locate, repository_folders
+
+        code = locate(cfg.loader, repository_folders(cfg.root))
+        checkpoint = {"loader": cfg.loader, "loader_sha256": code.sha256}
+        inputs.update(code.inputs(cfg.root))
     tests = [cfg.test, *(s.test for s in cfg.suites)]  # `test: null`: no perplexity
     for test in (cfg.path(t) for t in tests if t is not None):
         if os.path.lexists(test):  # a missing one is refused when it is read for the perplexity
@@ -401,6 +415,7 @@ def refuse_before_scoring(
     run = results_mod.round_floats(
         {
             "inputs": inputs,
+            "checkpoint": checkpoint,
             "config": cfg.pin(),
             "manifest": {"probe_set_version": outcome.probe_set.get("version")},
             "probe_set": outcome.probe_set,

@@ -45,11 +45,13 @@ def workflow_command_lines(text: str) -> list[str]:
 EVALGATE = Path(sys.executable).parent / "evalgate"
 
 
-def run_evalgate(repo: Path, *args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def run_evalgate(
+    repo: Path, *args: str | Path, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`evalgate ARGS` in `repo` as a pull request's checkout: the copy is the bundled root, no
-    GitHub Actions environment. Raises subprocess.TimeoutExpired past `timeout` seconds."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "EVALGATE_"))}
-    env["EVALGATE_HOME"] = str(repo)
+    GitHub Actions environment, `env` on top. Raises subprocess.TimeoutExpired past `timeout`."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "EVALGATE_"))}
+    env = {**base, "EVALGATE_HOME": str(repo), **(env or {})}
     return subprocess.run(
         [str(EVALGATE), *map(str, args)],
         cwd=repo,

@@ -30,6 +30,7 @@ BYTE_CAPS = {
     "gate-changes": 16 * MIB,  # the workflow's `git diff` of the gate's files
     "import": 256 * MIB,  # the rows `probes import` reads
     "event": 16 * MIB,  # $GITHUB_EVENT_PATH
+    "plugin": 64 * MIB,  # one file of a `loader:` plugin's package (edges/plugin_code.py)
 }
 DEFAULT_CAP = 64 * MIB
 

@@ -36,6 +36,7 @@ class Checkpoint(TypedDict):
     format: NotRequired[Literal["native", "hf", "plugin", "fake"]]
     sha256: NotRequired[str]
     loader: NotRequired[str | None]
+    loader_sha256: NotRequired[str]  # with a plugin: its code's SHA-256 (edges/plugin_code.py)
     n_parameters: NotRequired[int]
 
 
@@ -376,6 +377,7 @@ GateChangeKind = Literal[
     "probe_removed",
     "probe_deprecated",
     "probe_changed",
+    "loader",
     "test_set",
     "tokenizer",
     "template",
