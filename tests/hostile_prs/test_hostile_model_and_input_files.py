@@ -5,6 +5,7 @@ cannot exist. Each case runs the installed `evalgate` console script in a copy o
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -111,3 +112,46 @@ def test_every_command_refuses_a_probe_file_linked_to_dev_zero(pristine, tmp_pat
     said = done.stdout + done.stderr
     assert done.returncode == 2, said[-3000:]
     assert "data/eval/probes.jsonl" in said and "character device" in said, said[-3000:]
+
+
+# --- a model config describing a model that cannot exist -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("build", "changes"),
+    [
+        ("gpt2", {"n_layer": 1_000_000}),  # the hang: a million layers of the real width
+        ("gpt2", {"n_layer": 1_000_000, "n_embd": 2, "n_head": 2}),  # ... of width 2: few parameters
+        ("gpt2", {"n_layer": 4_000, "n_embd": 2, "n_head": 2}),  # under the cap: the stored tensors
+        ("gpt2", {"n_positions": 1 << 30}),
+        ("gpt2", {"vocab_size": 1 << 30}),
+        ("gpt2", {"n_inner": 1 << 30}),
+        ("gpt2", {"n_head": 1 << 20, "n_embd": 1 << 20}),
+        ("llama", {"num_hidden_layers": 1_000_000}),
+        ("llama", {"num_hidden_layers": 3_000, "hidden_size": 4, "num_attention_heads": 1}),
+        ("llama", {"intermediate_size": 1 << 30}),
+        ("llama", {"max_position_embeddings": 1 << 30}),
+        ("llama", {"rope_scaling": {"rope_type": "linear", "factor": 2.0, "layers": 1 << 30}}),
+    ],
+    ids=lambda v: v if isinstance(v, str) else ",".join(f"{k}={v[k]}" for k in v),
+)
+def test_a_hugging_face_config_describing_an_impossible_model_is_refused_fast(
+    pristine, tmp_path, build, changes
+):
+    """The PR's checkpoint is a real tiny Hugging Face model whose config.json claims sizes no
+    model has (`n_layer: 1000000` hung the run): refused by the config's numbers, before
+    transformers builds anything, in seconds, whatever the architecture names its sizes."""
+    from helpers.lm_fixtures import hf_gpt2_dir, hf_llama_dir
+
+    repo = tmp_path / "repo"
+    shutil.copytree(pristine, repo, symlinks=True)
+    path = (hf_gpt2_dir if build == "gpt2" else hf_llama_dir)(repo / "models" / "hf")
+    config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    (path / "config.json").write_text(json.dumps({**config, **changes}), encoding="utf-8")
+    start = time.monotonic()
+    done = run_evalgate(repo, "run", "--checkpoint", "models/hf", "--baseline", "none", timeout=FAST)
+    took = time.monotonic() - start
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "models/hf/config.json" in done.stderr and "refused before building it" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert took < 30, took  # python and transformers' import are most of it

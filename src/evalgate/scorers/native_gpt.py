@@ -45,6 +45,7 @@ SPECIAL_TOKENS = (BOS, EOS, PAD)
 
 _INT_FIELDS = ("vocab_size", "n_layer", "n_head", "n_embd", "block_size")
 _TOKEN_FIELDS = ("bos_token_id", "eos_token_id", "pad_token_id")
+_MAX_COUNT, _MAX_SIZE = 4_096, 1 << 24  # layers and heads; widths, vocabulary, positions, ids
 _STORAGE_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
 
 
@@ -85,6 +86,12 @@ class GPTConfig:
         for key in (*_INT_FIELDS, *_TOKEN_FIELDS):
             if not _is_int(d[key]) or d[key] < (1 if key in _INT_FIELDS else 0):
                 raise bad(f"'{key}' must be a {'positive' if key in _INT_FIELDS else 'non-negative'} integer")
+            cap = _MAX_COUNT if key in ("n_layer", "n_head") else _MAX_SIZE
+            if d[key] > cap:  # the same hard caps as a Hugging Face config (scorers/hf_loader.py)
+                raise bad(
+                    f"'{key}' = {d[key]:,} is beyond any model evalgate can score (at most {cap:,}); "
+                    "refused before allocating it"
+                )
         unk = d["unk_token_id"]
         if unk is not None and (not _is_int(unk) or unk < 0):
             raise bad("'unk_token_id' must be a non-negative integer or null")
