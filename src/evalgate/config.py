@@ -26,7 +26,7 @@ import yaml
 from evalgate.errors import ConfigError
 from evalgate.gate.cluster import VERB_FORM_FIELDS
 from evalgate.gate.rules import GateRules
-from evalgate.paths import allowed_roots, bundled_root, display_path
+from evalgate.paths import NotRegularFile, TooLarge, allowed_roots, bundled_root, display_path, read_regular
 from evalgate.probeset.coverage import CoverageConfig
 from evalgate.schemas import schema
 from evalgate.types import MULTIPLE_CHOICE
@@ -281,10 +281,34 @@ def default_config_hint() -> str:
     return f"see the commented defaults: {resources.files('evalgate').joinpath('defaults', CONFIG_FILENAME)}"
 
 
+# evalgate.yml is a few KB; anything past this is not a configuration (paths.read_regular).
+MAX_CONFIG_BYTES = 4 << 20
+
+
 def read_config_file(path: Path, source: str) -> dict[str, Any]:
-    """Parse one evalgate.yml; unreadable or non-UTF-8 bytes are a ConfigError, not a crash."""
+    """Parse one evalgate.yml; unreadable or non-UTF-8 bytes are a ConfigError, not a crash.
+
+    Read through the bounded regular-file reader: an evalgate.yml that is a link to /dev/zero, a
+    FIFO, a folder or a huge sparse file is refused by what it is, never read (nor silently
+    replaced by the embedded default)."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path, MAX_CONFIG_BYTES)
+    except NotRegularFile as exc:
+        if exc.kind == "a directory":
+            raise ConfigError(f"{source}: is a folder, not a configuration file; refused") from None
+        raise ConfigError(
+            f"{source}: {exc.kind}, not a regular file; refused",
+            hint="evalgate.yml must be a plain file",
+        ) from None
+    except TooLarge as exc:
+        raise ConfigError(
+            f"{source}: {exc.size:,} bytes or more, over the {exc.cap:,}-byte limit for a "
+            "configuration; refused"
+        ) from None
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise ConfigError(f"{source}: a symbolic link to a file that does not exist") from None
+        raise ConfigError(f"{source}: configuration file not found") from None
     except OSError as exc:
         raise ConfigError(f"{source}: cannot read the configuration: {exc.strerror or exc}") from None
     try:
@@ -352,11 +376,11 @@ def load_config(
                 f"{path}: is a folder, not a configuration file",
                 hint=f"name the file itself, e.g. --config {Path(path) / CONFIG_FILENAME}",
             )
-        if not cfg_path.is_file():
-            raise ConfigError(f"{path}: configuration file not found")
         user = read_config_file(cfg_path, str(path))
         root, source = cfg_path.parent, str(path)
-    elif (cwd / CONFIG_FILENAME).is_file():
+    elif os.path.lexists(cwd / CONFIG_FILENAME):
+        # Whatever is there (a link to /dev/zero, a FIFO, a folder, a dangling link) is this
+        # folder's configuration, refused by read_config_file: never the embedded default instead.
         user = read_config_file(cwd / CONFIG_FILENAME, CONFIG_FILENAME)
         root, source = cwd, CONFIG_FILENAME
     else:

@@ -8,6 +8,7 @@ read against the same ones, so neither imports the other for them.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -53,3 +54,73 @@ def display_path(root: Path, path: Path) -> str:
         except (ValueError, OSError):
             continue
     return Path(path).as_posix()
+
+
+# --- reading a file without trusting what it is ---------------------------------------------
+# The one primitive every input read goes through (edges/input_files.py, edges/inputs.py and,
+# below them, config.py for evalgate.yml): a link to /dev/zero, a FIFO, a folder or a huge
+# sparse file would otherwise be read forever, block, or fill the memory (exit 3, or a hang).
+
+
+class NotRegularFile(OSError):
+    """The path names something other than a regular file; `kind` says what."""
+
+    def __init__(self, kind: str):
+        super().__init__(kind)
+        self.kind = kind
+
+
+class TooLarge(OSError):
+    def __init__(self, size: int, cap: int):
+        super().__init__(f"{size} > {cap}")
+        self.size, self.cap = size, cap
+
+
+def file_kind(mode: int) -> str | None:
+    """What a file of this mode is, in words, when it is not a regular file (None: it is)."""
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def read_regular(path: str | os.PathLike[str], cap: int, *, follow_links: bool = True) -> bytes:
+    """The bytes of a regular file of at most `cap` bytes; `NotRegularFile` / `TooLarge` else
+    (`FileNotFoundError` and other `OSError`s as the system raises them).
+
+    The type is checked on the opened descriptor (O_NONBLOCK: opening a FIFO does not wait for a
+    writer), so a file swapped between a check and the read cannot slip through; the size is
+    checked before reading and again while reading (a file that grows, or a /proc file that says
+    0 bytes, stops at the cap). `follow_links=False` refuses a symbolic link itself (O_NOFOLLOW).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if not follow_links and os.path.islink(path):
+            raise NotRegularFile("a symbolic link") from None
+        if isinstance(exc, IsADirectoryError):
+            raise NotRegularFile("a directory") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if (kind := file_kind(st.st_mode)) is not None:
+            raise NotRegularFile(kind)
+        if st.st_size > cap:
+            raise TooLarge(st.st_size, cap)
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(cap + 1)
+    if len(data) > cap:
+        raise TooLarge(len(data), cap)
+    return data

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from evalgate.config import GateConfig, default_config_dict
-from evalgate.edges.files import file_record
+from evalgate.edges.files import bytes_record
+from evalgate.edges.input_files import read_input
+from evalgate.edges.inputs import read_checked
 from evalgate.errors import EvalgateError, RefusedError
 from evalgate.gate import results as results_mod
 from evalgate.gate.baseline import baseline_from_results, validate_baseline
@@ -142,6 +144,9 @@ def score(
     inputs.update(config_input(cfg))
     for rel, rec in sorted(info.files.items()):
         inputs[f"{ckpt_display}/{rel}"] = {**rec, "role": "checkpoint"}
+    code = getattr(info, "loader_code", None)
+    if code is not None:  # a plugin's files: part of the yardstick (edges/plugin_code.py)
+        inputs.update(code.inputs(cfg.root))
     manifest = results_mod.comparability_manifest(
         method=cfg.scoring.method,
         normalization=cfg.scoring.normalization,
@@ -160,6 +165,8 @@ def score(
             "sha256": info.digest,
             "loader": cfg.loader,
             "n_parameters": info.n_parameters,
+            # only with a plugin, so that a run without one keeps its bytes
+            **({"loader_sha256": code.sha256} if code is not None else {}),
         },
         "config": cfg.pin(),
         "manifest": manifest,
@@ -319,19 +326,35 @@ def _with_floors(
     """`gate.min_accuracy` (gate/floors.py): checked on the run, with a baseline or without, and
     with one also on the probes the baseline scored (new items cannot lift a slice over it).
     results.json has a "floors" section only when a floor is configured."""
-    from evalgate.gate.floors import chance_levels, check_floors, floor_reasons, shared_accuracy
+    from evalgate.gate.floors import (
+        chance_levels,
+        check_floors,
+        counted_per_slice,
+        floor_reasons,
+        shared_accuracy,
+    )
+    from evalgate.gate.slices import aggregate_slices
     from evalgate.gate.yardstick import baseline_outcomes
 
     results.pop("floors", None)  # a re-gated result's, from its old configuration
     if not cfg.gate.min_accuracy:
         return results
-    shared = None
+    shared, counted = None, None
+    entries, slices = results["probes"], results["slices"]
     if baseline is not None:
+        # A probe the baseline scored that this run cannot score counts as wrong here too, as in
+        # the paired comparison (gate/holds.py): otherwise a slice made unscorable (a special
+        # token id set in the checkpoint's config) would pass its floor on the probes left.
+        view, wrong = count_unscorable_as_wrong(results, baseline)
+        if wrong:
+            entries = view["probes"]
+            slices = aggregate_slices(entries, cfg.gate.z)
+            counted = counted_per_slice(entries, {w["id"] for w in wrong})
         old = baseline_outcomes(baseline)
         held = {pid for pid, o in old.items() if isinstance(o, Mapping) and o.get("status") == STATUS_SCORED}
-        shared = shared_accuracy(results["probes"], held)
-    chance = chance_levels(results["probes"])
-    floors = check_floors(results["slices"], cfg.gate.min_accuracy, chance, shared)
+        shared = shared_accuracy(entries, held)
+    chance = chance_levels(entries)
+    floors = check_floors(slices, cfg.gate.min_accuracy, chance, shared, counted)
     results["floors"] = floors
     reasons = floor_reasons(floors)
     if reasons:
@@ -365,10 +388,21 @@ def refuse_before_scoring(
     if baseline is None or approved:
         return
     inputs = {**outcome.inputs, **config_input(cfg)}
+    checkpoint: dict[str, Any] = {}
+    if cfg.loader:
+        # The plugin's code is part of the yardstick: found and hashed here, before anything
+        # imports it, so that a PR's plugin that differs from the baseline's never runs unapproved.
+        from evalgate.edges.plugin_code import locate, repository_folders
+
+        code = locate(cfg.loader, repository_folders(cfg.root))
+        checkpoint = {"loader": cfg.loader, "loader_sha256": code.sha256}
+        inputs.update(code.inputs(cfg.root))
     tests = [cfg.test, *(s.test for s in cfg.suites)]  # `test: null`: no perplexity
     for test in (cfg.path(t) for t in tests if t is not None):
-        if test.is_file():
-            inputs[display_path(cfg, test)] = {**file_record(test), "role": "test"}
+        if os.path.lexists(test):  # a missing one is refused when it is read for the perplexity
+            shown = display_path(cfg, test)
+            data = read_checked(test, "test", "test set", roots=cfg.roots(), shown=shown)
+            inputs[shown] = {**bytes_record(data), "role": "test"}
     probes = [
         {
             "id": p.id,
@@ -381,6 +415,7 @@ def refuse_before_scoring(
     run = results_mod.round_floats(
         {
             "inputs": inputs,
+            "checkpoint": checkpoint,
             "config": cfg.pin(),
             "manifest": {"probe_set_version": outcome.probe_set.get("version")},
             "probe_set": outcome.probe_set,
@@ -451,11 +486,13 @@ def git_commit(root: Path) -> str | None:
 
 def pr_from_event() -> int | None:
     path = os.environ.get("GITHUB_EVENT_PATH")
-    if not path or not Path(path).is_file():
+    if not path:
         return None
     try:
-        event = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        event = json.loads(read_input(Path(path), "event"))
+    except (OSError, ValueError, RecursionError):  # not there, not a regular file, too big, not JSON
+        return None
+    if not isinstance(event, dict) or not isinstance(event.get("pull_request"), dict | None):
         return None
     number = (event.get("pull_request") or {}).get("number")
     return number if isinstance(number, int) else None

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -27,11 +26,11 @@ import yaml
 
 from evalgate import safe_yaml
 from evalgate.config import CONFIG_FILENAME, GateConfig, SuiteConfig, default_config_text, load_config
-from evalgate.edges.files import atomic_write_bytes, atomic_write_json, dump_json, file_record
+from evalgate.edges.files import atomic_write_bytes, atomic_write_json, bytes_record, dump_json
 from evalgate.edges.input_files import NotRegularFile, TooLarge, read_input
-from evalgate.edges.inputs import check_input, input_problem
+from evalgate.edges.inputs import check_input, input_problem, read_checked
 from evalgate.edges.journal import commit, recover_set
-from evalgate.edges.json_input import load_json_file
+from evalgate.edges.json_input import parse_json_object
 from evalgate.errors import EvalgateError, RefusedError
 from evalgate.gate import results as results_mod
 from evalgate.gate.baseline import validate_baseline
@@ -319,7 +318,8 @@ def config_input(cfg: GateConfig) -> dict[str, dict[str, Any]]:
         }
     path = Path(cfg.source)
     path = path if path.is_absolute() else cfg.root / path.name
-    return {display_path(cfg.root, path): {**file_record(path), "role": "config"}}
+    data = read_checked(path, "config", "configuration", shown=cfg.source)
+    return {display_path(cfg.root, path): {**bytes_record(data), "role": "config"}}
 
 
 def load_baseline(cfg: GateConfig) -> tuple[dict[str, Any], str, dict[str, Any]] | None:
@@ -332,27 +332,31 @@ def load_baseline(cfg: GateConfig) -> tuple[dict[str, Any], str, dict[str, Any]]
         return None
     path = cfg.path(cfg.baseline)
     check_input(path, cfg.roots(), "baseline", cfg.baseline)
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise RefusedError(
             f"{cfg.baseline}: baseline not found",
             hint="create it with `evalgate baseline update --name NAME`, or run with `--baseline none`",
         )
-    doc = load_json_file(path, "baseline")
+    # one read: the document parsed is the one hashed (a folder, a FIFO or a link to a device
+    # is refused here by what it is)
+    data = read_checked(path, "baseline", "baseline", roots=cfg.roots(), shown=cfg.baseline)
+    doc = parse_json_object(data, path, "baseline")
     if "probes" in doc and isinstance(doc.get("probes"), list):
         results_mod.validate_results(doc, str(cfg.baseline))
     else:
         validate_baseline(doc, str(cfg.baseline))
     shown = display_path(cfg.root, path)
-    return doc, shown, {shown: {**file_record(path), "role": "baseline"}}
+    return doc, shown, {shown: {**bytes_record(data), "role": "baseline"}}
 
 
 def read_test_sentences(cfg: GateConfig) -> tuple[list[str], dict[str, dict[str, Any]]]:
     path = cfg.path(cfg.test)
     shown = display_path(cfg.root, path)
     check_input(path, cfg.roots(), "test set", shown)
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise RefusedError(f"{shown}: test set not found", hint="set `test:` in evalgate.yml or pass --test")
-    sentences, findings = read_sentences(path.read_bytes(), shown)
+    data = read_checked(path, "test", "test set", roots=cfg.roots(), shown=shown)
+    sentences, findings = read_sentences(data, shown)
     if findings:
         raise RefusedError(
             f"{shown}: the test set cannot be read: " + "; ".join(f.message for f in findings[:5]),
@@ -360,7 +364,7 @@ def read_test_sentences(cfg: GateConfig) -> tuple[list[str], dict[str, dict[str,
         )
     if not sentences:
         raise RefusedError(f"{shown}: the test set holds no sentence")
-    return [s for _, s in sentences], {shown: {**file_record(path), "role": "test"}}
+    return [s for _, s in sentences], {shown: {**bytes_record(data), "role": "test"}}
 
 
 def validate(
@@ -572,7 +576,7 @@ class ProbeSet:
 def _grammar_if_readable(cfg: GateConfig) -> Grammar | None:
     # A missing or broken table is the validator's to report (pass 2); the rows skip verb checks.
     try:
-        return parse_grammar(cfg.path(cfg.grammar).read_text(encoding="utf-8"), cfg.grammar)
+        return parse_grammar(read_input(cfg.path(cfg.grammar), "grammar").decode("utf-8"), cfg.grammar)
     except (OSError, UnicodeDecodeError, yaml.YAMLError, EvalgateError, RecursionError):
         return None
 
@@ -598,10 +602,12 @@ def read_set(cfg: GateConfig) -> ProbeSet:
     files, ids, probes = [], [], []
     for path in probe_paths(cfg, None):
         shown = display_path(cfg.root, path)
-        try:
-            data = path.read_bytes() if path.is_file() else None
-        except OSError as exc:
-            raise RefusedError(f"{shown}: cannot read the probe file: {exc.strerror or exc}") from None
+        # a file not there yet is one the edit creates; anything else there is read as an input
+        data = (
+            read_checked(path, "probes", "probe file", roots=cfg.roots(), shown=shown)
+            if os.path.lexists(path)
+            else None
+        )
         records = parse_jsonl(data, shown)[0] if data and data.strip() else []
         if suite is not None:
             parsed, _, file_ids = items_from_records(records, shown, suite.dims, tag)
@@ -615,14 +621,8 @@ def read_set(cfg: GateConfig) -> ProbeSet:
 
 def read_edit_input(name: str) -> bytes:
     """The bytes of a file handed to an edit (the import file, a replacement probe)."""
-    try:
-        return Path(name).read_bytes()
-    except FileNotFoundError:
-        raise RefusedError(
-            f"{name}: file not found", hint="check the path (relative to where you run)"
-        ) from None
-    except OSError as exc:
-        raise RefusedError(f"{name}: cannot read it: {exc.strerror or exc}") from None
+    # named on the command line (the operator's choice): any folder, but a bounded regular file
+    return read_checked(Path(name), "import", "file", hint="check the path (relative to where you run)")
 
 
 def appended(data: bytes | None, lines: Sequence[str]) -> tuple[bytes, int]:
@@ -689,9 +689,9 @@ def other_suite_ids(cfg: GateConfig) -> list[tuple[str, int, str, str]]:
         for path in probe_paths(cfg.for_suite(other), None):
             shown = display_path(cfg.root, path)
             try:
-                data = path.read_bytes() if path.is_file() else b""
+                data = read_input(path, "probes") if os.path.lexists(path) else b""
             except OSError:
-                continue
+                continue  # validation of that suite names what is wrong with it
             records = parse_jsonl(data, shown)[0] if data.strip() else []
             out += [(shown, n, r["id"], other.name) for n, r in records if isinstance(r.get("id"), str)]
     return out
@@ -824,7 +824,11 @@ def sealed_manifest(
 ) -> tuple[Path, dict[str, Any] | None, dict[str, Any]]:
     """(manifest path, the manifest now on disk or None, the manifest sealing `outcome` gives)."""
     path = manifest_path(cfg, probe_files)
-    previous = json.loads(path.read_bytes().decode("utf-8")) if path.is_file() else None
+    previous = (
+        parse_json_object(read_checked(path, "manifest", "manifest", roots=cfg.roots()), path, "manifest")
+        if os.path.lexists(path)
+        else None
+    )
     files = []
     for p in probe_paths(cfg, probe_files):
         shown = display_path(cfg.root, p)
@@ -865,14 +869,11 @@ def write_and_seal(
 
 def read_yaml(path: Path, what: str, parse: Callable[[str], Any] = safe_yaml.load) -> Any:
     """A YAML file the generators read (verb table, lexicon); every failure a located refusal."""
+    if not os.path.lexists(path):
+        raise RefusedError(f"{path}: {what} not found", hint="run from the repository root")
+    data = read_checked(path, "grammar", what)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RefusedError(f"{path}: {what} not found", hint="run from the repository root") from None
-    except IsADirectoryError:
-        raise RefusedError(f"{path}: {what} is a folder, not a file", hint="name the YAML file") from None
-    except OSError as exc:
-        raise RefusedError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RefusedError(f"{path}: {what} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     try:

@@ -4,7 +4,6 @@ not JSON or cannot be read; a refusal still lists what it read (fast, no model).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from helpers.factories import make_entry, make_results, make_rules
@@ -118,15 +117,17 @@ def test_compare_refuses_a_baseline_that_is_not_strict_json(tmp_path, capsys, te
 
 
 def test_unreadable_baseline_is_refused_naming_it(tmp_path, monkeypatch):
-    from evalgate.edges import json_input
+    from evalgate.edges import input_files, json_input
 
     path = tmp_path / "base.json"
     path.write_text("{}", encoding="utf-8")
 
-    def denied(self, *a, **k):
+    def denied(*a, **k):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(Path, "read_text", denied)
+    # every input is read through the one bounded reader (edges/input_files.py); the tests run
+    # as root, where a file's permissions deny nothing
+    monkeypatch.setattr(input_files, "read_regular", denied)
     with pytest.raises(RefusedError, match=r"base\.json: cannot read the baseline: Permission denied"):
         json_input.load_json_file(path, "baseline")
 

@@ -4,7 +4,10 @@ test plays the pull request that changed one file in it, then runs the real CLI 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,3 +37,27 @@ def workflow_command_lines(text: str) -> list[str]:
     """Lines a GitHub runner would obey (split at CR and LF; leading whitespace ignored)."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return [ln for ln in lines if ln.lstrip().startswith("::")]
+
+
+# The installed console script, as a workflow runs it: a separate process (a hostile plugin
+# cannot touch the test's own evalgate, a hang is a timeout), and, unlike `python -m`, it does
+# not put the working folder on sys.path.
+EVALGATE = Path(sys.executable).parent / "evalgate"
+
+
+def run_evalgate(
+    repo: Path, *args: str | Path, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`evalgate ARGS` in `repo` as a pull request's checkout: the copy is the bundled root, no
+    GitHub Actions environment, `env` on top. Raises subprocess.TimeoutExpired past `timeout`."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "EVALGATE_"))}
+    env = {**base, "EVALGATE_HOME": str(repo), **(env or {})}
+    return subprocess.run(
+        [str(EVALGATE), *map(str, args)],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from evalgate.config import GateConfig, load_config
 from evalgate.console import Console
 from evalgate.edges.files import atomic_write_text, refused_if_unwritable
+from evalgate.edges.inputs import read_checked
 from evalgate.errors import RefusedError
 from evalgate.probeset import text as T
 from evalgate.probeset_io import load_grammar_and_lexicon
@@ -28,10 +30,11 @@ def held_out_texts(cfg: GateConfig) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for rel in cfg.probes:
         path = cfg.path(rel)
+        if not os.path.lexists(path):
+            raise RefusedError(f"{rel}: probe file not found", hint=_BUILD_PROBES_HINT)
+        data = read_checked(path, "probes", "probe file", roots=cfg.roots(), shown=rel)
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            raise RefusedError(f"{rel}: probe file not found", hint=_BUILD_PROBES_HINT) from None
+            lines = data.decode("utf-8").splitlines()
         except UnicodeDecodeError:
             raise RefusedError(f"{rel}: not UTF-8", hint="run `evalgate validate` for details") from None
         for number, line in enumerate(lines, start=1):

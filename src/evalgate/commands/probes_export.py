@@ -20,6 +20,7 @@ from evalgate.commands._args import cli_paths
 from evalgate.config import GateConfig, load_config
 from evalgate.console import Console
 from evalgate.edges.files import atomic_write_text
+from evalgate.edges.inputs import read_checked
 from evalgate.edges.output_paths import refuse_special_output
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
 from evalgate.probeset.authoring import export_csv, export_jsonl
@@ -58,12 +59,11 @@ def main(args: argparse.Namespace, console: Console) -> int:
         tag = items.name if items is not None and len(cfg.suites) > 1 else None
         for path in probe_paths(view, None if view.suite else probe_files):
             shown = display_path(cfg.root, path)
-            try:
-                data = path.read_bytes()
-            except OSError as exc:
-                problem = "not found" if isinstance(exc, FileNotFoundError) else exc.strerror or str(exc)
-                lossy.append(Finding("file-missing", f"probe file {problem}", shown, hint="check `probes:`"))
+            if not os.path.lexists(path):
+                lossy.append(Finding("file-missing", "probe file not found", shown, hint="check `probes:`"))
                 continue
+            # a link to /dev/zero, a FIFO, a folder or a huge file: refused by what it is, unread
+            data = read_checked(path, "probes", "probe file", roots=cfg.roots(), shown=shown)
             records, found = parse_jsonl(data, shown)
             if items is not None:
                 parsed, semantic, _ = items_from_records(records, shown, items.dims, tag)

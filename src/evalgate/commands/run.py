@@ -7,12 +7,14 @@ REPORT.md saying what happened (a refusal included) before any network call, so 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
 from evalgate.commands._args import cli_loader, cli_path, cli_paths, output_folder, write_outputs
 from evalgate.config import load_config
 from evalgate.console import Console
+from evalgate.edges.inputs import read_checked
 from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, EvalgateError, RefusedError
 from evalgate.pipeline import gate, refuse_before_scoring, refused_results, score
 from evalgate.probeset_io import load_baseline
@@ -49,9 +51,11 @@ def read_gate_changes(path: str | None) -> str | None:
     if not path:
         return None
     p = Path(path)
-    if not p.is_file():
+    if not os.path.lexists(p):
         raise RefusedError(f"--gate-changes {path}: file not found")
-    text = p.read_text(encoding="utf-8", errors="replace")
+    # named by the workflow (the operator): any folder, but a bounded regular file
+    data = read_checked(p, "gate-changes", "gate changes", shown=f"--gate-changes {path}")
+    text = data.decode("utf-8", errors="replace")
     return text if text.strip() else None
 
 

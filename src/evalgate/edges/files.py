@@ -37,8 +37,11 @@ def _hashed(path: str | os.PathLike[str], limit: int) -> tuple[str, int]:
     blocking, checked on the open descriptor) or more than `limit` bytes is refused."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise RefusedError(f"{clean(path, 300)}: not a regular file (a FIFO, socket or device); refused")
+        if st.st_size > limit:  # a huge (or sparse) file is refused by its size, before any read
+            raise RefusedError(f"{clean(path, 300)}: {st.st_size:,} bytes, over {limit:,} bytes; refused")
         h, n = hashlib.sha256(), 0
         while chunk := fh.read(_CHUNK):
             n += len(chunk)
@@ -50,6 +53,11 @@ def _hashed(path: str | os.PathLike[str], limit: int) -> tuple[str, int]:
 
 def sha256_file(path: str | os.PathLike[str], limit: int = MAX_HASH_BYTES) -> str:
     return _hashed(path, limit)[0]
+
+
+def bytes_record(data: bytes) -> dict[str, Any]:
+    """`file_record` of bytes already read (the document parsed is the one hashed)."""
+    return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
 
 def file_record(path: str | os.PathLike[str]) -> dict[str, Any]:

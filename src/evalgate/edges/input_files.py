@@ -8,9 +8,11 @@ writer), so a file swapped between a check and the read cannot slip through.
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
+
+from evalgate.paths import NotRegularFile, TooLarge, read_regular
+
+__all__ = ["BYTE_CAPS", "DEFAULT_CAP", "MIB", "NotRegularFile", "TooLarge", "read_input"]
 
 MIB = 1 << 20
 # Generous for real sets (the shipped probe set is ~200 KB, a 100,000-sentence corpus ~10 MB).
@@ -21,48 +23,18 @@ BYTE_CAPS = {
     "grammar": 16 * MIB,
     "train": 1024 * MIB,
     "baseline": 256 * MIB,
+    "test": 256 * MIB,
+    "results": 256 * MIB,  # a results.json (compare, merge, baseline update --from-results)
+    "config": 4 * MIB,  # evalgate.yml (the shipped one is 4 KB)
+    "checkpoint-text": 256 * MIB,  # a checkpoint's config, tokenizer or index file, parsed whole
+    "gate-changes": 16 * MIB,  # the workflow's `git diff` of the gate's files
+    "import": 256 * MIB,  # the rows `probes import` reads
+    "event": 16 * MIB,  # $GITHUB_EVENT_PATH
+    "plugin": 64 * MIB,  # one file of a `loader:` plugin's package (edges/plugin_code.py)
 }
 DEFAULT_CAP = 64 * MIB
 
 
-class NotRegularFile(OSError):
-    """The path names something other than a regular file; `kind` says what."""
-
-    def __init__(self, kind: str):
-        super().__init__(kind)
-        self.kind = kind
-
-
-class TooLarge(OSError):
-    def __init__(self, size: int, cap: int):
-        super().__init__(f"{size} > {cap}")
-        self.size, self.cap = size, cap
-
-
-def _kind(mode: int) -> str | None:
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return None if stat.S_ISREG(mode) else "not a regular file"
-
-
-def read_input(path: Path, role: str) -> bytes:
+def read_input(path: Path, role: str, cap: int | None = None) -> bytes:
     """The bytes of a regular file no larger than the role's cap; NotRegularFile / TooLarge else."""
-    cap = BYTE_CAPS.get(role, DEFAULT_CAP)
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if (kind := _kind(st.st_mode)) is not None:
-            raise NotRegularFile(kind)
-        if st.st_size > cap:
-            raise TooLarge(st.st_size, cap)
-        data = fh.read(cap + 1)  # a file growing while read stops at the cap too
-    if len(data) > cap:
-        raise TooLarge(len(data), cap)
-    return data
+    return read_regular(path, BYTE_CAPS.get(role, DEFAULT_CAP) if cap is None else cap)

@@ -9,7 +9,8 @@ would otherwise be read, hashed and quoted into results.json, the log and the PR
   checkout otherwise), the folders in `$EVALGATE_ALLOWED_ROOTS` (os.pathsep-separated), and a
   path the operator named on the command line (`--checkpoint /mnt/models/x` is the caller's
   choice, not the PR's);
-- only regular files are read (a FIFO never ends, `/dev/zero` neither), each up to a size cap;
+- only regular files are read (a FIFO never ends, `/dev/zero` neither), each up to a size cap:
+  `read_checked` is the one way a gate input is read whole (docs/hostile-inputs.md, "One reader");
 - messages name the file and the symlink's target (cleaned), never the file's content.
 
 See docs/hostile-inputs.md ("Reading outside the repository").
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evalgate.console import clean
+from evalgate.edges.input_files import NotRegularFile, TooLarge, read_input
 from evalgate.errors import RefusedError
 
 # Inputs read whole into memory (probe files, corpus, test set, baseline, config): far above any
@@ -92,3 +94,45 @@ def check_input(path: Path, roots: Sequence[Path], what: str, shown: str | None 
     problem = input_problem(path, roots)
     if problem:
         raise RefusedError(f"{clean(shown or path, 300)}: {what}: {problem}")
+
+
+def read_checked(
+    path: Path,
+    role: str,
+    what: str,
+    *,
+    roots: Sequence[Path] | None = None,
+    shown: str | os.PathLike[str] | None = None,
+    error: type[RefusedError] = RefusedError,
+    hint: str | None = None,
+) -> bytes:
+    """The one way a gate input is read whole: inside `roots` (when given; the operator's own
+    command-line paths pass None), a regular file (a link to /dev/zero, a FIFO, a folder or a
+    socket refused on the open descriptor, without blocking), at most the role's byte cap
+    (edges/input_files.BYTE_CAPS: a huge or sparse file is refused by its size, unread).
+    Every refusal is an `error` (exit 2) naming the file and what it is, never its content."""
+    name = clean(shown if shown is not None else path, 300)
+    # what the file is first (a link to /dev/zero is a device wherever it points), then where
+    if roots is not None and (problem := input_problem(path, roots, None)):
+        raise error(f"{name}: {what}: {problem}", hint=hint)
+    try:
+        return read_input(path, role)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            target = clean(os.readlink(path))
+            raise error(
+                f"{name}: {what}: a symbolic link to {target}, which does not exist", hint=hint
+            ) from None
+        raise error(f"{name}: {what} not found", hint=hint) from None
+    except NotRegularFile as exc:
+        if exc.kind == "a directory":
+            raise error(f"{name}: {what} is a folder, not a file; refused", hint=hint) from None
+        raise error(f"{name}: {what}: {exc.kind}, not a regular file; refused", hint=hint) from None
+    except TooLarge as exc:
+        raise error(
+            f"{name}: {what}: {exc.size:,} bytes or more, over the {exc.cap:,}-byte limit for this "
+            "input; refused",
+            hint=hint,
+        ) from None
+    except OSError as exc:
+        raise error(f"{name}: cannot read the {what}: {exc.strerror or exc}", hint=hint) from None

@@ -33,6 +33,7 @@ from typing import Any
 from evalgate.console import clean
 from evalgate.edges.files import atomic_write_bytes, atomic_write_text
 from evalgate.errors import RefusedError
+from evalgate.paths import read_regular
 
 JOURNAL = ".evalgate-journal.json"
 STAGED_SUFFIX = ".evalgate-new"
@@ -103,10 +104,12 @@ def _entries(folder: Path) -> list[dict[str, str]]:
             "only in its own folder, naming files of that folder",
         )
 
-    if path.is_symlink() or not path.is_file() or path.stat().st_size > 1 << 20:
-        raise bad("not a small regular file")
+    try:  # the bounded reader, no link followed (paths.read_regular)
+        data = read_regular(path, 1 << 20, follow_links=False)
+    except OSError:
+        raise bad("not a small regular file") from None
     try:
-        doc = json.loads(path.read_bytes())
+        doc = json.loads(data)
         entries = doc["replace"]
         assert isinstance(entries, list)
     except (ValueError, RecursionError, KeyError, TypeError, AssertionError):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evalgate.console import clean
-from evalgate.edges.inputs import type_problem
+from evalgate.edges.inputs import read_checked
 from evalgate.errors import RefusedError
 
 MAX_INT = 1 << 63  # no shape, offset or size of ours is larger
@@ -55,16 +55,16 @@ def loads(text: str | bytes) -> Any:
         raise UntrustedJSON(clean(exc)) from None
 
 
-def load_json_file(path: Path, what: str) -> dict[str, Any]:
-    problem = type_problem(path)  # a FIFO or /dev/zero would never end; a huge file fills memory
-    if problem:
-        raise RefusedError(f"{path}: {what}: {problem}")
-    if not path.is_file():
-        raise RefusedError(f"{path}: {what} not found")
+def load_json_file(path: Path, what: str, role: str = "results") -> dict[str, Any]:
+    """A JSON object from a file read through the bounded reader (edges/inputs.read_checked: a
+    FIFO or /dev/zero would never end, a huge file would fill the memory)."""
+    return parse_json_object(read_checked(path, role, what), path, what)
+
+
+def parse_json_object(data: bytes, path: Path | str, what: str) -> dict[str, Any]:
+    """The JSON object in `data` (read from `path`); anything else is a located refusal."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RefusedError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RefusedError(f"{path}: {what} is not valid JSON ({exc})") from None
     try:

@@ -33,6 +33,7 @@ from typing import Any
 
 from evalgate import SCORING_VERSION
 from evalgate.edges.files import atomic_write_text
+from evalgate.paths import read_regular
 from evalgate.types import Loglik, LoglikRequest, canonical_json, sha256_text
 
 FORMAT = "evalgate-score-cache-1"
@@ -95,8 +96,11 @@ class ScoreCache:
             return None
         found = None
         if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_ENTRY_BYTES:
+            # read through the bounded reader, no link followed: an entry swapped for a FIFO or a
+            # link after the lstat is refused on the open descriptor (not trusted, rescored)
             with contextlib.suppress(OSError, UnicodeDecodeError, ValueError, RecursionError):
-                found = _parse(path.read_bytes().decode("utf-8"), key, requests)
+                data = read_regular(path, MAX_ENTRY_BYTES, follow_links=False)
+                found = _parse(data.decode("utf-8"), key, requests)
         if found is None:
             self.rejected += 1
             self.misses += 1

@@ -36,6 +36,7 @@ class Checkpoint(TypedDict):
     format: NotRequired[Literal["native", "hf", "plugin", "fake"]]
     sha256: NotRequired[str]
     loader: NotRequired[str | None]
+    loader_sha256: NotRequired[str]  # with a plugin: its code's SHA-256 (edges/plugin_code.py)
     n_parameters: NotRequired[int]
 
 
@@ -124,6 +125,7 @@ class Floor(TypedDict):
     status: Literal["ok", "below", "missing"]
     shared_accuracy: NotRequired[float]  # with a baseline: over the probes it scored too
     shared_n: NotRequired[int]
+    counted_wrong: NotRequired[int]  # with a baseline: unscorable here, scored by it: counted wrong
 
 
 class Slice(TypedDict):
@@ -375,6 +377,7 @@ GateChangeKind = Literal[
     "probe_removed",
     "probe_deprecated",
     "probe_changed",
+    "loader",
     "test_set",
     "tokenizer",
     "template",

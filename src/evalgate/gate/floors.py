@@ -54,11 +54,23 @@ def shared_accuracy(entries: Iterable[Mapping[str, Any]], held: Collection[str])
     return {k: {"accuracy": right / n, "n": n} for k, (right, n) in counts.items()}
 
 
+def counted_per_slice(entries: Iterable[Mapping[str, Any]], ids: Collection[str]) -> dict[str, int]:
+    """slice key -> how many of `ids` (probes counted wrong: the baseline scored them, this run
+    could not) fall in it."""
+    out: dict[str, int] = {}
+    for e in entries:
+        if e.get("id") in ids:
+            for key in slice_keys(dict(e)):
+                out[key] = out.get(key, 0) + 1
+    return out
+
+
 def check_floors(
     slices: Mapping[str, Mapping[str, Any]],
     floors: Sequence[tuple[str, float]] | Mapping[str, float],
     chance: Mapping[str, float],
     shared: Mapping[str, Mapping[str, Any]] | None = None,
+    counted: Mapping[str, int] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """results.json "floors": per floored slice its floor, accuracy, n, chance and status
     ("ok", "below", or "missing" when the slice has no scored item).
@@ -66,7 +78,10 @@ def check_floors(
     A slice's own key beats its suite's "SUITE/*", whatever the order they are written in (as
     for tolerances, gate/rules.py). With a baseline, `shared` holds the accuracies over the
     probes the baseline scored too: the floor holds on them as well, so items a pull request
-    adds (and answers as its checkpoint does) cannot lift a slice over its floor.
+    adds (and answers as its checkpoint does) cannot lift a slice over its floor. The caller
+    passes the slices with every probe the baseline scored and this run could not (`model_oov`,
+    `ambiguous`) counted as wrong, as the paired comparison counts them (gate/holds.py), and
+    `counted` says how many per slice: a slice cannot pass its floor by becoming unscorable.
     """
     pairs = list(floors.items() if isinstance(floors, Mapping) else floors)
     # wildcards first, so that a slice's own floor, applied after, is the one that stays
@@ -84,6 +99,8 @@ def check_floors(
                 "chance": chance.get(key),
                 "status": status,
             }
+            if wrong := (counted or {}).get(key):
+                out[key]["counted_wrong"] = wrong
             held = (shared or {}).get(key)
             if shared is not None and held and held.get("n"):
                 out[key]["shared_accuracy"], out[key]["shared_n"] = held["accuracy"], held["n"]
@@ -105,6 +122,11 @@ def floor_reasons(floors: Mapping[str, Mapping[str, Any]]) -> list[str]:
                 )
             else:
                 what = f"accuracy {100 * f['accuracy']:.1f}% on {f['n']} items"
+                if f.get("counted_wrong"):
+                    what += (
+                        f" ({f['counted_wrong']} of them counted wrong: the baseline scored them, "
+                        "this run could not)"
+                    )
             out.append(
                 f"{key}: {what} is below the floor gate.min_accuracy {100 * f['min_accuracy']:.1f}%{chance}"
             )

@@ -3,10 +3,11 @@
 A pull request must not pass by changing what it is judged with (docs/approval.md). A baseline
 therefore records its yardstick: the SHA-256 of the held-out test set, the template, the grammar
 table and the training files used for leak detection, every rule of evalgate.yml that decides a
-verdict (scoring, gate, leak and coverage rules), and the probe set's manifest version; the
-per-probe content hashes and statuses are the baseline's `outcomes`. A run computes the same
-record from its own results (the edge hashed the files; see pipeline.py) and `gate_changes`
-lists every difference as a record:
+verdict (scoring, gate, leak and coverage rules), the probe set's manifest version and, with a
+`loader:` plugin, the plugin's spec and the SHA-256 of its code (`loader`); the per-probe content
+hashes and statuses are the baseline's `outcomes`. A run computes the same record from its own
+results (the edge hashed the files; see pipeline.py) and `gate_changes` lists every difference as
+a record:
 
     {"kind": "probe_deprecated", "key": "<probe id>", "old": "scored", "new": "deprecated",
      "file": "data/eval/probes.jsonl"}
@@ -41,6 +42,7 @@ WHAT = {
     "probe_removed": "probe removed",
     "probe_deprecated": "probe deprecated",
     "probe_changed": "probe content changed",
+    "loader": "model-loading plugin code changed",
     "test_set": "held-out test set changed",
     "tokenizer": "tokenizer changed, so perplexity can no longer be compared",
     "template": "prompt template changed",
@@ -108,6 +110,11 @@ def yardstick_of(results: Mapping[str, Any]) -> dict[str, Any]:
         record["suite_versions"] = {
             name: s.get("version") for name, s in sorted(suites.items()) if isinstance(s, Mapping)
         }
+    checkpoint = results.get("checkpoint") or {}
+    if isinstance(checkpoint, Mapping) and checkpoint.get("loader"):
+        # only with a `loader:` plugin: the code that loads the model decides the verdict too
+        # (edges/plugin_code.py); absent otherwise, so a run without one keeps its bytes
+        record["loader"] = {"spec": checkpoint["loader"], "sha256": checkpoint.get("loader_sha256")}
     return record
 
 
@@ -207,6 +214,44 @@ def _tokenizer_change(baseline: Mapping[str, Any], results: Mapping[str, Any]) -
     return [_change("tokenizer", "tokenizer_sha256", old, new, where if isinstance(where, str) else None)]
 
 
+LOADER_UNRECORDED = (
+    "the baseline records no model-loading plugin code (it was written before evalgate recorded "
+    "it, or without a plugin): renew it from the base branch with `evalgate baseline update "
+    "--name NAME` (the label `evalgate:update-baseline`), or have a maintainer approve this run"
+)
+
+
+def _loader_change(
+    old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, results: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """A plugin whose spec or code differs from the baseline's, or one the baseline does not
+    record: its code decides the verdict, so only a maintainer may change it. A run without a
+    plugin (the built-in loaders, evalgate's own code) changes nothing here."""
+    if not new or (old and dict(old) == dict(new)):
+        return []
+    inputs = results.get("inputs") or {}
+    loader_files = sorted(
+        path for path, rec in inputs.items() if isinstance(rec, Mapping) and rec.get("role") == "loader"
+    )
+    where = _common_folder(loader_files) if loader_files else None
+    return [_change("loader", str(new.get("spec")), dict(old) if old else None, dict(new), where)]
+
+
+def _common_folder(paths: list[str]) -> str:
+    """The package folder (`pkg/`) of a plugin's files, or its one module file."""
+    if len(paths) == 1 and "/" not in paths[0]:
+        return paths[0]
+    parts = [p.split("/") for p in paths]
+    common = []
+    for names in zip(*parts, strict=False):
+        if len(set(names)) != 1:
+            break
+        common.append(names[0])
+    if len(paths) == 1:
+        return paths[0]
+    return "/".join(common) + "/" if common else paths[0]
+
+
 def _rule_changes(
     old: Mapping[str, Any], new: Mapping[str, Any], defaults: Mapping[str, Any], config_file: str | None
 ) -> list[dict[str, Any]]:
@@ -260,6 +305,7 @@ def gate_changes(
     changes = _probe_changes(
         baseline_outcomes(baseline), results.get("probes") or [], probe_files or {}, manifest_file
     )
+    changes += _loader_change(old.get("loader"), new.get("loader"), results)
     changes += _tokenizer_change(baseline, results)
     by_path = len((results.get("config") or {}).get("suites") or {}) > 1
     for role, name in FILE_ROLES.items():
@@ -284,6 +330,9 @@ def shown_value(value: Any) -> str:
     """A value as a reviewer reads it: hashes shortened, lists inline, absent as (none)."""
     if value is None:
         return "(none)"
+    if isinstance(value, Mapping) and "spec" in value:  # a plugin's record
+        digest = value.get("sha256")
+        return f"{value['spec']} ({shown_value(digest) if digest else 'code not hashed'})"
     if isinstance(value, str) and len(value) == 64 and all(ch in "0123456789abcdef" for ch in value):
         return f"sha256 {value[:12]}…"
     if isinstance(value, list):
@@ -296,6 +345,8 @@ def describe(change: Mapping[str, Any]) -> str:
     what = WHAT.get(str(change.get("kind")), str(change.get("kind")))
     where = f" ({change['file']})" if change.get("file") and change.get("file") != change.get("key") else ""
     old, new = shown_value(change.get("old")), shown_value(change.get("new"))
+    if change.get("kind") == "loader" and change.get("old") is None:
+        return f"{what}: {change.get('key')}{where}: {LOADER_UNRECORDED}; this run: {new}"
     return f"{what}: {change.get('key')}{where}: {old} -> {new}"
 
 
@@ -322,6 +373,7 @@ APPROVAL_HINT = (
     "workflow run `evalgate run --approve-gate-changes` (docs/approval.md); otherwise undo them"
 )
 _PROBE_KINDS = ("probe_removed", "probe_deprecated", "probe_changed")
+_FILE_CHANGE_KINDS = ("test_set", "tokenizer", "template", "grammar", "training_file", "loader")
 
 
 class GateChangesRefused(RefusedError):
@@ -341,16 +393,19 @@ class GateChangesRefused(RefusedError):
 def change_finding(change: Mapping[str, Any]) -> Finding:
     """A gate change as the finding of the exit-2 refusal that names it and what approves it."""
     probe = change["kind"] in _PROBE_KINDS
+    message = (
+        f"{WHAT.get(change['kind'], change['kind'])} since the baseline: "
+        f"{shown_value(change.get('old'))} -> {shown_value(change.get('new'))}"
+    )
+    if change["kind"] == "loader" and change.get("old") is None:
+        message = f"model-loading plugin {shown_value(change.get('new'))}: {LOADER_UNRECORDED}"
     return Finding(
         check="gate-change",
         # file, probe id and key are the finding's location; the message says what and old -> new
-        message=f"{WHAT.get(change['kind'], change['kind'])} since the baseline: "
-        f"{shown_value(change.get('old'))} -> {shown_value(change.get('new'))}",
+        message=message,
         file=change.get("file"),
         probe_id=change["key"] if probe else None,
-        field=None
-        if probe or change["kind"] in ("test_set", "tokenizer", "template", "grammar", "training_file")
-        else change["key"],
+        field=None if probe or change["kind"] in _FILE_CHANGE_KINDS else change["key"],
         hint=APPROVAL_HINT,
     )
 

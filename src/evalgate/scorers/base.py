@@ -40,6 +40,8 @@ class ScorerInfo:
     dtype: str = "float32"
     n_parameters: int = 0
     loader: str | None = None  # "pkg.module:function" for plugins
+    # the plugin's code (edges/plugin_code.PluginCode): its SHA-256 is part of the yardstick
+    loader_code: Any = None
 
     def __post_init__(self) -> None:
         if self.format not in FORMATS:

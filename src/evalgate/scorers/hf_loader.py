@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from evalgate.console import clean
 from evalgate.errors import CheckpointError
 from evalgate.scorers.adapters import FINGERPRINT_TEXT, HFTokenizerAdapter
 from evalgate.scorers.base import ScorerInfo, files_digest
@@ -36,6 +37,7 @@ from evalgate.scorers.torch_lm import (
     hf_logits_fn,
     leaks_the_future,
 )
+from evalgate.types import canonical_json, sha256_text
 
 HF_TOKENIZER_FILES = (
     "tokenizer.json",
@@ -256,6 +258,7 @@ def load_hf_scorer(
             f"missing tokenizer: {path / 'tokenizer.json'} (nor any other tokenizer file)",
             hint="save the tokenizer next to the model: tokenizer.save_pretrained(dir)",
         )
+    _refuse_unbounded_numbers(config_path, config)  # before anything is sized from it
     _refuse_oversized_sizes(path, config, shapes)  # before transformers parses the config
     files = checkpoint_files(path)
     import transformers
@@ -315,7 +318,7 @@ def load_hf_scorer(
             ) from None
     model = model.to(dtype).eval()
     _fuse_new_gelu(model)  # before anything runs the model (the cache checks below)
-    tok_digest = files_digest({n: files[n] for n in tokenizer_files})
+    tok_digest = hf_tokenizer_identity(files_digest({n: files[n] for n in tokenizer_files}), path, config)
     adapter = HFTokenizerAdapter(tokenizer, sha256=tok_digest, source=str(path / tokenizer_files[0]))
     vocab_size = int(getattr(hf_config, "vocab_size", 0) or 0) or None
     max_length = next(
@@ -353,6 +356,21 @@ def load_hf_scorer(
     )
 
 
+def hf_tokenizer_identity(files_sha256: str, path: Path, config: dict[str, Any]) -> str:
+    """The tokenizer's SHA-256: the digest of its files (HF_TOKENIZER_FILES), which hold every
+    special token the adapter scores with (bos, eos, pad, unk: tokenizer_config.json,
+    special_tokens_map.json, tokenizer.json). The ids in config.json and generation_config.json
+    are not used in scoring (tests/hostile_prs/test_unscorable_probes_cannot_pass_a_floor.py).
+    One key of config.json can still change the tokenizer: `tokenizer_class`, which transformers
+    reads when tokenizer_config.json names none (and with it other default special tokens); it
+    is hashed in then, and only then, so that every other checkpoint keeps its digest."""
+    own = read_json(path / "tokenizer_config.json") if (path / "tokenizer_config.json").is_file() else {}
+    if (isinstance(own, dict) and own.get("tokenizer_class")) or "tokenizer_class" not in config:
+        return files_sha256
+    chosen = {"config.json tokenizer_class": config["tokenizer_class"]}
+    return sha256_text(canonical_json({"tokenizer files": files_sha256, **chosen}))
+
+
 # Parameters a config may describe beyond those its safetensors hold (2**28: 1 GiB of float32).
 # transformers would allocate and randomly initialise the rest, so a config.json claiming a
 # model far larger than its weights (a hostile or mismatched one) could exhaust the memory.
@@ -367,9 +385,22 @@ def _refuse_oversized_config(path: Path, hf_config: Any, shapes: dict[str, tuple
     import transformers
 
     n_stored = _refuse_oversized_sizes(path, hf_config, shapes)
+    # Building the skeleton costs time per module, not per parameter (the meta device allocates
+    # nothing): the count of modules and parameters it registers is bounded by what the weights
+    # hold, so that a config asking for a million small layers (or experts) of any architecture
+    # is refused while it is being built, in a fraction of a second.
+    tensors = len(shapes) if shapes is not None else None
+    budget = _RegistrationBudget(tensors)
     try:
-        with torch.device("meta"):
+        with budget, torch.device("meta"):
             skeleton = transformers.AutoModelForCausalLM.from_config(hf_config)
+    except _TooManyModules as exc:
+        raise CheckpointError(
+            f"{path / 'config.json'}: describes a model of more than {exc.limit:,} {exc.what} "
+            f"but the weights hold {tensors if tensors is not None else 'an unknown number of'} "
+            "tensors; refused before building it",
+            hint="the weights and config.json come from different models; re-save them together",
+        ) from None
     except Exception:
         return  # from_pretrained below says what is wrong with the config
     expected = {k: tuple(v.shape) for k, v in skeleton.state_dict().items()}
@@ -379,7 +410,9 @@ def _refuse_oversized_config(path: Path, hf_config: Any, shapes: dict[str, tuple
         want = expected.get(name, expected.get(prefix + name))
         if want is not None and want != shape:
             wrong.append(f"'{name}' is {list(shape)}, expected {list(want)}")
-    n_model = sum(p.numel() for p in skeleton.parameters())
+    # buffers too: a rotary or mask table sized by the positions is allocated for real by
+    # from_pretrained, though no weight file holds it
+    n_model = sum(p.numel() for p in skeleton.parameters()) + sum(b.numel() for b in skeleton.buffers())
     if wrong:
         raise CheckpointError(
             f"{path / 'model.safetensors'}: does not match config.json: wrong shape(s) "
@@ -393,6 +426,104 @@ def _refuse_oversized_config(path: Path, hf_config: Any, shapes: dict[str, tuple
             f"hold {n_stored:,}; refused before allocating it",
             hint="the weights and config.json come from different models; re-save them together",
         )
+
+
+class _TooManyModules(BaseException):
+    """Raised from inside the skeleton's construction; a BaseException so that no `except
+    Exception` of an architecture's own code swallows it."""
+
+    def __init__(self, what: str, limit: int):
+        super().__init__(what)
+        self.what, self.limit = what, limit
+
+
+class _RegistrationBudget:
+    """Counts the modules and parameters registered while it is entered (torch's global
+    registration hooks) and stops the construction past a budget set by the stored tensors: a
+    model has about one parameter per stored tensor (tied weights are stored once) and a few
+    modules per parameter (activations, dropouts, rotary tables hold none)."""
+
+    def __init__(self, stored_tensors: int | None):
+        known = stored_tensors is not None
+        self.limits = {
+            "parameter tensors": 2 * stored_tensors + 64 if known else _MAX_UNKNOWN_TENSORS,
+            "modules": 8 * stored_tensors + 256 if known else 4 * _MAX_UNKNOWN_TENSORS,
+        }
+        self.counts = dict.fromkeys(self.limits, 0)
+        self.handles: list[Any] = []
+
+    def _count(self, what: str) -> None:
+        self.counts[what] += 1
+        if self.counts[what] > self.limits[what]:
+            raise _TooManyModules(what, self.limits[what])
+
+    def __enter__(self) -> _RegistrationBudget:
+        from torch.nn.modules import module as torch_module
+
+        self.handles = [
+            torch_module.register_module_module_registration_hook(lambda *_: self._count("modules")),
+            torch_module.register_module_parameter_registration_hook(
+                lambda *_: self._count("parameter tensors")
+            ),
+        ]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+
+# `pytorch_model*.bin` weights: their tensors are not counted without unpickling them.
+_MAX_UNKNOWN_TENSORS = 100_000
+
+# Hard caps on a config's numbers, whatever the architecture (docs/hostile-inputs.md): keys naming
+# a count of repeated parts (layers, experts, heads, blocks, groups) and keys naming a size (width,
+# intermediate size, vocabulary, positions, windows). The largest real models have ~130 layers,
+# a few hundred experts, widths of ~30,000, vocabularies of ~260,000 and 10M positions.
+_COUNT_KEY = re.compile(r"(layers?|experts?|heads?|blocks?|groups?)\Z")
+_SIZE_KEY = re.compile(
+    r"(size|dim|dims|embd|embed|embeddings|inner|positions|ctx|vocab|length|len|window|d_model|d_ff)\Z"
+)
+MAX_COUNT = 4_096
+MAX_SIZE = 1 << 24
+_MAX_ANY_INT = 1 << 53  # ids, seeds, thetas: anything a float holds exactly
+_MAX_LIST = 1 << 16
+
+
+def _refuse_unbounded_numbers(config_path: Path, config: dict[str, Any]) -> None:
+    """Every number of config.json (nested configs and lists included) within its hard cap,
+    before anything is parsed or sized from it: a count of layers, experts or heads at most
+    `MAX_COUNT`, a size at most `MAX_SIZE`, any integer at most 2**53, any list at most 65,536
+    long. Architectures name their sizes differently (n_layer, num_hidden_layers,
+    decoder_layers, n_routed_experts, ...); matched by the end of the key, and, whatever the
+    name, the skeleton's construction is bounded by the stored tensors (`_RegistrationBudget`)."""
+    hint = "the weights and config.json come from different models; re-save them together"
+    stack: list[tuple[str, Any]] = [("", config)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            stack += [(f"{where}.{k}" if where else str(k), v) for k, v in value.items()]
+            continue
+        if isinstance(value, list):
+            if len(value) > _MAX_LIST:
+                raise CheckpointError(
+                    f"{config_path}: {clean(where, 80)} is a list of {len(value):,} values; refused",
+                    hint=hint,
+                )
+            stack += [(f"{where}[{i}]", v) for i, v in enumerate(value)]
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            continue
+        key = where.rsplit(".", 1)[-1].split("[", 1)[0].lower()
+        if key == "model_max_length":  # a tokenizer's setting, often transformers' 1e30 "no limit"
+            continue
+        cap = MAX_COUNT if _COUNT_KEY.search(key) else MAX_SIZE if _SIZE_KEY.search(key) else _MAX_ANY_INT
+        if abs(value) > cap:
+            raise CheckpointError(
+                f"{config_path}: {clean(where, 80)} = {value:,} is beyond any model evalgate can score "
+                f"(at most {cap:,}); refused before building it",
+                hint=hint,
+            )
 
 
 _SIZE_KEYS = {

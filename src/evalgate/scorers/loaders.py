@@ -10,6 +10,7 @@ A plugin (`--loader pkg.module:function`) is the user's own code, imported and c
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -84,7 +85,7 @@ def load_scorer(
     # Inside the repository (or where the operator pointed --checkpoint): edges/inputs.py.
     check_regular_files(path, roots if roots is not None else allowed_roots(root, [path]))
     config_path = path / "config.json"
-    if not config_path.is_file():
+    if not os.path.lexists(config_path):  # anything there is read (and a folder refused) below
         pickles = sorted(p for p in path.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES)
         if pickles:
             raise refuse_pickle_file(pickles[0])

@@ -15,6 +15,7 @@ import torch
 
 from evalgate.console import clean
 from evalgate.edges import json_input
+from evalgate.edges.inputs import read_checked
 from evalgate.errors import CheckpointError
 
 HINT_DIR = (
@@ -26,8 +27,9 @@ HINT_DIR = (
 def read_json(path: Path) -> Any:
     """A checkpoint's JSON file (config, tokenizer config, shard index): any failure, a deep
     nesting or a 5,000-digit number included, is a located refusal (edges/json_input.py)."""
+    data = read_checked(path, "checkpoint-text", "checkpoint file", error=CheckpointError)
     try:
-        return json_input.loads(path.read_bytes())
+        return json_input.loads(data)
     except json_input.UntrustedJSON as exc:
         where = f":{exc.line}" if exc.line else ""
         raise CheckpointError(f"{clean(path, 300)}{where}: not valid UTF-8 JSON ({exc.why})") from None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ from torch.nn import functional as F
 
 from evalgate.console import clean
 from evalgate.edges.files import atomic_write_bytes, atomic_write_text
+from evalgate.edges.inputs import read_checked
 from evalgate.edges.json_input import finite_float
 from evalgate.errors import CheckpointError
 
@@ -43,6 +45,7 @@ SPECIAL_TOKENS = (BOS, EOS, PAD)
 
 _INT_FIELDS = ("vocab_size", "n_layer", "n_head", "n_embd", "block_size")
 _TOKEN_FIELDS = ("bos_token_id", "eos_token_id", "pad_token_id")
+_MAX_COUNT, _MAX_SIZE = 4_096, 1 << 24  # layers and heads; widths, vocabulary, positions, ids
 _STORAGE_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
 
 
@@ -83,6 +86,12 @@ class GPTConfig:
         for key in (*_INT_FIELDS, *_TOKEN_FIELDS):
             if not _is_int(d[key]) or d[key] < (1 if key in _INT_FIELDS else 0):
                 raise bad(f"'{key}' must be a {'positive' if key in _INT_FIELDS else 'non-negative'} integer")
+            cap = _MAX_COUNT if key in ("n_layer", "n_head") else _MAX_SIZE
+            if d[key] > cap:  # the same hard caps as a Hugging Face config (scorers/hf_loader.py)
+                raise bad(
+                    f"'{key}' = {d[key]:,} is beyond any model evalgate can score (at most {cap:,}); "
+                    "refused before allocating it"
+                )
         unk = d["unk_token_id"]
         if unk is not None and (not _is_int(unk) or unk < 0):
             raise bad("'unk_token_id' must be a non-negative integer or null")
@@ -294,6 +303,8 @@ def load_native(directory: str | Path) -> tuple[GPT, tokenizers.Tokenizer, GPTCo
         )
     for name in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE):
         if name not in present:
+            if os.path.lexists(root / name):  # a folder by that name (other kinds: safety.py)
+                raise CheckpointError(f"{root / name}: a directory, not a regular file; refused", hint=hint)
             raise CheckpointError(f"missing file: {root / name}", hint=hint)
     cfg = _read_config(root / CONFIG_FILE)
     state = _read_weights(root / WEIGHTS_FILE, cfg)
@@ -325,8 +336,9 @@ def _refuse_oversized(root: Path, cfg: GPTConfig) -> None:
 
 
 def _read_config(path: Path) -> GPTConfig:
+    data = read_checked(path, "checkpoint-text", "checkpoint config", error=CheckpointError)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"), parse_float=finite_float)
+        doc = json.loads(data.decode("utf-8"), parse_float=finite_float)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         where = f":{exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
         why = "nested too deeply" if isinstance(exc, RecursionError) else clean(exc)
@@ -381,8 +393,10 @@ def _read_weights(path: Path, cfg: GPTConfig) -> dict[str, torch.Tensor]:
 
 
 def _read_tokenizer(path: Path, cfg: GPTConfig) -> tokenizers.Tokenizer:
+    # read through the bounded reader (a huge or sparse tokenizer.json would fill the memory)
+    data = read_checked(path, "checkpoint-text", "tokenizer", error=CheckpointError)
     try:
-        tok = tokenizers.Tokenizer.from_file(str(path))
+        tok = tokenizers.Tokenizer.from_str(data.decode("utf-8"))
     except BaseException as exc:  # a bare Exception for a parse error, or a panic
         if isinstance(exc, KeyboardInterrupt | SystemExit):
             raise

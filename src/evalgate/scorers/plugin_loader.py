@@ -1,24 +1,23 @@
 """Plugin checkpoints: `--loader package.module:function` returning (model, tokenizer).
 
-The loader is the user's own code (imported from the repository root first, then called with the
-checkpoint path, or with nothing when it takes no argument): evalgate runs it as is and checks
-what comes back - `model(ids)` gives (batch, time, vocab) logits or an object with `.logits`,
-`tokenizer.encode(str)` gives ids and `tokenizer.decode(ids)` a string.
+The loader is the user's own code, part of the yardstick: found and hashed without running it,
+then imported from exactly those files with no other repository module importable
+(edges/plugin_code.py), and called with the checkpoint path, or with nothing when it takes no
+argument. evalgate checks what comes back - `model(ids)` gives (batch, time, vocab) logits or
+an object with `.logits`, `tokenizer.encode(str)` gives ids and `tokenizer.decode(ids)` a string.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import sys
 from pathlib import Path
 
 import torch
 
 from evalgate.edges.files import file_record
+from evalgate.edges.plugin_code import import_plugin, locate, repository_folders, split_spec
 from evalgate.errors import CheckpointError
 from evalgate.paths import allowed_roots
-from evalgate.schemas import loader_spec
 from evalgate.scorers.adapters import FINGERPRINT_TEXT, PluginTokenizerAdapter, first_int_attr
 from evalgate.scorers.base import ScorerInfo, files_digest
 from evalgate.scorers.loading import dtype_name, first_line, n_parameters
@@ -30,20 +29,16 @@ from evalgate.types import canonical_json, sha256_text
 def load_plugin(
     spec: str, checkpoint: Path | None, *, root: Path, batch_size: int, dtype: torch.dtype, threads: int
 ) -> TorchScorer:
-    """`pkg.module:function` -> (model, tokenizer); called with the checkpoint path when it takes one."""
-    if not loader_spec().match(spec):
-        raise CheckpointError(
-            f"--loader {spec}: expected package.module:function", hint="e.g. --loader mylab.model:load"
-        )
-    module_name, func_name = spec.split(":")
-    # The user's modules live in their repository: the configuration's folder, or the folder the
-    # command runs in (with no evalgate.yml there the root is the bundled demo's, and the console
-    # script, unlike `python -m`, does not put the working folder on sys.path).
-    for folder in reversed(dict.fromkeys((str(Path(root).resolve()), str(Path.cwd().resolve())))):
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
+    """`pkg.module:function` -> (model, tokenizer); called with the checkpoint path when it takes one.
+
+    The plugin's code is found and hashed first (edges/plugin_code.py: the SHA-256 the yardstick
+    records), then imported from exactly there, with no other module of the repository
+    importable (docs/scoring.md, "Plugins")."""
+    module_name, func_name = split_spec(spec)
+    folders = repository_folders(root)
+    code = locate(spec, folders)
     try:
-        module = importlib.import_module(module_name)
+        module = import_plugin(code, module_name, folders)
     except Exception as exc:
         raise CheckpointError(f"--loader {spec}: cannot import {module_name} ({first_line(exc)})") from None
     fn = getattr(module, func_name, None)
@@ -115,11 +110,12 @@ def load_plugin(
     info = ScorerInfo(
         format="plugin",
         files=files,
-        digest=files_digest(files, extra=spec),
+        digest=files_digest(files, extra=f"{spec} {code.sha256}"),
         tokenizer_sha256=adapter.sha256,
         dtype=dtype_name(dtype),
         n_parameters=n_parameters(model),
         loader=spec,
+        loader_code=code,
     )
     return TorchScorer(
         fn_logits,

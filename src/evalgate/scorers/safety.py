@@ -24,7 +24,8 @@ from typing import Any
 
 from evalgate.console import clean
 from evalgate.edges import json_input
-from evalgate.edges.files import file_record
+from evalgate.edges.files import MAX_HASH_BYTES, file_record
+from evalgate.edges.input_files import BYTE_CAPS
 from evalgate.edges.inputs import outside_problem
 from evalgate.edges.json_input import MAX_INT
 from evalgate.errors import CheckpointError
@@ -112,6 +113,7 @@ def _pickle_globals(data: bytes, source: str, max_pickles: int) -> list[tuple[st
 
 
 _ZIP_MAGIC = b"PK\x03\x04"
+_MAX_PICKLE_BYTES = 256 << 20
 
 
 def _zip_pickles(path: Path) -> list[tuple[str, bytes, int]]:
@@ -126,11 +128,20 @@ def _zip_pickles(path: Path) -> list[tuple[str, bytes, int]]:
                 f"{path}: the zip archive holds {clean(twice[0])} more than once; refusing it",
                 hint=_CONVERT_HINT,
             )
-        members = [
-            (f"{path}:{clean(i.filename)}", zf.open(i).read(), 1)
-            for i in infos
-            if i.filename.endswith(".pkl")
-        ]
+        members = []
+        for info in infos:
+            if not info.filename.endswith(".pkl"):
+                continue
+            # a state dict's pickle is small; a zip bomb's member would decompress without end
+            with zf.open(info) as fh:
+                data = fh.read(_MAX_PICKLE_BYTES + 1)
+            if len(data) > _MAX_PICKLE_BYTES:
+                raise CheckpointError(
+                    f"{path}:{clean(info.filename)}: a pickle of more than {_MAX_PICKLE_BYTES:,} bytes; "
+                    "refusing it",
+                    hint=_CONVERT_HINT,
+                )
+            members.append((f"{path}:{clean(info.filename)}", data, 1))
     if not members:
         raise CheckpointError(f"{path}: a zip archive without a pickle; not a PyTorch checkpoint")
     return members
@@ -204,6 +215,7 @@ def check_safetensors(path: Path) -> dict[str, tuple[int, ...]]:
         raise corrupt("header is not a JSON object")
     data_bytes = size - 8 - n
     shapes: dict[str, tuple[int, ...]] = {}
+    covered = 0
     for name, meta in header.items():
         if name == "__metadata__":
             continue
@@ -225,6 +237,12 @@ def check_safetensors(path: Path) -> dict[str, tuple[int, ...]]:
         if end - begin != count * itemsize:
             raise corrupt(f"tensor '{shown}' has {end - begin} bytes for shape {meta['shape']}")
         shapes[name] = tuple(meta["shape"])
+        covered = max(covered, end)
+    if covered != data_bytes:
+        # The safetensors library refuses a file its tensors do not cover ("incomplete
+        # metadata"); said here, before the file is hashed: a valid header followed by a huge
+        # (sparse) tail would otherwise be read to its end first.
+        raise corrupt(f"{data_bytes - covered:,} bytes after the last tensor")
     return shapes
 
 
@@ -277,6 +295,14 @@ def check_regular_files(path: Path, roots: Sequence[Path] | None = None) -> None
             problem = outside_problem(full, roots) if roots is not None else None
             if problem:
                 raise CheckpointError(f"{shown}: {problem}", hint="keep the checkpoint's files inside it")
+            cap = checkpoint_file_cap(name)
+            if st.st_size > cap:
+                # a huge (or sparse) file is refused by its size, before hashing or parsing it
+                raise CheckpointError(
+                    f"{shown}: {st.st_size:,} bytes, over the {cap:,}-byte limit for this file; refused",
+                    hint="a checkpoint's config and tokenizer files are small; its weights at most "
+                    f"{MAX_HASH_BYTES:,} bytes a file",
+                )
             if st.st_size <= _LFS_POINTER_MAX:
                 with open(full, "rb") as fh:
                     if fh.read(len(LFS_POINTER)) == LFS_POINTER:
@@ -285,6 +311,19 @@ def check_regular_files(path: Path, roots: Sequence[Path] | None = None) -> None
                             hint="check out with Git LFS (actions/checkout with `lfs: true`, "
                             "or `git lfs pull`) so the real file is there",
                         )
+
+
+# Files a loader (or transformers) parses whole into memory: a checkpoint's config, tokenizer,
+# vocabulary, merges, index, chat template. The largest real tokenizer.json is tens of MB.
+_TEXT_SUFFIXES = (".json", ".txt", ".model", ".jinja", ".yaml", ".yml", ".md")
+
+
+def checkpoint_file_cap(name: str) -> int:
+    """The most bytes a checkpoint file may have: the text-file cap for what is parsed whole
+    (edges/input_files.py, "checkpoint-text"), the hashing limit for weights and anything else."""
+    if name.lower().endswith(_TEXT_SUFFIXES):
+        return BYTE_CAPS["checkpoint-text"]
+    return MAX_HASH_BYTES
 
 
 def checkpoint_files(path: Path) -> dict[str, dict[str, Any]]:
