@@ -86,8 +86,8 @@ def test_exact_unconditional_pvalue_matches_the_published_cavo_value():
     assert round(published, 6) == 0.034053
     # The gate's p-value is the supremum over every disagreement: it peaks at s = 0.98, outside
     # their interval (0.053 to 0.267), so it is larger than their maximum: 0.0171020 one-sided,
-    # 0.0342041 two-sided, which their program also prints with gamma = 0 (0.034204: their
-    # 1,000-point grid over [0, 1] comes within 3e-7 of the peak).
+    # 0.0342041 two-sided; their method with gamma = 0 (a 1,000-point grid over [0, 1]) gives
+    # 0.034204 too, its grid coming within 3e-7 of the peak.
     p = noninferiority.pvalue(CAVO_B, CAVO_C, CAVO_N, 0.0)
     assert round(p, 7) == 0.0171020 and round(2 * p, 6) == 0.034204
     assert 2 * p > published - BERGER_BOOS_GAMMA and 0.05 < argmax < 0.27
