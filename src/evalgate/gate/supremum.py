@@ -144,26 +144,34 @@ def _survival(
     top = _far_above(jh + 1, m, delta)
     low = np.where(jl > 1, _far_below(jl - 1, m, delta), 0.0)
     width = max(1, int(np.maximum(jh - jl + 1, 0).max(initial=0)))
-    pmf = _pmf_runs(m, delta, jl, width)
-    pmf[np.arange(width)[None, :] > (jh - jl)[:, None]] = 0.0
-    return np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1] + top[:, None], top, low
+    pmf = _pmf_runs(m, delta, jl, width, last=jh)
+    surv = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]
+    surv += top[:, None]
+    return surv, top, low
 
 
-def _pmf_runs(n: np.ndarray, p: float, first: np.ndarray, width: int) -> np.ndarray:
-    """Bin(n[r], p) probabilities of first[r], first[r] + 1, ... (width of them) per row r.
+def _pmf_runs(
+    n: np.ndarray, p: float, first: np.ndarray, width: int, last: np.ndarray | None = None
+) -> np.ndarray:
+    """Bin(n[r], p) probabilities of first[r], first[r] + 1, ... (width of them) per row r; 0 past
+    n[r] and past last[r] when given.
 
     One log-pmf per row, then the running sum of log((n - k)/(k + 1) * p/(1 - p)): a third of the
-    work of a log-pmf per element (this is most of G's cost on large slices). Entries past n are 0.
+    work of a log-pmf per element (this is most of G's cost on large slices).
     """
     k = first[:, None] + np.arange(width - 1)[None, :]
-    n2 = n[:, None]
+    stop = n[:, None] if last is None else np.minimum(n, last)[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
-        step = np.log((n2 - k) / (k + 1.0)) + (math.log(p) - math.log1p(-p) if 0 < p < 1 else 0.0)
-    step = np.where(k < n2, step, -np.inf)
-    start = binom_logpmf(first, n, p)[:, None]
-    logs = np.concatenate([start, start + np.cumsum(step, axis=1)], axis=1)
-    with np.errstate(invalid="ignore"):
-        return np.nan_to_num(np.exp(logs), nan=0.0)
+        step = np.log((n[:, None] - k) / (k + 1.0))
+    step += math.log(p) - math.log1p(-p) if 0 < p < 1 else 0.0
+    step[k >= stop] = -np.inf  # no NaN can arise: only -inf is ever added, never +inf
+    logs = np.empty((len(first), width))
+    logs[:, 0] = binom_logpmf(first, n, p)
+    np.cumsum(step, axis=1, out=logs[:, 1:])
+    logs[:, 1:] += logs[:, :1]
+    if last is not None:
+        logs[first > last, 0] = -np.inf
+    return np.exp(logs, out=logs)
 
 
 def _ragged(first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -229,8 +237,7 @@ class _Layout:
         self.M = M
         self.cl, self.ch, self.below_cl, self.above_ch = _c_window(M, self.q0, edge)
         width = int((self.ch - self.cl).max()) + 1
-        self.pmf = _pmf_runs(M, self.q0, self.cl, width)
-        self.pmf[np.arange(width)[None, :] > (self.ch - self.cl)[:, None]] = 0.0
+        self.pmf = _pmf_runs(M, self.q0, self.cl, width, last=self.ch)
         self.cdf = np.cumsum(self.pmf, axis=1)
         self.jl, self.jh = _survival_window(n - M, delta, edge)
         self.surv, self.top, low = _survival(n - M, delta, self.jl, self.jh)
