@@ -4,8 +4,9 @@ Simulates pairs of runs on the same probes and reports, for both gate rules:
 
 A. one slice on its own (no multiple testing): the false-alarm rate when nothing changed and the
    detection rate for 5-, 10- and 20-point drops, on slices of 30, 60 and 120 probes, next to the
-   minimum detectable effect that `core.stats` reports for that slice;
-B. the real gate: `core.compare.compare` on a 240-probe set with 15 gated slices (overall,
+   exact minimum detectable effect of the rule's own test at alpha (the paired rule's is
+   gate/noninferiority.py's `mde`, the shipped test; the wilson rule's gate/stats.py's `mde_wilson`);
+B. the real gate: `gate.compare.compare` on a 240-probe set with 15 gated slices (overall,
    language x2, regularity x2, tense x5, person x3, category x2), Holm across the gated ones, the
    drop confined to the Spanish probes (30, 60 or 120 of them); every slice of at least `min_n`
    probes is gated, those whose MDE is above `mde_max` marked low power;
@@ -46,14 +47,7 @@ from evalgate.gate import noninferiority, westfall_young
 from evalgate.gate.binomial import _lgamma
 from evalgate.gate.compare import compare
 from evalgate.gate.slices import aggregate_slices, slice_keys
-from evalgate.gate.stats import (
-    _power_paired,
-    exceeds,
-    mcnemar_exact_one_sided,
-    mde_paired,
-    mde_wilson,
-    wilson_interval,
-)
+from evalgate.gate.stats import mcnemar_rule_power, mde_wilson, wilson_interval
 
 SIZES = (30, 60, 120)
 DROPS = (0.0, 0.05, 0.10, 0.20)
@@ -68,8 +62,10 @@ def default_rules(**overrides) -> GateRules:
 
 
 @cache
-def _p(b: int, c: int) -> float:
-    return mcnemar_exact_one_sided(b, c)
+def _flagged(b: int, c: int, n: int, tolerance: float, alpha: float) -> bool:
+    """The paired rule on one slice: the shipped test's p-value below alpha (gate/compare.py; a
+    p-value below 1 already means a drop above the tolerance)."""
+    return noninferiority.pvalue(b, c, n, tolerance) < alpha
 
 
 @cache
@@ -91,7 +87,7 @@ def single_slice(rng: np.random.Generator, rules: GateRules, reps: int) -> list[
         for churn in CHURNS:
             for n in SIZES:
                 if rule == "paired":
-                    mde = mde_paired(n, rules.alpha, rules.tolerance, P0, churn)
+                    mde = noninferiority.mde(n, rules.tolerance, rules.alpha, churn)
                 else:
                     mde = mde_wilson(n, P0, rules.z, rules.tolerance)
                 row = [rule, f"{churn:.0%}", n, "-" if mde is None else f"{100 * mde:.1f}"]
@@ -104,7 +100,7 @@ def single_slice(rng: np.random.Generator, rules: GateRules, reps: int) -> list[
                     hits = 0
                     for bi, ci, ki in zip(b.tolist(), c.tolist(), k0.tolist(), strict=True):
                         if rule == "paired":
-                            hits += _p(bi, ci) < rules.alpha and exceeds((bi - ci) / n, rules.tolerance)
+                            hits += _flagged(bi, ci, n, rules.tolerance, rules.alpha)
                         else:
                             hits += ki / n > _whigh(ki - bi + ci, n, rules.z) + rules.tolerance
                     row.append(f"{hits / reps:.3f}")
@@ -203,11 +199,15 @@ def _smallest_n(mde_at, target: float = 0.10, hi: int = 4096) -> int | None:
 
 
 def sizes_needed(rules: GateRules) -> list[list]:
-    """Probes a slice needs before a 10-point drop is caught with power 0.8."""
+    """Probes a slice needs before a 10-point drop is caught with power 0.8 (exact MDEs of the
+    shipped test, gate/noninferiority.py; docs/gate.md table D, checked by
+    tests/gate/test_gate_doc_power_figures.py)."""
     rows = []
     for churn in (0.0, *CHURNS):
-        alone = _smallest_n(lambda n, ch=churn: mde_paired(n, rules.alpha, rules.tolerance, P0, ch))
-        holm_worst = _smallest_n(lambda n, ch=churn: mde_paired(n, rules.alpha / 15, rules.tolerance, P0, ch))
+        alone = _smallest_n(lambda n, ch=churn: noninferiority.mde(n, rules.tolerance, rules.alpha, ch))
+        holm_worst = _smallest_n(
+            lambda n, ch=churn: noninferiority.mde(n, rules.tolerance, rules.alpha / 15, ch)
+        )
         rows.append(["paired", f"{churn:.0%}", alone, holm_worst])
     rows.append(["wilson", "any", _smallest_n(lambda n: mde_wilson(n, P0, rules.z, rules.tolerance)), "-"])
     return rows
@@ -227,7 +227,7 @@ def size_at_tolerance(rules: GateRules, sizes=NI_SIZES) -> list[list]:
     rows = []
     for h in NI_DISAGREEMENTS:
         for n in sizes:
-            old = _power_paired(n, rules.tolerance, rules.alpha, rules.tolerance, h)
+            old = mcnemar_rule_power(n, rules.tolerance, rules.alpha, rules.tolerance, h)
             new = noninferiority.power(n, rules.tolerance, rules.alpha, rules.tolerance, h)
             rows.append([f"{h:.0%}", n, f"{old:.3f}", f"{new:.3f}"])
     return rows
@@ -285,7 +285,7 @@ def power_targets(rules: GateRules) -> list[list]:
         ("alone (alpha)", rules.alpha, 0.62),
         ("in the gate (alpha/15)", rules.alpha / 15, 0.25),
     ):
-        old = _power_paired(60, 0.10, level, rules.tolerance, 0.05)
+        old = mcnemar_rule_power(60, 0.10, level, rules.tolerance, 0.05)
         new = noninferiority.power(60, rules.tolerance, level, 0.10, 0.05)
         ceiling = np_ceiling(60, rules.tolerance, level, 0.10, 0.05)
         ceiling_no_change = np_ceiling(60, 0.0, level, 0.10, 0.05)
@@ -680,7 +680,7 @@ def main() -> None:
         )
     )
     print(
-        f"\nB. The whole gate via core.compare, {N_TOTAL} probes, 15 slices, drop on the Spanish "
+        f"\nB. The whole gate via gate.compare, {N_TOTAL} probes, 15 slices, drop on the Spanish "
         f"probes only, churn {args.churn:.0%} ({args.gate_reps} draws per cell): share of runs that fail"
     )
     print(
@@ -701,7 +701,10 @@ def main() -> None:
             tablefmt="github",
         )
     )
-    print("\nD. Probes a slice needs so that a 10-point drop is caught with power 0.8 (from core.stats MDEs)")
+    print(
+        "\nD. Probes a slice needs so that a 10-point drop is caught with power 0.8 (exact MDEs of the "
+        "shipped test; wilson: its own rule)"
+    )
     print(
         tabulate(
             sizes_needed(rules),

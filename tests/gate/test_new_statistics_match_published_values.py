@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from evalgate.gate import cluster, noninferiority
+from evalgate.gate.binomial import binom_sf
 from evalgate.gate.stats import mcnemar_exact_one_sided
 
 Z975 = 1.959963984540054
@@ -21,8 +22,37 @@ Z975 = 1.959963984540054
 # 2017 book, chapter 8): 59 / 6 / 16 / 80, so 16 pairs moved one way and 6 the other, n = 161.
 CAVO_B, CAVO_C, CAVO_N = 16, 6, 161
 # The gamma of the Berger & Boos step those authors add to every exact unconditional P-value
-# they print (their default); our p-value maximises over the whole nuisance range instead.
+# they print (their default). Their program (the R package contingencytables, the book's code)
+# maximises over 1,000 equally spaced disagreements inside the 1 - gamma Clopper-Pearson interval
+# of the disagreement and adds gamma; the gate maximises over the whole range, with a certificate
+# (gate/supremum.py), and adds nothing (docs/gate.md, "Reference values").
 BERGER_BOOS_GAMMA = 1e-4
+
+
+def _clopper_pearson(x: int, n: int, level: float) -> tuple[float, float]:
+    """The exact 1 - level interval of a proportion, level/2 in each tail (Clopper & Pearson 1934)."""
+
+    def root(inside, lo: float, hi: float) -> float:
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if inside(mid) else (mid, hi)
+        return (lo + hi) / 2
+
+    lower = 0.0 if x == 0 else root(lambda p: float(binom_sf(x, n, p)) >= level / 2, 0.0, 1.0)
+    upper = 1.0 if x == n else root(lambda p: float(binom_sf(x + 1, n, p)) > 1 - level / 2, 0.0, 1.0)
+    return lower, upper
+
+
+def _berger_boos(b: int, c: int, n: int, gamma: float = BERGER_BOOS_GAMMA) -> tuple[float, float]:
+    """Their two-sided P-value, computed their way from our region probabilities; and the
+    disagreement where their maximum lies. At tolerance 0 Tango's Z is McNemar's Z and the null is
+    symmetric in b and c, so the two-sided region is twice the one-sided one at every disagreement."""
+    lower, upper = _clopper_pearson(b + c, n, gamma)
+    z = float(noninferiority.score_z(b, c, n, 0.0))
+    bmin = noninferiority._bmin_table(z - 1e-12 * z, n, 0.0)
+    s = np.linspace(lower, upper, 1000)
+    values = noninferiority.region_prob(bmin, n, s / 2, s / 2)
+    return 2 * float(values.max()) + gamma, float(s[values.argmax()])
 
 
 def _root(f, lo: float, hi: float) -> float:
@@ -50,17 +80,27 @@ def test_tango_score_interval_matches_the_published_cavo_interval():
 
 def test_exact_unconditional_pvalue_matches_the_published_cavo_value():
     # Published: McNemar exact unconditional test (Suissa-Shuster with McNemar's statistic,
-    # two-sided) P = 0.034053. At tolerance 0 Tango's Z is McNemar's Z and the null is symmetric
-    # in b and c, so the two-sided region is twice the one-sided one at every nuisance value.
+    # two-sided) P = 0.034053, with Berger & Boos's restriction and gamma. Their computation on our
+    # region probabilities lands on the printed digits.
+    published, argmax = _berger_boos(CAVO_B, CAVO_C, CAVO_N)
+    assert round(published, 6) == 0.034053
+    # The gate's p-value is the supremum over every disagreement: it peaks at s = 0.98, outside
+    # their interval (0.053 to 0.267), so it is larger than their maximum: 0.0171020 one-sided,
+    # 0.0342041 two-sided; their method with gamma = 0 (a 1,000-point grid over [0, 1]) gives
+    # 0.034204 too, its grid coming within 3e-7 of the peak.
     p = noninferiority.pvalue(CAVO_B, CAVO_C, CAVO_N, 0.0)
-    assert round(2 * p + BERGER_BOOS_GAMMA, 6) == 0.034053
+    assert round(p, 7) == 0.0171020 and round(2 * p, 6) == 0.034204
+    assert 2 * p > published - BERGER_BOOS_GAMMA and 0.05 < argmax < 0.27
 
 
 def test_exact_unconditional_pvalue_matches_the_published_small_table():
-    # Published: the table floor(Cavo / 10) = 5 / 0 / 1 / 8 (n = 14) gives P = 0.542071. Those
-    # authors maximise over 1,000 grid points; a finer search can only find a hair more.
-    p = 2 * noninferiority.pvalue(1, 0, 14, 0.0) + BERGER_BOOS_GAMMA
-    assert 0.542071 - 5e-7 <= p <= 0.542071 + 2e-6
+    # Published: the table floor(Cavo / 10) = 5 / 0 / 1 / 8 (n = 14) gives P = 0.542071.
+    published, _ = _berger_boos(1, 0, 14)
+    assert round(published, 6) == 0.542071
+    # Here the supremum lies inside their interval; the gate's finer maximisation finds a hair more.
+    p = noninferiority.pvalue(1, 0, 14, 0.0)
+    assert round(2 * p + BERGER_BOOS_GAMMA, 6) == 0.542072
+    assert 0 <= 2 * p + BERGER_BOOS_GAMMA - published < 2e-6
 
 
 def test_exact_conditional_mcnemar_matches_the_published_cavo_value():

@@ -13,7 +13,7 @@ from evalgate.gate.stats import (
     expected_calibration_error,
     holm,
     mcnemar_exact_one_sided,
-    mde_paired,
+    mcnemar_rule_mde,
     mde_wilson,
     wilson_interval,
 )
@@ -138,7 +138,7 @@ def test_exceeds_treats_a_drop_equal_to_the_tolerance_as_tolerated():
     assert exceeds(0.03, 0.02) and not exceeds(0.0, 0.0)
 
 
-def _simulated_power_paired(n, drop, alpha, tol, background, reps, seed):
+def _simulated_power_mcnemar_rule(n, drop, alpha, tol, background, reps, seed):
     rng = random.Random(seed)
     h = background / 2
     hits = 0
@@ -155,12 +155,12 @@ def _simulated_power_paired(n, drop, alpha, tol, background, reps, seed):
     return hits / reps
 
 
-def test_paired_mde_has_the_stated_power_in_simulation():
+def test_old_mcnemar_rule_mde_has_the_stated_power_in_simulation():
     n, alpha, tol, bg = 80, 0.05, 0.02, 0.10
-    mde = mde_paired(n, alpha, tol, 1.0, bg)
+    mde = mcnemar_rule_mde(n, alpha, tol, 1.0, bg)
     assert 0.10 < mde < 0.25
-    at_mde = _simulated_power_paired(n, mde, alpha, tol, bg, 3000, seed=1)
-    below = _simulated_power_paired(n, mde - 0.05, alpha, tol, bg, 3000, seed=2)
+    at_mde = _simulated_power_mcnemar_rule(n, mde, alpha, tol, bg, 3000, seed=1)
+    below = _simulated_power_mcnemar_rule(n, mde - 0.05, alpha, tol, bg, 3000, seed=2)
     assert at_mde == pytest.approx(0.8, abs=0.03)
     assert below < 0.7
 
@@ -177,11 +177,11 @@ def test_wilson_mde_has_the_stated_power_in_simulation():
 
 
 def test_mde_shrinks_with_n_and_is_none_when_undetectable():
-    paired = [mde_paired(n, 0.05, 0.02) for n in (30, 60, 120, 500)]
+    paired = [mcnemar_rule_mde(n, 0.05, 0.02) for n in (30, 60, 120, 500)]
     wilson = [mde_wilson(n, 0.8, 1.96, 0.02) for n in (30, 60, 120, 500)]
     assert paired == sorted(paired, reverse=True) and wilson == sorted(wilson, reverse=True)
-    assert mde_paired(3, 0.05, 0.02) is None  # 3 probes can never give p < 0.05
-    assert mde_paired(0, 0.05, 0.02) is None and mde_wilson(0, 0.8, 1.96, 0.02) is None
+    assert mcnemar_rule_mde(3, 0.05, 0.02) is None  # 3 probes can never give p < 0.05
+    assert mcnemar_rule_mde(0, 0.05, 0.02) is None and mde_wilson(0, 0.8, 1.96, 0.02) is None
     assert mde_wilson(20, 0.05, 1.96, 0.02) is None  # nothing to lose below 5% accuracy
 
 

@@ -121,6 +121,38 @@ def binom_sf(k, n, p) -> np.ndarray:
     return out
 
 
+def _log_factorial(k: np.ndarray) -> np.ndarray:
+    """log k! for an int64 array of k >= 0, straight from the `_lgamma` table (same bits)."""
+    top = int(k.max(initial=0)) + 1
+    if top >= len(_LGAMMA_TABLE):
+        _lgamma(np.array([float(top)]))  # grows the table
+    return _LGAMMA_TABLE[k + 1]
+
+
+def binom_logpmf(k, n, p) -> np.ndarray:
+    """log P(X = k) for X ~ Bin(n, p), element-wise over broadcast integer k, n and float p.
+
+    -inf outside 0 <= k <= n and where the probability is 0 (p = 0 or 1 with k inside); the
+    coefficient comes from the same table as the tails' `_lgamma`, so it carries their error bound.
+    """
+    k, n, p = np.broadcast_arrays(np.asarray(k), np.asarray(n), np.asarray(p, dtype=np.float64))
+    k = k.astype(np.int64)
+    n = n.astype(np.int64)
+    inside = (k >= 0) & (k <= n)
+    kk = np.where(inside, k, 0)
+    rest = np.where(inside, n - k, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lp, lq = np.log(p), np.log1p(-p)
+        terms = np.where(kk > 0, kk * lp, 0.0) + np.where(rest > 0, rest * lq, 0.0)
+    coef = _log_factorial(kk + rest) - _log_factorial(kk) - _log_factorial(rest)
+    return np.where(inside, coef + terms, -np.inf)
+
+
+def relative_error_bound(n: int) -> float:
+    """The bound above on the relative error of one tail or probability of Bin(n, .)."""
+    return 1e-12 if n <= 10**4 else 1e-9 if n <= 10**5 else 1e-7
+
+
 def binom_sf_scalar(k: int, n: int, p: float) -> float:
     """Scalar `binom_sf`."""
     return float(binom_sf(k, n, p))

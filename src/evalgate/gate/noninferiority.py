@@ -17,10 +17,12 @@ the p-value is unconditional in the manner of Suissa & Shuster (1991, "The 2 x 2
 trial: exact unconditional design and analysis", Biometrics 47:361-372): the largest probability
 of a statistic at least as extreme as the observed one over every null configuration. Raising
 p_b with p_c fixed only makes b larger, so that supremum lies on the boundary p_b - p_c = d,
-a one-parameter family in s, searched on a grid and refined around its maximum. Each point is a
-sum over c of Bin(n, p_c)(c) * P(Bin(n - c, p_b / (1 - p_c)) >= b_min(c)), with the tails from
-gate/binomial.py: O(sqrt(n)) work per c, so a p-value at 100k probes takes well under a second.
-tests/gate/test_noninferiority.py enumerates every outcome to check the size at drop = tolerance.
+a one-parameter family in s. gate/supremum.py finds it with a certificate (a grid search missed
+narrow peaks and made the test liberal: docs/gate.md, "The p-value is the supremum"); the
+p-value is never below it. `region_prob` evaluates one point directly, a sum over c of
+Bin(n, p_c)(c) * P(Bin(n - c, p_b / (1 - p_c)) >= b_min(c)) with the tails from gate/binomial.py,
+for the power and MDE. tests/gate/test_exact_pvalue_is_the_supremum.py checks the exact size of
+the test at every slice size from 20 to 400 probes.
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from evalgate.gate.binomial import _lgamma, binom_sf
+from evalgate.gate import supremum
+from evalgate.gate.binomial import _lgamma, binom_sf, relative_error_bound
 
-_GRID = 40  # coarse points in s; two refinements of 12 points follow around the best one
+_RTOL = 1e-10  # the search stops when no interval can hold a value this much above the best found
+_GRID = 40  # `_grid_above`: coarse points in s; two refinements of 12 points follow around the best
 _REFINE = 12
 _WINDOW_SD = 9.0  # c outside mean +- 9 sd (+ 12) carries < 1e-18 of the mass
 
@@ -98,23 +102,24 @@ def region_prob(bmin: np.ndarray, n: int, p_b, p_c) -> np.ndarray:
     return (weight * tail).sum(axis=1)
 
 
-def _sup_on_boundary(bmin: np.ndarray, n: int, delta: float) -> float:
-    """max over s in [delta, 1] of the region's probability at p_b = (s+d)/2, p_c = (s-d)/2."""
+def _supremum(z_crit: float, n: int, delta: float, above: float | None = None) -> tuple[float, bool]:
+    """sup over s in [delta, 1] of P_s(Z >= z_crit) on the boundary p_b - p_c = delta, from above.
 
-    def at(s: np.ndarray) -> np.ndarray:
-        return region_prob(bmin, n, (s + delta) / 2.0, (s - delta) / 2.0)
-
-    # The disagreement that matters for small slices is small: grid denser near s = delta.
-    s = delta + (1.0 - delta) * np.linspace(0.0, 1.0, _GRID) ** 2
-    vals = at(s)
-    best = float(vals.max())
-    for _ in range(2):
-        i = int(vals.argmax())
-        left, right = s[max(i - 1, 0)], s[min(i + 1, len(s) - 1)]
-        s = np.linspace(left, right, _REFINE)
-        vals = at(s)
-        best = max(best, float(vals.max()))
-    return min(1.0, best)
+    gate/supremum.py brackets it (Bernstein form in the disagreement, a certified bound between
+    evaluated points); the result is rounded up by the floating-point error of its probabilities
+    (gate/binomial.py), so it is never below the supremum, and at most a relative 1e-9 above it.
+    Binomial tails cut off far from their means are bounded, not dropped; when that bound is not
+    small against the answer (p-values far below 1e-20), the windows widen until it is.
+    """
+    bmin = _bmin_table(z_crit, n, delta)
+    edge = supremum.EDGE
+    while True:
+        G, slack = supremum.coefficients(bmin, n, delta, edge)
+        found, certified = supremum.bernstein_sup(G, n, rtol=_RTOL, above=above)
+        scale = found if above is None else max(found, above)
+        if slack <= 1e-12 * scale or edge >= 4096:
+            return min(1.0, found * (1.0 + 8.0 * relative_error_bound(n))), certified
+        edge *= 2.0
 
 
 @lru_cache(maxsize=65536)
@@ -122,7 +127,38 @@ def tail_sup(z_crit: float, n: int, delta: float) -> float:
     """sup over the null of P(Z >= z_crit): the p-value of an observed Z = z_crit."""
     if n <= 0:
         return 1.0
-    return _sup_on_boundary(_bmin_table(z_crit, n, delta), n, delta)
+    return _supremum(z_crit, n, delta)[0]
+
+
+@lru_cache(maxsize=65536)
+def _within(z_crit: float, n: int, delta: float, level: float) -> bool:
+    """Is tail_sup(z_crit, n, delta) <= level? Decided with as little search as the answer needs."""
+    if n <= 0:
+        return level >= 1.0
+    inflate = 1.0 + 8.0 * relative_error_bound(n)
+    found, certified = _supremum(z_crit, n, delta, above=level / inflate)
+    # An undecided search counts as above the level: the region only shrinks, never liberal.
+    return certified and found <= level
+
+
+def _grid_above(z_crit: float, n: int, delta: float, level: float) -> bool:
+    """True if P_s(Z >= z_crit) exceeds `level` at some s of a coarse grid refined twice around
+    its maximum: then the supremum does too (a proof). False proves nothing: the search may have
+    missed a peak (this was the gate's p-value before the supremum was certified)."""
+    bmin = _bmin_table(z_crit, n, delta)
+
+    def at(s: np.ndarray) -> np.ndarray:
+        return region_prob(bmin, n, (s + delta) / 2.0, (s - delta) / 2.0)
+
+    s = delta + (1.0 - delta) * np.linspace(0.0, 1.0, _GRID) ** 2
+    vals = at(s)
+    for _ in range(2):
+        if float(vals.max()) > level:
+            return True
+        i = int(vals.argmax())
+        s = np.linspace(s[max(i - 1, 0)], s[min(i + 1, len(s) - 1)], _REFINE)
+        vals = at(s)
+    return float(vals.max()) > level
 
 
 def pvalue(b: int, c: int, n: int, delta: float) -> float:
@@ -143,14 +179,30 @@ def pvalue(b: int, c: int, n: int, delta: float) -> float:
 
 @lru_cache(maxsize=4096)
 def critical_z(n: int, delta: float, level: float) -> float | None:
-    """Smallest z whose p-value is <= level (the test rejects iff Z >= it); None if no outcome does."""
+    """Smallest z whose p-value is <= level (the test rejects iff Z >= it); None if no outcome does.
+
+    Bisection on z, every step deciding "p-value <= level?" with a certificate (`_within`). On
+    slices too large for gate/supremum.py's kept tables a certified step costs seconds, so there
+    the search first runs on `_grid_above` (a value above the level is a proof, a value below it
+    only a hint) and only its answer is certified; should the hint be wrong, the certified search
+    continues above it. Either way the answer is the certified one.
+    """
     z_top = float(score_z(n, 0, n, delta))
-    if not z_top > 0 or tail_sup(z_top - 1e-12 * z_top, n, delta) > level:
+    if not z_top > 0 or not _within(z_top - 1e-12 * z_top, n, delta, level):
         return None
-    lo, hi = 0.0, z_top
+    if supremum.keeps_tables(n, delta):
+        return _bisect(n, delta, 0.0, z_top, lambda z: _within(z, n, delta, level))
+    hint = _bisect(n, delta, 0.0, z_top, lambda z: not _grid_above(z, n, delta, level))
+    if _within(hint, n, delta, level):
+        return hint
+    return _bisect(n, delta, hint, z_top, lambda z: _within(z, n, delta, level))
+
+
+def _bisect(n: int, delta: float, lo: float, hi: float, within) -> float:
+    """Narrow [lo, hi] (lo above the level, hi within it) to one attainable value of Z."""
     while hi - lo > 1e-7 * max(1.0, hi) and not _one_value_apart(lo, hi, n, delta):
         mid = (lo + hi) / 2
-        if tail_sup(mid, n, delta) <= level:
+        if within(mid):
             hi = mid
         else:
             lo = mid

@@ -1,4 +1,9 @@
-"""The gate's statistics as plain float math: Wilson, exact McNemar, Holm, MDE, ECE, entropy summaries.
+"""The gate's plain statistics: Wilson, Holm, the wilson rule's MDE, ECE, entropy summaries.
+
+The paired rule's test, power and MDE are gate/noninferiority.py's. Here, for reference only: the
+exact conditional McNemar p-value of "no change" (results.json's `p_mcnemar`) and the power and
+MDE of the rule the gate used before issue 14 (McNemar p < alpha and a drop above the tolerance),
+which bench/gate_power.py prints beside the shipped test's.
 
 Pure functions, no I/O. Every function handles its empty case explicitly (n = 0, no discordant
 pairs, no items) instead of dividing by zero; the sources of the formulas are cited where used.
@@ -16,10 +21,10 @@ from evalgate.gate.binomial import binom_sf_scalar
 
 # Background disagreement between two equally good checkpoints: the fraction of probes whose
 # outcome differs although accuracy does not change (half flip each way). The paired MDE needs it
-# because McNemar's power depends on the discordant pairs, not only on the drop. 5% is the low end
-# of what bench/gate_power.py simulates (consecutive checkpoints of one line); with 10% every MDE
-# grows by about a fifth (docs/gate.md). It only decides which slices are "too small": the
-# false-alarm guarantee of the paired rule does not depend on it.
+# because a paired test's power depends on the discordant pairs, not only on the drop; the gate
+# uses the disagreement it observes and this only when nothing is paired (gate/compare.py). It only
+# decides which slices are "low power": the false-alarm guarantee of the paired rule does not
+# depend on it.
 ASSUMED_DISAGREEMENT = 0.05
 TARGET_POWER = 0.8
 # Accuracy differences are ratios of small integers; this keeps "a drop of exactly the tolerance"
@@ -72,7 +77,8 @@ def binom_sf_half(k: int, n: int) -> float:
 
 
 def mcnemar_exact_one_sided(b: int, c: int) -> float:
-    """Exact one-sided McNemar test that the new run is worse.
+    """Exact one-sided McNemar test that the new run is worse (results.json's `p_mcnemar`, for
+    reference: the gate's p-value is gate/noninferiority.py's).
 
     b = probes the baseline got right and the new run wrong, c = wrong -> right. Under "no change"
     each discordant pair is equally likely to go either way, so b | b + c ~ Bin(b + c, 1/2) and
@@ -104,6 +110,9 @@ def holm(pvalues: Mapping[str, float]) -> dict[str, float]:
 
 
 # --- minimum detectable effect -------------------------------------------------------------
+# The paired rule's MDE is noninferiority.mde (the shipped test). `mcnemar_rule_*` below are the
+# rule the gate used before issue 14, kept only so bench/gate_power.py can print it beside the
+# shipped test; docs/gate.md's tables and MDEs must not come from them.
 
 
 def _log_factorials(n: int) -> np.ndarray:
@@ -122,8 +131,8 @@ def _binom_pmf(n: int, p: float, lf: np.ndarray) -> np.ndarray:
 
 
 @lru_cache(maxsize=4096)
-def _paired_bmin(c: int, n: int, alpha: float, tolerance: float) -> int:
-    """Smallest b the paired rule flags when c probes went wrong -> right (n + 1 if none).
+def _mcnemar_rule_bmin(c: int, n: int, alpha: float, tolerance: float) -> int:
+    """Smallest b the old McNemar rule flags when c probes went wrong -> right (n + 1 if none).
 
     Both conditions (McNemar p < alpha, drop (b - c)/n > tolerance) only get easier as b grows
     with c fixed, so the rejection region is b >= bmin(c).
@@ -134,14 +143,15 @@ def _paired_bmin(c: int, n: int, alpha: float, tolerance: float) -> int:
     return n + 1
 
 
-def _power_paired(n: int, drop: float, alpha: float, tolerance: float, background: float) -> float:
+def mcnemar_rule_power(n: int, drop: float, alpha: float, tolerance: float, background: float) -> float:
+    """Exact power of the old McNemar rule at a true drop (model of `mcnemar_rule_mde`)."""
     h = background / 2
     lf = _log_factorials(n)
     pmf_c = _binom_pmf(n, h, lf)
     q = min(1.0, (h + drop) / (1.0 - h))  # P(right -> wrong | not wrong -> right)
     power = 0.0
     for c in np.flatnonzero(pmf_c > 1e-12):
-        bmin = _paired_bmin(int(c), n, alpha, tolerance)
+        bmin = _mcnemar_rule_bmin(int(c), n, alpha, tolerance)
         m = n - int(c)
         if bmin <= m:
             power += pmf_c[c] * float(_binom_pmf(m, q, lf)[bmin:].sum())
@@ -176,7 +186,7 @@ def _smallest_drop(power_at, d_max: float, target: float) -> float | None:
     return round(hi, 4)
 
 
-def mde_paired(
+def mcnemar_rule_mde(
     n: int,
     alpha: float,
     tolerance: float,
@@ -184,7 +194,7 @@ def mde_paired(
     background: float = ASSUMED_DISAGREEMENT,
     power: float = TARGET_POWER,
 ) -> float | None:
-    """Smallest accuracy drop the paired rule flags with probability `power` on n shared probes.
+    """Smallest accuracy drop the old McNemar rule flags with probability `power` on n probes.
 
     Model (the usual one for McNemar power, Connor 1987, Biometrics 43:207-211): each probe is
     independently discordant; it goes wrong -> right with probability h = background / 2 and
@@ -192,20 +202,23 @@ def mde_paired(
     checkpoints still disagree on `background` of the probes. The power is exact, not the normal
     approximation: sum over c ~ Bin(n, h) of P(b >= bmin(c)), where b | c ~ Bin(n - c, (h +
     drop)/(1 - h)) and bmin(c) is the smallest b that the rule flags (one-sided exact McNemar
-    p < alpha and (b - c)/n > tolerance). The test is per slice at `alpha`: under Holm a slice
-    competes with the others, so its real MDE is somewhat larger. A drop cannot exceed the
-    baseline accuracy; None when even that drop is not detected with the target power.
+    p < alpha and (b - c)/n > tolerance). That rule's null is "no change", not the tolerance: it
+    flags a slice whose true drop is the tolerance up to half of the time, which is why the gate
+    replaced it (bench/gate_power.py, table E). A drop cannot exceed the baseline accuracy; None when
+    that drop is not detected with the target power.
     """
-    mde = _mde_paired(n, alpha, tolerance, background, power)
+    mde = _mcnemar_rule_mde(n, alpha, tolerance, background, power)
     return None if mde is None or mde > baseline else mde
 
 
 @lru_cache(maxsize=1024)
-def _mde_paired(n: int, alpha: float, tolerance: float, background: float, power: float) -> float | None:
+def _mcnemar_rule_mde(
+    n: int, alpha: float, tolerance: float, background: float, power: float
+) -> float | None:
     if n <= 0:
         return None
     return _smallest_drop(
-        lambda d: _power_paired(n, d, alpha, tolerance, background), 1.0 - background, power
+        lambda d: mcnemar_rule_power(n, d, alpha, tolerance, background), 1.0 - background, power
     )
 
 
