@@ -126,6 +126,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="a diff of evalgate.yml/baselines made by the PR, shown at the top of the report",
     )
+    run.add_argument(
+        "--base-inputs-changed",
+        metavar="FILE",
+        help="files (one path a line) the PR changed that the workflow replaced with the base "
+        "commit's (the configuration, the baseline): each is a gate change, refused unless approved "
+        "(docs/security.md)",
+    )
+    run.add_argument(
+        "--verify-baseline",
+        action="store_true",
+        help="the baseline must be the one this checkpoint scores, outcome for outcome (a labelled "
+        "baseline update, docs/approval.md); otherwise the run is refused",
+    )
     _add_approve(run)
     _add_format(run)
 

@@ -13,7 +13,7 @@ import json
 import math
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -285,6 +285,7 @@ def gate(
     *,
     approve_gate_changes: bool = False,
     probe_files: Mapping[str, str] | None = None,
+    base_inputs_changed: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Compare with the baseline (if any) and set verdict + reasons.
 
@@ -306,7 +307,9 @@ def gate(
         results["verdict"], results["reasons"] = "pass", []
         return _with_floors(results, cfg, None)
     doc, shown, record = baseline
-    changes, doc = _gate_changes(results, doc, shown, cfg, approve_gate_changes, probe_files)
+    changes, doc = _gate_changes(
+        results, doc, shown, cfg, approve_gate_changes, probe_files, base_inputs_changed
+    )
     view, counted_wrong = count_unscorable_as_wrong(results, doc)
     comparison = compare(view, doc, cfg.gate, shown)
     if counted_wrong:
@@ -370,17 +373,22 @@ def _gate_changes(
     cfg: GateConfig,
     approved: bool,
     probe_files: Mapping[str, str] | None,
+    base_inputs_changed: Sequence[str] = (),
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """gate/yardstick.check_gate_changes with what the configuration knows: the built-in
     defaults a rule is compared with, and where the manifest (the probe lock) lives."""
     manifest = display_path(cfg, cfg.path(cfg.manifest))
     return check_gate_changes(
-        results, baseline, shown, default_config_dict(), manifest, approved, probe_files
+        results, baseline, shown, default_config_dict(), manifest, approved, probe_files, base_inputs_changed
     )
 
 
 def refuse_before_scoring(
-    cfg: GateConfig, outcome: Any, baseline: tuple[dict[str, Any], str, dict[str, Any]] | None, approved: bool
+    cfg: GateConfig,
+    outcome: Any,
+    baseline: tuple[dict[str, Any], str, dict[str, Any]] | None,
+    approved: bool,
+    base_inputs_changed: Sequence[str] = (),
 ) -> None:
     """The gate-change check from the validated probe set, before any model is loaded: a run
     refused for changing its own gate costs no scoring. (`gate` checks again on the scored
@@ -423,7 +431,7 @@ def refuse_before_scoring(
         }
     )
     doc, shown, _ = baseline
-    _gate_changes(run, doc, shown, cfg, False, {p.id: p.file for p in outcome.probes})
+    _gate_changes(run, doc, shown, cfg, False, {p.id: p.file for p in outcome.probes}, base_inputs_changed)
 
 
 def refused_results(

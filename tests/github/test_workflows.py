@@ -121,9 +121,15 @@ def test_the_gate_runs_on_every_pr_with_a_read_only_token_and_the_base_action():
     }
     assert all(not writes(job) for job in wf["jobs"].values())
     gate = step(wf, "Gate")
-    # The base commit's action and Dockerfile, checked out beside the PR; never `uses: ./`.
-    assert gate["uses"] == "./.evalgate-base"
+    # The base commit's action and Dockerfile, never `uses: ./`: the tree outside the workspace
+    # (so the scoring container never sees it), its action.yml alone in the local action folder.
+    assert gate["uses"] == "./.evalgate-action"
+    assert gate["with"]["source"] == "${{ runner.temp }}/evalgate-base"
+    install = step(wf, "base commit")["run"]
+    assert 'worktree add -q --detach "$TRUSTED"' in install and 'cp -- "$TRUSTED/action.yml"' in install
+    assert step(wf, "base commit")["env"]["TRUSTED"] == "${{ runner.temp }}/evalgate-base"
     assert gate["with"]["gate-changes"] == "${{ runner.temp }}/evalgate-gate-changes.diff"
+    assert gate["with"]["base-inputs-changed"] == "${{ runner.temp }}/evalgate-base-inputs-changed.txt"
     assert "approve-gate-change" in gate["with"]["approve-gate-changes"]
     assert "worktree add" in step(wf, "base commit")["run"]
     upload = next(s for s in steps(wf) if "upload-artifact" in s.get("uses", ""))
@@ -216,6 +222,7 @@ def restore_step(work: Path, approved: str) -> tuple[subprocess.CompletedProcess
     env = dict(BASE_SHA=base_sha(work), APPROVED=approved, GATE_PATHS="baselines data/eval evalgate.yml")
     # What the base commit's pr_scope names: the configuration and the baseline it gates against.
     env.update(BASE_INPUTS="evalgate.yml baselines/demo.json", GATE_CHANGES=str(diff))
+    env.update(REPLACED=str(diff.parent / "replaced.txt"), GITHUB_OUTPUT=str(diff.parent / "output"))
     return bash(script, work, **env), diff
 
 
@@ -305,7 +312,11 @@ def test_workflows_check_out_with_lfs(name):
 
 
 def yaml_blocks(path: Path) -> list[str]:
-    return re.findall(r"```yaml\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
+    """The ```yaml blocks of a page, fenced with three backticks or more (a workflow that writes
+    a code fence itself is fenced with four)."""
+    return [
+        m[1] for m in re.findall(r"^(`{3,})yaml\n(.*?)^\1$", path.read_text(encoding="utf-8"), re.S | re.M)
+    ]
 
 
 def test_copied_workflows_never_build_or_run_the_local_tree():
@@ -540,3 +551,14 @@ def test_evalgate_comment_runs_with_the_workflow_requirements_alone(tmp_path):
     assert len(done.posted) == 1 and "evalgate: fail" in done.posted[0]["body"]
     short = _comment_with_only(tmp_path / "short", [n for n in names if n != "tabulate"])
     assert short.returncode != 0 and "tabulate" in short.stderr
+
+
+def test_the_gate_workflow_in_the_docs_is_the_one_init_writes():
+    """docs/github.md's copy-paste gate workflow is `evalgate init`'s, line for line (comments aside):
+    a reader who copies it gets the same restore step, cache rules and inputs as a bootstrapped
+    repository."""
+    from evalgate.github.workflows import gate_workflow
+
+    written = [ln for ln in gate_workflow("OWNER/evalgate@SHA").splitlines() if not ln.startswith("#")]
+    shown = yaml_blocks(REPO / "docs" / "github.md")[0]
+    assert shown.strip().splitlines() == "\n".join(written).strip().splitlines()

@@ -84,9 +84,18 @@ def restore(workflow: dict, work: Path, base_sha: str, inputs: str, *, approved:
         "GATE_PATHS": "data/eval evalgate.yml",
         "BASE_INPUTS": inputs,
         "GATE_CHANGES": str(runner / "evalgate-gate-changes.diff"),
+        "REPLACED": str(runner / "evalgate-base-inputs-changed.txt"),
+        "GITHUB_OUTPUT": str(runner / "output"),
         "RUNNER_TEMP": str(runner),
     }
     return run_script(script, work, env), runner / "evalgate-gate-changes.diff"
+
+
+def replaced(work: Path) -> list[str]:
+    """What the restore step listed as changed by the PR and replaced by the base's copy."""
+    return (
+        (work.parent / "runner-temp" / "evalgate-base-inputs-changed.txt").read_text(encoding="utf-8").split()
+    )
 
 
 def text(path: Path) -> str:
@@ -107,6 +116,8 @@ def test_a_baseline_kept_outside_baselines_is_the_base_commits(tmp_path, workflo
     assert text(work / "evalgate.yml") == BASE_CONFIG
     # The report still shows what the PR changed in its gate.
     assert "+" + PR_BASELINE.strip() in text(diff) and "eval/baseline.json" in text(diff)
+    # And each replaced file is a gate change for the run: once merged, the PR's would count.
+    assert replaced(work) == ["evalgate.yml", "eval/baseline.json"]
 
 
 def test_links_and_files_in_place_of_the_base_inputs_are_replaced_never_followed(tmp_path, workflow):
@@ -213,11 +224,17 @@ def test_the_update_baseline_label_takes_the_prs_baseline_and_never_its_configur
     assert text(work / "eval/baseline.json") == PR_BASELINE  # what the label approves
     assert "gating against this PR's eval/baseline.json" in done.stdout
     assert "conf/gate.yml" not in done.stdout
+    # The configuration the PR changed is a gate change; the baseline it takes is checked instead.
+    assert replaced(work) == ["evalgate.yml", "conf/gate.yml"]  # the PR made the link a file
+    assert outputs(work.parent / "runner-temp" / "output").get("verify-baseline") == "true"
     # Without the label, the baseline is the base's too.
     git("checkout", "-q", "-f", "pr", cwd=work)
+    (work.parent / "runner-temp" / "output").unlink()
     done, _ = restore(workflow, work, base_sha, inputs, approved="false")
     assert done.returncode == 0, done.stderr
     assert text(work / "eval/baseline.json") == BASE_BASELINE
+    assert replaced(work) == ["evalgate.yml", "conf/gate.yml", "eval/baseline.json"]
+    assert "verify-baseline" not in outputs(work.parent / "runner-temp" / "output")
 
 
 def test_a_committed_evalgate_folder_is_never_written_through(tmp_path, workflow):

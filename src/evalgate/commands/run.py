@@ -59,6 +59,38 @@ def read_gate_changes(path: str | None) -> str | None:
     return text if text.strip() else None
 
 
+def read_base_inputs_changed(path: str | None) -> list[str]:
+    """The workflow's list of gate files the PR changed and it replaced with the base's copy."""
+    if not path:
+        return []
+    p = Path(path)
+    if not os.path.lexists(p):
+        raise RefusedError(f"--base-inputs-changed {path}: file not found")
+    data = read_checked(p, "base-inputs-changed", "changed gate files", shown=f"--base-inputs-changed {path}")
+    return sorted(
+        {line.strip() for line in data.decode("utf-8", errors="replace").splitlines() if line.strip()}
+    )
+
+
+def verify_baseline(
+    baseline: tuple[dict[str, Any], str, dict[str, Any]] | None, results: dict[str, Any]
+) -> None:
+    """`--verify-baseline`: a baseline the PR brings is checked against what this run scored."""
+    from evalgate.gate.baseline import measured_elsewhere
+
+    if baseline is None:
+        raise RefusedError("--verify-baseline: there is no baseline to verify")
+    doc, shown, _ = baseline
+    why = measured_elsewhere(doc, results)
+    if why:
+        raise RefusedError(
+            f"{shown} is not the baseline this checkpoint scores: " + "; ".join(why),
+            hint="under the label evalgate:update-baseline the baseline must be the one "
+            "update-baseline-apply.yml wrote for this head (docs/approval.md); re-apply the label to "
+            "have it written, or remove the PR's own edit of the baseline",
+        )
+
+
 def maybe_comment(args: argparse.Namespace, out_dir: Path, console: Console) -> None:
     """`--comment`: post the sticky PR comment; a failure is a warning and never changes the exit
     code (github/report_comment.py). With --format json its lines go to stderr."""
@@ -78,6 +110,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
     clear_outputs(out_dir)  # nothing of an earlier run (or of the PR) can pass for this run's report
     progress = console.progress()
     gate_changes = read_gate_changes(getattr(args, "gate_changes", None))
+    base_changed = read_base_inputs_changed(getattr(args, "base_inputs_changed", None))
     shard = parse_shard(getattr(args, "shard", None))
     outcome = None
     read: dict[str, Any] = {}  # inputs read so far, beyond the probe set: a refusal lists them too
@@ -100,7 +133,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
         if baseline is not None:
             read.update(baseline[2])
         approve = bool(getattr(args, "approve_gate_changes", False))
-        refuse_before_scoring(cfg, outcome, baseline, approve)  # docs/approval.md
+        refuse_before_scoring(cfg, outcome, baseline, approve, base_changed)  # docs/approval.md
         cache = getattr(args, "cache", None)
         results = score(
             cfg,
@@ -111,6 +144,8 @@ def main(args: argparse.Namespace, console: Console) -> int:
             checkpoint_arg=getattr(args, "checkpoint", None),
         )
         read.update(results["inputs"])  # checkpoint files and test set: hashed even if the gate refuses
+        if getattr(args, "verify_baseline", False):
+            verify_baseline(baseline, results)
         if shard is None:
             results = gate(
                 results,
@@ -118,6 +153,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
                 cfg,
                 approve_gate_changes=approve,
                 probe_files={p.id: p.file for p in outcome.probes},
+                base_inputs_changed=base_changed,
             )
         if gate_changes:
             results["gate_changes"] = gate_changes

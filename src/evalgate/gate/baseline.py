@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import jsonschema
@@ -96,6 +97,38 @@ def baseline_from_results(results: dict[str, Any], name: str, provenance: dict[s
         # What it was measured with: a later run that differs changes its own gate (docs/approval.md).
         "yardstick": yardstick_of(results),
     }
+
+
+# What a baseline measured, as opposed to where it came from (`provenance`, `name`, the paths it
+# was read from): the parts a baseline written from this very run must repeat, number for number.
+# The checkpoint is compared by content (its SHA-256), not by the folder it was read from.
+MEASURED = ("outcomes", "slices", "perplexity", "suite_perplexity", "yardstick")
+
+
+def measured_elsewhere(baseline: Mapping[str, Any], results: dict[str, Any]) -> list[str]:
+    """Why `baseline` is not the one this run would write, one line per part; [] when it is.
+
+    The gate computes a checkpoint's outcomes itself, so a baseline that claims to be this
+    checkpoint's (a labelled baseline update, docs/approval.md) is checked against them instead of
+    trusted: a pull request cannot write the numbers it is then gated against."""
+    made = baseline_from_results(results, str(baseline.get("name") or ""), {})
+    why = []
+    theirs_ckpt = baseline.get("checkpoint")
+    other = theirs_ckpt.get("sha256") if isinstance(theirs_ckpt, Mapping) else None
+    mine = made["checkpoint"]["sha256"]
+    if other != mine:
+        why.append(f"checkpoint: measured on {str(other)[:12]}, this run scored {str(mine)[:12]}")
+    for part in MEASURED:
+        ours, theirs = made.get(part), baseline.get(part)
+        if ours == theirs:
+            continue
+        if part == "outcomes" and isinstance(ours, Mapping) and isinstance(theirs, Mapping):
+            differ = sorted(k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k))
+            shown = ", ".join(differ[:5]) + (f" and {len(differ) - 5} more" if len(differ) > 5 else "")
+            why.append(f"outcomes of {len(differ)} probe(s) differ from this run's: {shown}")
+        else:
+            why.append(f"{part}: differs from this run's")
+    return why
 
 
 def dump_baseline(doc: dict[str, Any]) -> str:

@@ -374,6 +374,7 @@ class LeakSummary(TypedDict):
 
 # The kinds of gate change, in the order the report lists them (gate/yardstick.py KINDS).
 GateChangeKind = Literal[
+    "base_input",
     "probe_removed",
     "probe_deprecated",
     "probe_changed",

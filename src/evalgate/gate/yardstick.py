@@ -39,6 +39,7 @@ FILE_ROLES = {"test": "test", "template": "template", "grammar": "grammar", "tra
 # The order changes are listed in: the probes first (what the attack of docs/approval.md used).
 KINDS: tuple[str, ...] = get_args(GateChangeKind)
 WHAT = {
+    "base_input": "changed by this PR, gated with the base commit's copy",
     "probe_removed": "probe removed",
     "probe_deprecated": "probe deprecated",
     "probe_changed": "probe content changed",
@@ -294,15 +295,23 @@ def gate_changes(
     probe_files: Mapping[str, str] | None = None,
     config_file: str | None = None,
     manifest_file: str | None = None,
+    base_inputs_changed: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """Every way this run's yardstick differs from the baseline's, in a fixed order.
 
     `defaults` is the built-in default configuration (evalgate.yml's shape), `probe_files` maps
     a probe id to the file it was read from, `config_file`/`manifest_file` name where a rule
-    and the lock live (shown to the reviewer; never read here).
+    and the lock live (shown to the reviewer; never read here). `base_inputs_changed` are the
+    files the PR changed that the workflow replaced with the base commit's (the configuration, the
+    baseline): gated with the base's copy now, they would take effect once merged, unjudged, so
+    each is a change that needs a maintainer's approval (docs/security.md).
     """
     old, new = baseline_yardstick(baseline), yardstick_of(results)
-    changes = _probe_changes(
+    changes = [
+        _change("base_input", path, "the base commit's", "this PR's", path)
+        for path in sorted(set(base_inputs_changed))
+    ]
+    changes += _probe_changes(
         baseline_outcomes(baseline), results.get("probes") or [], probe_files or {}, manifest_file
     )
     changes += _loader_change(old.get("loader"), new.get("loader"), results)
@@ -347,6 +356,8 @@ def describe(change: Mapping[str, Any]) -> str:
     old, new = shown_value(change.get("old")), shown_value(change.get("new"))
     if change.get("kind") == "loader" and change.get("old") is None:
         return f"{what}: {change.get('key')}{where}: {LOADER_UNRECORDED}; this run: {new}"
+    if change.get("kind") == "base_input":
+        return f"{change.get('key')}: {BASE_INPUT_CHANGED}"
     return f"{what}: {change.get('key')}{where}: {old} -> {new}"
 
 
@@ -373,7 +384,12 @@ APPROVAL_HINT = (
     "workflow run `evalgate run --approve-gate-changes` (docs/approval.md); otherwise undo them"
 )
 _PROBE_KINDS = ("probe_removed", "probe_deprecated", "probe_changed")
-_FILE_CHANGE_KINDS = ("test_set", "tokenizer", "template", "grammar", "training_file", "loader")
+_FILE_CHANGE_KINDS = ("base_input", "test_set", "tokenizer", "template", "grammar", "training_file", "loader")
+BASE_INPUT_CHANGED = (
+    "this PR changes a file the gate takes from the base commit (the configuration or the "
+    "baseline): this run was gated with the base's copy, and the PR's would take effect unjudged "
+    "once merged"
+)
 
 
 class GateChangesRefused(RefusedError):
@@ -399,6 +415,8 @@ def change_finding(change: Mapping[str, Any]) -> Finding:
     )
     if change["kind"] == "loader" and change.get("old") is None:
         message = f"model-loading plugin {shown_value(change.get('new'))}: {LOADER_UNRECORDED}"
+    if change["kind"] == "base_input":
+        message = BASE_INPUT_CHANGED
     return Finding(
         check="gate-change",
         # file, probe id and key are the finding's location; the message says what and old -> new
@@ -418,11 +436,12 @@ def check_gate_changes(
     manifest_file: str,
     approved: bool,
     probe_files: Mapping[str, str] | None,
+    base_inputs_changed: Sequence[str] = (),
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(the gate changes since the baseline, the baseline to gate against); `GateChangesRefused`
     when there are changes and `approved` is false. `defaults` is the built-in configuration,
     `manifest_file` the manifest's display path."""
-    if _disjoint(results, baseline):
+    if _disjoint(results, baseline) and not base_inputs_changed:
         # Another probe set's baseline: compare refuses it as such ("shares no scored probe"),
         # which says more than listing every probe as removed.
         return [], baseline
@@ -436,6 +455,7 @@ def check_gate_changes(
         probe_files=probe_files,
         config_file=config_file,
         manifest_file=manifest_file,
+        base_inputs_changed=base_inputs_changed,
     )
     if changes and not approved:
         raise GateChangesRefused(changes, shown)

@@ -35,6 +35,9 @@ _PATH_INPUTS = (
     ("gate-changes", "--gate-changes"),
     # action.yml mounts the runner's cache folder here, only ever from outside the workspace
     ("cache", "--cache"),
+    # the workflow's list of gate files the PR changed and it replaced with the base's (mounted
+    # read-only from outside the workspace, like gate-changes)
+    ("base-inputs-changed", "--base-inputs-changed"),
 )
 
 
@@ -79,6 +82,10 @@ def build_run_args(env: Mapping[str, str]) -> list[str]:
     # Decided by the workflow with the base branch's code (docs/security.md), never by the PR.
     if input_bool(env, "approve-gate-changes", False):
         args.append("--approve-gate-changes")
+    # The workflow took the PR's own baseline (an approved baseline update): it must be this
+    # checkpoint's, number for number (docs/approval.md).
+    if input_bool(env, "verify-baseline", False):
+        args.append("--verify-baseline")
     return args
 
 
