@@ -88,7 +88,15 @@ def words(script: str) -> list[str]:
     """The script's words as bash parses it: bash prints the script back as a function body (no
     comments, one command per line), and shlex splits that into words and operators."""
     done = subprocess.run(
-        ["bash", "--noprofile", "--norc", "-c", 'eval "__script() {\n$1\n}" && declare -f __script', "_", script],
+        [
+            "bash",
+            "--noprofile",
+            "--norc",
+            "-c",
+            'eval "__script() {\n$1\n}" && declare -f __script',
+            "_",
+            script,
+        ],
         capture_output=True,
         text=True,
         timeout=30,

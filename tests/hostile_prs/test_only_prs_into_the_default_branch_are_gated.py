@@ -113,7 +113,9 @@ def test_the_gate_refuses_any_base_but_the_default_branch_before_anything_runs(
 ):
     wf = workflows()[name]
     first = wf["jobs"]["gate"]["steps"][0]
-    assert first.get("name") == STEP, "the refusal is the job's first step: nothing of the base runs before it"
+    assert first.get("name") == STEP, (
+        "the refusal is the job's first step: nothing of the base runs before it"
+    )
     summary = tmp_path / "summary.md"
     done = run_script(
         step(wf, STEP)["run"],
