@@ -98,6 +98,7 @@ class GitHubRepo:
         self.origin = self.root / "origin.git"
         git("clone", "-q", "--bare", str(template), str(self.origin), cwd=self.root)
         self.api = api or RepositoryAPI(NAME).start()
+        self.api.git_dir = self.origin
         self.api.collaborator("maria", "admin")
         self.api.collaborator("mallory", "write")
         self.base_sha = git("rev-parse", "main", cwd=self.origin)
