@@ -184,7 +184,8 @@ def test_the_push_job_runs_no_hooks_and_leases_the_labelled_sha():
 
 def test_a_push_voids_the_approval_labels():
     job = load("void-labels.yml")["jobs"]["void-labels-on-push"]
-    assert triggers(load("void-labels.yml")) == {"pull_request": {"types": ["synchronize"]}}
+    types = ["synchronize", "reopened", "edited"]
+    assert triggers(load("void-labels.yml")) == {"pull_request": {"types": types}}
     assert writes(job) == {"pull-requests"}
     script = step(job, "Remove")["run"]
     assert "evalgate:update-baseline" in script and "evalgate:approve-gate-change" in script

@@ -117,7 +117,7 @@ def test_the_gate_runs_on_every_pr_with_a_read_only_token_and_the_base_action():
     assert set(triggers(wf)) == {"pull_request"}
     # No paths filter: a required check skipped by one stays pending (docs/security.md).
     assert triggers(wf)["pull_request"] == {
-        "types": ["opened", "synchronize", "reopened", "labeled", "unlabeled"]
+        "types": ["opened", "synchronize", "reopened", "edited", "labeled", "unlabeled"]
     }
     assert all(not writes(job) for job in wf["jobs"].values())
     gate = step(wf, "Gate")

@@ -20,9 +20,11 @@ The collaborator permission endpoint answers like GitHub: `permission` is the le
 from __future__ import annotations
 
 import re
+import subprocess
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -71,6 +73,8 @@ class RepositoryAPI(StandIn):
         self.artifacts: dict[int, list[dict[str, Any]]] = {}
         self.tokens: dict[str, str] = {}  # token -> login (unknown tokens act as the bot)
         self.requests: list[tuple[str, str, str]] = []  # (method, path, login)
+        # The repository's git objects (a bare clone), for `compare`: set by the test's repository.
+        self.git_dir: Path | None = None
         self._ids = 5000
         self._mutex = threading.RLock()
 
@@ -237,6 +241,35 @@ class RepositoryAPI(StandIn):
             status, body, headers = self.route(method, h.path, payload, login)
         self.send(h, status, body, headers)
 
+    def compare(self, base: str, head: str) -> tuple[int, Any, dict[str, str]]:
+        """`GET .../compare/BASE...HEAD` from the repository's own objects: the files changed since
+        the merge base, as GitHub lists them (renames with `previous_filename`, at most 300)."""
+        nf = (404, {"message": "Not Found"}, {})
+        if self.git_dir is None:
+            return nf
+        done = subprocess.run(
+            ["git", "diff", "--name-status", "-z", "-M", f"{base}...{head}", "--"],
+            cwd=self.git_dir,
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            return nf
+        fields = done.stdout.split("\0")
+        files, i = [], 0
+        while i < len(fields) - 1:
+            status = fields[i]
+            if status.startswith(("R", "C")):
+                files.append(
+                    {"filename": fields[i + 2], "previous_filename": fields[i + 1], "status": "renamed"}
+                )
+                i += 3
+            else:
+                kind = {"A": "added", "D": "removed", "M": "modified"}.get(status[:1], "changed")
+                files.append({"filename": fields[i + 1], "status": kind})
+                i += 2
+        return 200, {"status": "ahead", "files": files[:300]}, {}
+
     def _page(self, items: list[Any], path: str, wrap: str | None = None) -> tuple[int, Any, dict[str, str]]:
         parts = urlsplit(path)
         query = parse_qs(parts.query)
@@ -265,6 +298,8 @@ class RepositoryAPI(StandIn):
         rest = route[len(base) :]
         if rest == "" and method == "GET":
             return 200, {"full_name": self.repo, "default_branch": self.default_branch}, {}
+        if (m := re.fullmatch(r"/compare/(.+)\.\.\.(.+)", rest)) and method == "GET":
+            return self.compare(m.group(1), m.group(2))
         if m := re.fullmatch(r"/pulls/(\d+)", rest):
             p = self.pulls.get(int(m.group(1)))
             return (200, p.as_json(self.repo), {}) if p else nf

@@ -119,6 +119,44 @@ class StandIn:
     def by(self, pr: int, login: str) -> list[dict[str, Any]]:
         return [c for c in self.comments.get(pr, []) if (c["user"] or {}).get("login") == login]
 
+    # What `evalgate comment` asks before it posts a verdict (github/report_comment.py): the
+    # repository's default branch, the PR's base, and the files its head changes against that base.
+    default_branch = "main"
+
+    def changed_files(self, head: str) -> list[dict[str, Any]] | None:
+        """The `files` of `compare/BASE...head`: by default a head that changes a checkpoint only;
+        a test sets `compare_files[head]` (None answers 404)."""
+        files = getattr(self, "compare_files", {})
+        return files.get(
+            head, [{"filename": "data/checkpoints/demo/model.safetensors", "status": "modified"}]
+        )
+
+    def gate_files_route(self, method: str, route: str, repo_re: str = r"/repos/[^/]+/[^/]+"):
+        """`GET /repos/R`, `GET /repos/R/compare/BASE...HEAD`, and a PR listed in `pulls` (with the
+        default branch as its base) for `GET /repos/R/pulls/N`; None for any other route."""
+        if method != "GET":
+            return None
+        if re.fullmatch(repo_re, route):
+            return (
+                200,
+                {"full_name": getattr(self, "repo", "octo/gate"), "default_branch": self.default_branch},
+                {},
+            )
+        m = re.fullmatch(repo_re + r"/compare/(.+)\.\.\.([0-9a-f]{40})", route)
+        if m:
+            files = self.changed_files(m.group(2))
+            if files is None:
+                return 404, {"message": "Not Found"}, {}
+            return 200, {"status": "ahead", "files": files}, {}
+        m = re.fullmatch(repo_re + r"/pulls/(\d+)", route)
+        if m and not hasattr(self, "pulls"):  # a variant that keeps comments only: any PR is open
+            return 200, {"number": int(m.group(1)), "state": "open", "base": {"ref": self.default_branch}}, {}
+        if m:
+            for pr in self.pulls:
+                if isinstance(pr, dict) and pr.get("number") == int(m.group(1)):
+                    return 200, {"base": {"ref": self.default_branch}, **pr}, {}
+        return None
+
     def answer(self, h: Handler, method: str, raw: bytes) -> None:
         raise NotImplementedError
 
@@ -263,9 +301,11 @@ class FakeGitHub(StandIn):
         if m and method == "GET":
             return self._page(list(self.timeline.get(int(m.group(1)), [])), path)
         m = re.fullmatch(r"/repos/[^/]+/[^/]+/pulls/(\d+)", route)
-        if m and method == "GET":
-            pr = self.pull_details.get(int(m.group(1)))
-            return (200, pr, {}) if pr else (404, {"message": "Not Found"}, {})
+        if m and method == "GET" and int(m.group(1)) in self.pull_details:
+            return 200, self.pull_details[int(m.group(1))], {}
+        answer = self.gate_files_route(method, route)
+        if answer:
+            return answer
         m = re.fullmatch(r"/repos/[^/]+/[^/]+/collaborators/([^/]+)/permission", route)
         if m and method == "GET":
             role = self.permissions.get(m.group(1))
@@ -561,6 +601,9 @@ class HostileGitHub(StandIn):
         if route == "/user":
             return (200, {"login": login, "id": 1}, {}) if user_ok else denied
         repo_re = rf"(?:/repos/{re.escape(self.repo)}|/repositories/{REPO_ID})"
+        answer = self.gate_files_route(method, route, repo_re)
+        if answer:
+            return answer
         m = re.fullmatch(repo_re + r"/issues/(\d+)/comments", route)
         if m:
             pr = int(m.group(1))
@@ -837,6 +880,11 @@ class OtherGitHub(StandIn):
             if not user_ok:
                 return denied
             return 200, {"login": login, "id": uid, "type": kind}, []
+        answer = self.gate_files_route(
+            method, route, rf"/(?:repos/{OTHER_REPO}|repositories/{OTHER_REPO_ID})"
+        )
+        if answer:
+            return answer[0], answer[1], []
         m = re.fullmatch(
             rf"/(?:repos/{OTHER_REPO}|repositories/{OTHER_REPO_ID})/issues/(\d+)/comments", route
         )

@@ -98,6 +98,7 @@ class GitHubRepo:
         self.origin = self.root / "origin.git"
         git("clone", "-q", "--bare", str(template), str(self.origin), cwd=self.root)
         self.api = api or RepositoryAPI(NAME).start()
+        self.api.git_dir = self.origin
         self.api.collaborator("maria", "admin")
         self.api.collaborator("mallory", "write")
         self.base_sha = git("rev-parse", "main", cwd=self.origin)
@@ -196,7 +197,10 @@ class GitHubRepo:
         """eval-gate.yml's `gate` job on the merge commit, as a `pull_request` event runs it."""
         self._runs += 1
         workspace = self.root / f"ws-{pr.number}-{self._runs}"
-        git("clone", "-q", str(self.origin), str(workspace), cwd=self.root)
+        # A fresh checkout of the merge commit, as actions/checkout makes one (init, fetch,
+        # checkout): every file is written under the merge commit's own .gitattributes, never left
+        # as another commit's checkout wrote it.
+        git("clone", "-q", "--no-checkout", str(self.origin), str(workspace), cwd=self.root)
         git("fetch", "-q", "origin", f"refs/pull/{pr.number}/merge", cwd=workspace)
         git("checkout", "-q", "--detach", pr.merge_sha, cwd=workspace)
         run_id = self.api.add_run(

@@ -18,7 +18,9 @@ registry, no PyPI and no GitHub:
 - `python`/`python3`: `-m venv DIR` makes a venv whose pip "installs" evalgate by recording
   where its source is (a local folder or `git+URL@REF` of a known repository, checked out at
   REF); its `python`/`evalgate` then import exactly that source (PYTHONPATH), never the checkout
-  under test. Everything else passes through to this interpreter.
+  under test. Everything else passes through to this interpreter. The options are read as
+  CPython reads them: `-m MOD` without -P, -I or PYTHONSAFEPATH, in a working folder that holds a
+  module or package MOD, runs that one (as CPython would), never the stand-in.
 - `gh`: `gh api [-X M] PATH` against the stand-in API; `gh release create` is recorded.
 
 An emulator that a workflow needs and that is missing is an error, not a silent success.
@@ -634,17 +636,69 @@ rc = subprocess.run([sys.executable, "-m", "evalgate", *command], cwd=cwd, env=e
 sys.exit(rc)
 '''
 
-_PYTHON = r"""#!/bin/sh
-# python, played: `-m venv DIR` makes a stand-in venv; anything else runs the real interpreter.
-if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then
-  exec PYTHON "$(dirname "$0")/fake_venv.py" "$@"
-fi
-if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then
-  shift 2
-  exec PYTHON "$(dirname "$0")/fake_pip.py" "$(dirname "$0")" "$@"
-fi
-exec PYTHON "$@"
-"""
+_PYTHON = r'''#!PYTHON
+"""python, played: `-m venv DIR` makes a stand-in venv, `-m pip` the stand-in pip; anything else
+runs the real interpreter. Like CPython, `python -m MOD` without -P, -I or PYTHONSAFEPATH imports
+MOD from the working folder first: when the working folder holds a module or package of that name,
+the real interpreter runs it, so a workflow that forgets -P runs the PR's `venv.py` here too."""
+import os, sys
+from pathlib import Path
+tools = Path(__file__).resolve().parent
+args = sys.argv[1:]
+flags, i = set(), 0
+while i < len(args):  # the interpreter's own options, up to -m, -c, `-` or the script
+    a = args[i]
+    if a in ("-m", "-c", "-") or not a.startswith("-"):
+        break
+    if a in ("-W", "-X"):
+        i += 2
+        continue
+    if not a.startswith("--"):
+        for ch in a[1:]:
+            if ch in "WX":
+                break  # the rest is the option's value
+            flags.add(ch)
+    i += 1
+isolated = "I" in flags
+safe = "P" in flags or isolated or ("E" not in flags and bool(os.environ.get("PYTHONSAFEPATH")))
+
+
+def in_working_folder(module):
+    top = module.split(".")[0]
+    here = Path.cwd()
+    if (here / top / "__init__.py").exists() or (here / top / "__init__.pyc").exists():
+        return True
+    return any(n == top + ".py" or n == top + ".pyc" or (n.startswith(top + ".") and n.endswith(".so"))
+               for n in os.listdir(here))
+
+
+def shadowed():
+    """Standard library names the working folder holds: CPython would import them from there."""
+    names = set()
+    for n in os.listdir(Path.cwd()):
+        stem = n.split(".")[0]
+        package = (Path.cwd() / n / "__init__.py").exists() or (Path.cwd() / n / "__init__.pyc").exists()
+        if stem in sys.stdlib_module_names and (n.endswith((".py", ".pyc", ".so")) or package):
+            names.add(n)
+    return sorted(names)
+
+
+real = [sys.executable, *args]
+if i + 1 < len(args) and args[i] == "-m":
+    module, rest = args[i + 1], args[i + 2:]
+    if not safe and in_working_folder(module):
+        os.execv(sys.executable, real)  # CPython imports it from the working folder: so do we
+    if not safe and shadowed():
+        # What the stand-in cannot play: the module would import these from the working folder.
+        print(f"python (stand-in): `-m {module}` without -P/-I in {Path.cwd()}, which holds "
+              f"{', '.join(shadowed())}: CPython would import them from there", file=sys.stderr)
+        sys.exit(97)
+    if module == "venv":
+        os.execv(sys.executable, [sys.executable, str(tools / "fake_venv.py"), *rest])
+    if module == "pip":
+        os.execv(sys.executable, [sys.executable, str(tools / "fake_pip.py"), str(tools), *rest])
+os.execv(sys.executable, real)
+'''
 
 _FAKE_VENV = r'''"""Make DIR a stand-in venv: bin/python, pip, evalgate import what pip installed."""
 import os, sys
@@ -763,8 +817,8 @@ def _install_tools(tools: Path, state: Path, sources: Mapping[str, Path]) -> Non
     for name, body in {
         "docker": _DOCKER.replace("PYTHON", _PY, 1),
         "gh": _GH.replace("PYTHON", _PY, 1),
-        "python": _PYTHON.replace("PYTHON", _PY),
-        "python3": _PYTHON.replace("PYTHON", _PY),
+        "python": _PYTHON.replace("PYTHON", _PY, 1),
+        "python3": _PYTHON.replace("PYTHON", _PY, 1),
         # what a global `python -m pip install evalgate@...` puts on PATH
         "evalgate": '#!/bin/sh\nsrc=$(cat "$(dirname "$0")/../evalgate-src" 2>/dev/null || '
         'echo "$(dirname "$0")/not-installed")\nexport PYTHONPATH="$src"\nexec '

@@ -454,7 +454,9 @@ def test_the_labels_are_removed_on_a_push_without_waiting_for_scoring(tmp_path):
     """A writer pushes a new commit onto a labelled PR while a 60-minute scoring job holds the update
     workflow's concurrency group: the approval labels are removed at once, not after scoring."""
     void = load("void-labels.yml")
-    assert void.get("on", void.get(True)) == {"pull_request": {"types": ["synchronize"]}}
+    assert void.get("on", void.get(True)) == {
+        "pull_request": {"types": ["synchronize", "reopened", "edited"]}
+    }
     (job,) = void["jobs"].values()
     assert "needs" not in job and "concurrency" not in job
     group = concurrency_group(void)

@@ -28,5 +28,6 @@ def main(args: argparse.Namespace, console: Console) -> int:
         sha=getattr(args, "sha", None),
         strict=True,
         provenance_overrides=overrides,
+        verify_workflow=True,  # never a verdict a PR's own workflow produced (docs/security.md)
     )
     return EXIT_PASS

@@ -11,13 +11,18 @@ The rule (docs/approval.md): LABEL counts only when
      commits (`GET .../pulls/{n}/commits`), not the actor of any push to its head branch (the run
      that a push starts first for each head, `head_ref_force_pushed`/`head_ref_restored` timeline
      events, and the repository's activity log where the server has one);
-  5. the label event is newer than the moment `sha` became the head OF THIS PR: later than every
-     `head_ref_force_pushed` event, than every push of `sha` to the PR's branch in the activity
-     log, and than the first `pull_request` workflow run for `sha` whose head repository and branch
-     are this PR's (created no earlier than the PR). A run of the same commit as another PR's head,
-     or on another branch, says nothing about when it reached this PR. A git commit date is written
-     by the author and proves nothing. The workflows also remove the label on every push
-     (`synchronize`), so a push that reuses an older commit drops it as well.
+  5. the label event is newer than the LATEST moment `sha` became the head OF THIS PR: later than
+     every `head_ref_force_pushed`, `head_ref_restored`, `reopened` and `base_ref_changed` event
+     (a PR closed, pushed to and reopened, or retargeted, is another PR than the one approved),
+     than every push of `sha` to the PR's branch in the activity log, and than the first
+     `pull_request` workflow run for `sha` after the latest run for any other head (runs whose
+     head repository and branch are this PR's, created no earlier than the PR): a head that
+     went back to an older commit (a push while the PR was closed, which starts no run and no
+     `synchronize`) became the head again at its first run since, not at its first run ever. A
+     run of the same commit as another PR's head, or on another branch, says nothing about when
+     it reached this PR. A git commit date is written by the author and proves nothing. The
+     workflows also remove the label on every push (`synchronize`), reopening and retargeting,
+     so a push that reuses an older commit drops it as well.
 Every timestamp compared is GitHub's own. What cannot be seen (a listing GitHub truncates, a
 deleted account) is "not approved", never "approved".
 """
@@ -39,6 +44,9 @@ RUNS_CAP = 1000
 PUSH_ACTIVITIES = ("push", "force_push", "branch_creation")
 # Timeline events whose actor moved the PR's head branch.
 PUSH_EVENTS = ("head_ref_force_pushed", "head_ref_restored")
+# Timeline events after which the head may be a commit no maintainer saw as this PR's: a move of
+# its branch, a reopening (pushes while it was closed start no run) and a new base.
+HEAD_MOVED_EVENTS = (*PUSH_EVENTS, "reopened", "base_ref_changed")
 
 
 def _when(value: Any) -> datetime | None:
@@ -244,31 +252,40 @@ def _timing_reasons(
     activity: list[dict[str, Any]] | None,
     opened: datetime | None,
 ) -> list[str]:
-    moments = [
-        w for e in events if e.get("event") == "head_ref_force_pushed" and (w := _when(e.get("created_at")))
-    ]
+    moments = [w for e in events if e.get("event") in HEAD_MOVED_EVENTS and (w := _when(e.get("created_at")))]
     moments += [
         w
         for a in activity or ()
         if str(a.get("after") or "").lower() == sha and (w := _when(a.get("timestamp")))
     ]
-    # This PR's runs of `sha`: its head branch and repository, and no older than the PR itself
-    # (a branch name outlives the pull requests opened from it).
-    times = [
-        w
+    if len(runs) >= RUNS_CAP:
+        return [
+            f"the PR's branch has {RUNS_CAP} or more workflow runs: when {sha[:12]} became its head "
+            "cannot be told"
+        ]
+    # This PR's runs: its head branch and repository, and no older than the PR itself (a branch
+    # name outlives the pull requests opened from it). `sha` became the head (again) at its first
+    # run after the latest run of any other head: a PR whose head went back to an older commit
+    # (pushed while the PR was closed: no run, no `synchronize`) is not approved by a label
+    # applied while the head was another commit, nor by one applied before the first time.
+    timed = [
+        (w, str(r.get("head_sha") or "").lower())
         for r in runs
-        if str(r.get("head_sha") or "").lower() == sha
-        and (w := _when(r.get("created_at")))
-        and (opened is None or w >= opened)
+        if (w := _when(r.get("created_at"))) and (opened is None or w >= opened)
     ]
+    others = [w for w, head in timed if head != sha]
+    since = max(others, default=None)
+    times = [w for w, head in timed if head == sha and (since is None or w > since)]
     if not times:
         return [
-            f"no pull_request workflow run of this PR for {sha[:12]}: cannot tell when it became the head"
+            f"no pull_request workflow run of this PR for {sha[:12]} since its head was last another "
+            "commit: cannot tell when it became the head"
         ]
     moments.append(min(times))
     if at <= max(moments):
         return [
             f"the label {label} was applied at {event['created_at']}, before {sha[:12]} became the "
-            "head of this PR: it approved an earlier commit; re-apply it"
+            "head of this PR for the last time (a push back to it, a force push, a reopening or a new "
+            "base since then counts): it approved an earlier state of the PR; re-apply it"
         ]
     return []

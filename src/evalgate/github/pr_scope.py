@@ -7,6 +7,10 @@ code; docs/security.md). The workflow has no `paths:` filter, because a required
 path filter stays pending and blocks the merge: this module says whether anything the gate reads
 changed, so the job can report success quickly when nothing did.
 
+A change to a file that decides what a checkout writes (`.gitattributes` in any folder,
+`.lfsconfig`, `.gitmodules`) makes the PR relevant too: the gate reads checked-out bytes, which
+such a file rewrites without changing a blob (CHECKOUT_FILES).
+
 What the gate reads is resolved, not spelled (github/git_tree.py): every path of the base's and
 the PR's evalgate.yml (and the fixed folders, and the package a `loader:` imports) is followed
 through each tree, the base's, the merge base's and the PR's, symbolic links included, and a link
@@ -46,6 +50,13 @@ from evalgate.schemas import loader_spec
 _PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]*")
 # Always part of the gate's yardstick (issue 10, "gate-changes"), wherever evalgate.yml points.
 FIXED_PATHS = ("data/eval", "data/corpus", "data/grammar", CONFIG_FILENAME, "baselines")
+# Files that change the BYTES a checkout writes without changing a blob the gate reads: the scope
+# compares git objects, the gate reads checked-out files. `.gitattributes` (in any folder: eol,
+# text, working-tree-encoding, ident, filters such as Git LFS), `.lfsconfig` (where LFS objects
+# come from) and `.gitmodules` (what a submodule path holds). A PR that changes one is scored, so
+# the gate reads what every later checkout will write (docs/security.md). Matched by name in any
+# folder, case ignored (a case-insensitive checkout reads `.GitAttributes` too).
+CHECKOUT_FILES = (".gitattributes", ".lfsconfig", ".gitmodules")
 # The configuration keys that name files the gate reads.
 PATH_KEYS = ("probes", "template", "manifest", "grammar", "train", "test", "checkpoint", "baseline")
 # What each entry of `suites:` names for itself (docs/suites.md); gathered under SUITE_PATHS.
@@ -201,6 +212,11 @@ def _folders_of(path: str) -> list[str]:
     return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
+def checkout_files(changed: Iterable[str]) -> list[str]:
+    """The changed files that decide what a checkout writes (CHECKOUT_FILES, in any folder)."""
+    return sorted(n for n in changed if n.rsplit("/", 1)[-1].casefold() in CHECKOUT_FILES)
+
+
 def plain(paths: Iterable[str]) -> list[str]:
     return sorted(p for p in paths if _PLAIN.fullmatch(p))
 
@@ -285,14 +301,16 @@ def _decide(base_rev: str, head_rev: str) -> list[str]:
         found, unresolved = resolve_all(tree, names)
         paths |= found
         problems += [p for p in unresolved if p.problem]
-    hits = touches(changed, paths, packages)
+    hits = sorted(set(touches(changed, paths, packages)) | set(checkout_files(changed)))
     for problem in problems[:20]:
         print(
             f"evalgate: {problem.spelled!r} cannot be resolved ({problem.problem}): the PR is scored",
             file=sys.stderr,
         )
+    attributes = set(checkout_files(changed))
     for name in hits[:20]:
-        print(f"evalgate: the PR changes {name!r}, which the gate reads", file=sys.stderr)
+        what = "which decides the bytes a checkout writes" if name in attributes else "which the gate reads"
+        print(f"evalgate: the PR changes {name!r}, {what}", file=sys.stderr)
     relevant = bool(hits or problems)
     if not relevant:
         print("evalgate: nothing the gate reads changed in this PR", file=sys.stderr)

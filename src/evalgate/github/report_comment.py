@@ -12,6 +12,16 @@ mention and issue reference in it is defused. The PR number never comes from the
 event's `workflow_run.head_sha`, else GITHUB_SHA) and, when known, whose head repository and
 branch are the run's (two open PRs can share a head SHA), looked up through the API.
 
+A `pull_request` run executes the workflow file of the PR's merge commit, so a PR that edits the
+gate's own workflow or action runs a gate of its own making, under the same path and event the
+comment job checks, and can upload any results.json (an earlier passing one). So `evalgate
+comment` (the `workflow_run` job's command) never posts a verdict before asking the API what the
+run's head changes against the PR's base, which must be the default branch
+(`GET /repos/{r}/compare/{base}...{head}`): when the head changes anything under `.github/`,
+`action.yml`/`action.yaml` or `docker/`, when the PR targets another branch, or when the answer is
+cut or unavailable, the sticky comment says the run carries no verdict, and what decides instead
+(report/comment.py, `render_no_verdict`; docs/security.md).
+
 `post_report` is what `evalgate comment` (strict) and `evalgate run --comment` call; for the run a
 failure to comment is a warning and never changes the gate's exit code.
 """
@@ -22,12 +32,14 @@ import json
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from evalgate.console import print_commands
 from evalgate.errors import EvalgateError, GitHubError, RefusedError
+from evalgate.github.rest import ReadOnlyToken
 from evalgate.github.sticky import (
     CommentResult,
     GitHubClient,
@@ -37,8 +49,14 @@ from evalgate.github.sticky import (
 )
 from evalgate.report.comment import defuse_references
 from evalgate.report.findings import escape_data
+from evalgate.report.markdown import code, inline
 
 MAX_RESULTS_BYTES = 64 << 20
+# What defines the gate's own run (a folder ends with "/"): the workflows and everything else
+# GitHub reads from `.github/`, the Action and its image.
+GATE_DEFINITION = (".github/", "action.yml", "action.yaml", "docker/")
+# GitHub's compare lists at most 300 files: as many may mean more, which are not listed.
+COMPARE_FILES_CAP = 300
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 FALLBACK_NOTICE = (
     "> [!WARNING]\n"
@@ -168,6 +186,82 @@ def resolve_pr(
     return number, f"head SHA {sha[:12]}"
 
 
+def gate_definition_paths(names: Iterable[str]) -> list[str]:
+    """The names among `names` that define the gate's own run (GATE_DEFINITION, case ignored)."""
+    out = []
+    for name in names:
+        folded = name.casefold()
+        if any(folded.startswith(g) if g.endswith("/") else folded == g for g in GATE_DEFINITION):
+            out.append(name)
+    return sorted(set(out))
+
+
+def no_verdict_reason(
+    client: GitHubClient, repo: str, number: int, head_sha: str | None
+) -> tuple[str, list[str]] | None:
+    """Why the run of PR `number` at `head_sha` carries no verdict the bot may post (one sentence,
+    and the gate's files the head changes), or None when its head changes none of them against
+    the PR's base, the default branch. What cannot be read is a reason, never a pass."""
+    try:
+        pr = client.checked("GET", f"/repos/{repo}/pulls/{number}").data
+        about = client.checked("GET", f"/repos/{repo}").data
+        pr, about = _dict(pr), _dict(about)
+        base = str(_dict(pr.get("base")).get("ref") or "")
+        default = str(about.get("default_branch") or "")
+        head = (head_sha or str(_dict(pr.get("head")).get("sha") or "")).lower()
+        if not default or not base or not _SHA_RE.match(head):
+            return (
+                "GitHub did not name the pull request's base, the default branch or the head, so "
+                "evalgate cannot tell which workflow this run executed: it shows no verdict.",
+                [],
+            )
+        if base != default:
+            return (
+                f"This pull request targets the branch {code(base)}, not the default branch "
+                f"{code(default)}: the gate judges only pull requests into the default branch, and a "
+                "run on another base may have executed that branch's own workflow. Retarget the pull "
+                f"request at {code(default)}.",
+                [],
+            )
+        compare = client.checked("GET", f"/repos/{repo}/compare/{quote(base, safe='/')}...{head}").data
+    except (GitHubError, ReadOnlyToken) as exc:
+        what = getattr(exc, "message", None) or str(exc)
+        return (
+            f"evalgate could not ask GitHub which files this pull request changes ({inline(what, 200)}): "
+            "it cannot tell whether this run executed the pull request's own workflow, and shows no "
+            "verdict.",
+            [],
+        )
+    files = _dict(compare).get("files")
+    if not isinstance(files, list) or len(files) >= COMPARE_FILES_CAP:
+        return (
+            "GitHub's comparison of this pull request with the default branch lists no files, or is "
+            "cut at 300: evalgate cannot tell whether this run executed the pull request's own "
+            "workflow, so it shows no verdict.",
+            [],
+        )
+    names = [
+        str(f.get(key))
+        for f in files
+        if isinstance(f, dict)
+        for key in ("filename", "previous_filename")
+        if isinstance(f.get(key), str)
+    ]
+    changed = gate_definition_paths(names)
+    if not changed:
+        return None
+    return (
+        "This pull request changes the gate's own workflow or action, so its `pull_request` run "
+        "executed the pull request's copy of it: whatever that run reported is not the gate's "
+        "verdict, and none is shown here.",
+        changed,
+    )
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def write_fallback(body: str, reason: str, env: Mapping[str, str]) -> str:
     """Append the notice and the report to the job summary; say where the report went."""
     summary = env.get("GITHUB_STEP_SUMMARY")
@@ -195,6 +289,7 @@ def post_report(
     strict: bool = False,
     provenance_overrides: Mapping[str, Any] | None = None,
     own_report: bool = False,
+    verify_workflow: bool = False,
     **client_options: Any,
 ) -> CommentResult | None:
     """Render the sticky comment from report_dir/results.json and post it; fall back to the job
@@ -205,11 +300,21 @@ def post_report(
     own_report=True (only `run --comment`, whose run has just written report_dir/REPORT.md itself)
     puts that full report into the job summary when the comment cannot be posted; otherwise the
     summary gets the rendered comment, never markdown from the folder.
+    verify_workflow=True (`evalgate comment`, the workflow_run job) posts a verdict only for a run
+    whose head changes no file of the gate's own workflow or action (`no_verdict_reason`).
     """
     env = os.environ if env is None else env
     try:
         return _post_report(
-            Path(report_dir), pr, repo, sha, env, client_options, provenance_overrides, own_report
+            Path(report_dir),
+            pr,
+            repo,
+            sha,
+            env,
+            client_options,
+            provenance_overrides,
+            own_report,
+            verify_workflow,
         )
     except EvalgateError as exc:
         if strict:
@@ -262,8 +367,9 @@ def _post_report(
     client_options: Mapping[str, Any],
     overrides: Mapping[str, Any] | None = None,
     own_report: bool = False,
+    verify_workflow: bool = False,
 ) -> CommentResult | None:
-    from evalgate.report.comment import render_comment
+    from evalgate.report.comment import render_comment, render_no_verdict
 
     prov = provenance(env, sha, overrides or {})
     head_sha = prov["head_sha"]
@@ -290,6 +396,14 @@ def _post_report(
             "and branch); nothing posted (the PR was closed or has newer commits)"
         )
         return None
+    if verify_workflow:
+        refusal = no_verdict_reason(client, repo, number, head_sha)
+        if refusal is not None:
+            body = summary_text = render_no_verdict(prov, *refusal)
+            print_commands(
+                "::warning title=evalgate comment::"
+                + escape_data(f"no verdict posted for {repo}#{number}: {refusal[0]}")
+            )
     try:
         result = post_or_update_comment(repo, number, body, token=token, env=env, client=client)
     except GitHubHTTPError as exc:

@@ -126,6 +126,29 @@ def render_comment(results: ResultsDocument, provenance: Mapping[str, Any] | Non
     return defuse_references(body) + f"\n\n{MARKER_PREFIX} verdict={verdict} -->\n"
 
 
+def render_no_verdict(provenance: Mapping[str, Any] | None, why: str, paths: Sequence[str] = ()) -> str:
+    """The sticky comment for a run whose verdict the bot must not vouch for (the PR changed the
+    gate's own workflow or action, so its `pull_request` run executed the PR's copy; or that could
+    not be told; or the PR targets another branch than the default one): no verdict, no number
+    from its results, only why and what decides instead. `why` is one sentence of evalgate's own
+    text; `paths` are the PR's file names (data: shown as code, at most MAX_LIST)."""
+    prov = provenance or {}
+    parts = [_provenance(prov), "## ⚠️ evalgate: no verdict from this run", why]
+    if paths:
+        shown = ", ".join(code(p) for p in paths[:MAX_LIST])
+        more = f" and {len(paths) - MAX_LIST:,} more" if len(paths) > MAX_LIST else ""
+        parts.append(f"The pull request changes {shown}{more}.")
+    parts.append(
+        "What decides instead: the `eval-gate` workflow a repository ruleset requires (it runs the "
+        "default branch's file, not the pull request's), or the gate's run on the default branch "
+        "once a maintainer has reviewed and merged the change to the gate (CODEOWNERS on `.github/`). "
+        "A maintainer who has reviewed it re-runs the gate under the required workflow "
+        '(docs/security.md, "What the maintainer must configure").'
+    )
+    body = "\n\n".join(p for p in parts if p)
+    return defuse_references(body) + f"\n\n{MARKER_PREFIX} verdict=none -->\n"
+
+
 def safe_url(value: Any) -> str | None:
     """An https URL made only of path characters (no spaces, quotes, brackets or `#`), else None."""
     text = str(value or "")
