@@ -875,6 +875,7 @@ def main() -> None:
                 "simulated",
             ],
             tablefmt="github",
+            disable_numparse=True,
         )
     )
     print(

@@ -199,14 +199,13 @@ def test_refusals_exit_2_and_say_why(tmp_path, cli):
     assert got.code == 2 and "--checkpoint A needs --against B" in got.err
     got = cli("power", "--config", config, "--baseline", tmp_path / "missing.json")
     assert got.code == 2 and "baseline not found" in got.err
+    got = cli("power", "--config", config, "--against", tmp_path, "--baseline", "none")
+    assert got.code == 2 and "the baseline accuracy then comes from checkpoint B" in got.err
+    got = cli("power", "--config", config, "--checkpoint", tmp_path / "nope", "--against", tmp_path / "nope")
+    assert got.code == 2 and "checkpoint not found" in got.err
     (tmp_path / "bad.yml").write_text("gate: {alpha: 2}\n", encoding="utf-8")
     got = cli("power", "--config", tmp_path / "bad.yml", "--format", "json")
     assert got.code == 2 and json.loads(got.out)["verdict"] == "refused"
-    # an invalid probe set: the same id twice
-    items = (tmp_path / "items.jsonl").read_text(encoding="utf-8").splitlines()
-    (tmp_path / "items.jsonl").write_text("\n".join([*items, items[0]]) + "\n", encoding="utf-8")
-    got = cli("power", "--config", config)
-    assert got.code == 2 and "the probe set is invalid" in got.err
 
 
 def test_validate_ends_with_the_short_power_table(tmp_path, cli):
@@ -224,3 +223,46 @@ def test_validate_ends_with_the_short_power_table(tmp_path, cli):
     config.write_text(text, encoding="utf-8")
     got = cli("validate", "--config", config)
     assert got.code == 0 and "baseline accuracy: none known (baselines/gone.json: " in got.out
+
+
+def test_several_suites_are_gated_with_their_own_min_n_and_tolerance(tmp_path, cli):
+    def items(folder: str, n: int, topics: tuple[str, ...]) -> None:
+        (tmp_path / folder).mkdir()
+        rows = [
+            {"id": f"{folder}-{i:03d}", "prompt": f"Which word answers {folder} question {i}?",
+             "candidates": ["river", "stone", "cloud", "garden"], "expected": "stone",
+             "slices": {"topic": topics[i % len(topics)]}}
+            for i in range(n)
+        ]  # fmt: skip
+        (tmp_path / folder / "items.jsonl").write_text(
+            "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
+        )
+
+    items("a", 70, ("x", "y"))
+    items("b", 60, ("p", "q", "r"))
+    (tmp_path / "evalgate.yml").write_text(
+        "suites:\n"
+        "  alpha: {kind: multiple-choice, probes: [a/items.jsonl], slices: [topic]}\n"
+        "  beta:\n    kind: multiple-choice\n    probes: [b/items.jsonl]\n    slices: [topic]\n"
+        "    gate: {min_n: 25, tolerance: 0.05}\n"
+        "baseline: none\ntest: null\n",
+        encoding="utf-8",
+    )
+    doc = power_json(cli, tmp_path / "evalgate.yml")
+    table = rows(doc)
+    gated = [r["slice"] for r in doc["slices"] if r["gated"]]
+    assert gated == ["overall", "alpha/overall", "alpha/topic:x", "alpha/topic:y", "beta/overall"]
+    assert doc["level"] == pytest.approx(ALPHA / 5)
+    assert [table[f"beta/topic:{t}"]["gated"] for t in "pqr"] == [False] * 3  # 20 items, min_n 25
+    assert table["beta/overall"]["tolerance"] == 0.05 and table["alpha/topic:x"]["tolerance"] == TOL
+    assert table["beta/overall"]["at"][1]["mde"] == ni.mde(60, 0.05, ALPHA / 5, 0.10)
+    assert table["alpha/topic:x"]["at"][1]["mde"] == ni.mde(35, TOL, ALPHA / 5, 0.10)
+
+
+def test_an_invalid_probe_set_is_listed_and_refused(tmp_path, cli):
+    config = team_suite(tmp_path)
+    items = (tmp_path / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    (tmp_path / "items.jsonl").write_text("\n".join([*items, items[0]]) + "\n", encoding="utf-8")
+    got = cli("power", "--config", config)
+    assert got.code == 2 and "the probe set is invalid: 1 problem(s)" in got.err
+    assert "items.jsonl:151: biology-000" in got.err  # the problem itself, located

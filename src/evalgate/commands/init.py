@@ -489,9 +489,7 @@ def _say_power(seen: Mapping[str, Any], floors: Mapping[str, Mapping[str, Any]])
         )
     skipped = [k for k, f in floors.items() if f["floor"] is None]
     if skipped:
-        print(
-            f"  no floor for {', '.join(skipped)}: its baseline is too close to guessing for one to mean much"
-        )
+        print(f"  no floor for {', '.join(skipped)}: the baseline is too near guessing there for one to help")
 
 
 def _say_done(

@@ -40,9 +40,10 @@ def _without_perplexity(cfg: GateConfig) -> GateConfig:
     return dataclasses.replace(cfg, test=None, suites=suites)
 
 
-def _outcome(cfg: GateConfig) -> Any:
+def _outcome(cfg: GateConfig, console: Console) -> Any:
     outcome = validate(cfg).with_approvable_as_warnings()
     if not outcome.ok:
+        console.findings(outcome.findings)
         raise RefusedError(
             f"the probe set is invalid: {len(outcome.findings)} problem(s); its power is not computed",
             hint="`evalgate validate` lists them",
@@ -62,7 +63,7 @@ def _measured(args: argparse.Namespace, drop: float, console: Console) -> dict[s
             "--against needs a checkpoint to compare with it: --checkpoint, or `checkpoint:` in evalgate.yml",
             hint="evalgate power --checkpoint A --against B",
         )
-    outcome = _outcome(cfg_a)
+    outcome = _outcome(cfg_a, console)
     progress = console.progress()
     a = score(_without_perplexity(cfg_a), outcome, progress, checkpoint_arg=args.checkpoint)
     b = score(_without_perplexity(cfg_b), outcome, progress, checkpoint_arg=args.against)
@@ -93,13 +94,13 @@ def main(args: argparse.Namespace, console: Console) -> int:
         if args.baseline:
             raise RefusedError(
                 "--baseline with --against: the baseline accuracy then comes from checkpoint B",
-                hint="leave out --baseline, or --against for the typical rates",
+                hint="leave out --baseline; or leave out --against for the typical rates with the baseline",
             )
         doc = _measured(args, drop, console)
     else:
         from evalgate.pipeline import probe_set_power
 
         cfg = load_config(args.config, {"baseline": cli_path(args.baseline)})
-        doc = probe_set_power(cfg, _outcome(cfg), strict=True, drop=drop)
+        doc = probe_set_power(cfg, _outcome(cfg, console), strict=True, drop=drop)
     console.power(PowerReport(doc, power_text(doc), power_annotations(doc)))
     return EXIT_PASS
