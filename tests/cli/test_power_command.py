@@ -108,7 +108,7 @@ def test_a_35_item_subject_is_told_it_cannot_see_drops_under_about_40_points(tmp
 def test_the_items_needed_for_a_10_point_drop_are_the_shipped_tests(tmp_path, cli):
     """The first size at which the shipped test's exact power (noninferiority.power) at a 10-point
     drop reaches 0.8, at the level and disagreement of the row; docs/gate.md table D's figures for
-    the same settings come out the same way (tests/gate/test_power.py)."""
+    the same settings come out the same way (tests/gate/test_slice_power_and_floors.py)."""
     doc = power_json(cli, team_suite(tmp_path))
     geo = rows(doc)["subject:geography"]
     assert [x["items_needed"] for x in geo["at"]] == [232, 329, 508]
