@@ -21,6 +21,10 @@ I. (issue 14, point 2) the whole gate on the shipped verb grid (40 verbs x 15 pr
    to the tolerance, probe by probe (today's test) and with `gate.cluster: verb`.
 J. family-wise false alarms at tolerance 0 with no change, Holm vs Westfall-Young on the boundary
    draws vs Westfall-Young under the sign-flip null, at 5-40% disagreement and 60-2,000 probes.
+K. (issue 25) `evalgate power`'s figures against simulation: the shipped test run on draws at the
+   MDE gate/power.py reports (baseline outcomes fixed, or drawn anew when there is no baseline),
+   and the whole gate (`compare`, Holm over a 4-subject suite of 35 items each) at the MDE of one
+   subject: the MDE is the first Holm step's, so the gate catches the drop at least that often.
 
 "Nothing changed" is not "identical outcomes": two equally good checkpoints disagree on some
 probes. Each probe the baseline got right turns wrong with probability (churn/2)/p0, each wrong
@@ -28,7 +32,7 @@ one turns right with (churn/2)/(1-p0), so `churn` of the probes flip, half each 
 expected accuracy is unchanged. A drop of d adds d/p0 to the right->wrong probability.
 
     .venv/bin/python bench/gate_power.py [--seed 4] [--reps 2000] [--gate-reps 200] [--wy-reps 2000]
-    .venv/bin/python bench/gate_power.py --quick    # tables E-J, G and J on 60 and 120 probes only
+    .venv/bin/python bench/gate_power.py --quick    # tables E-K, G and J on 60 and 120 probes only
 
 Prints tables only (no timings); the same seed prints the same numbers.
 """
@@ -43,7 +47,7 @@ import numpy as np
 from tabulate import tabulate
 
 from evalgate.config import GateRules, default_config_dict
-from evalgate.gate import noninferiority, westfall_young
+from evalgate.gate import noninferiority, power, westfall_young
 from evalgate.gate.binomial import _lgamma
 from evalgate.gate.compare import compare
 from evalgate.gate.slices import aggregate_slices, slice_keys
@@ -210,6 +214,192 @@ def sizes_needed(rules: GateRules) -> list[list]:
         )
         rows.append(["paired", f"{churn:.0%}", alone, holm_worst])
     rows.append(["wilson", "any", _smallest_n(lambda n: mde_wilson(n, P0, rules.z, rules.tolerance)), "-"])
+    return rows
+
+
+def fixed_baseline_draws(
+    rng: np.random.Generator, n: int, correct: int, drop: float, churn: float, reps: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(b, c) of `reps` new runs against one fixed baseline (its first `correct` of n items right):
+    gate/power.py's model, h = churn/2 capped by the slice's accuracy, the drop on the right ones."""
+    a = correct / n
+    h = power.background(n, correct, churn)
+    base = np.arange(n) < correct
+    to_wrong = min(1.0, (h + drop) / a)
+    to_right = h / (1.0 - a) if correct < n else 0.0
+    u = rng.random((reps, n))
+    new = np.where(base, u >= to_wrong, u < to_right)
+    return (base & ~new).sum(axis=1), (~base & new).sum(axis=1)
+
+
+def simulated_power(
+    rng: np.random.Generator,
+    n: int,
+    correct: int | None,
+    tolerance: float,
+    level: float,
+    drop: float,
+    churn: float,
+    reps: int,
+) -> float:
+    """Share of `reps` draws the shipped test flags at `level` (its p-value below it, as a slice at
+    the first Holm step fails). `correct` None: no baseline, its outcomes drawn anew every time
+    (accuracy P0, `redraw`), the trinomial of noninferiority.power."""
+    if correct is None:
+        base = rng.random((reps, n)) < P0
+        new = redraw(rng, base, churn, np.full((reps, n), drop))
+        b, c = (base & ~new).sum(axis=1), (~base & new).sum(axis=1)
+    else:
+        b, c = fixed_baseline_draws(rng, n, correct, drop, churn, reps)
+    hits = sum(_flagged(bi, ci, n, tolerance, level) for bi, ci in zip(b.tolist(), c.tolist(), strict=True))
+    return hits / reps
+
+
+SUBJECTS = ("biology", "chemistry", "geography", "history")
+
+
+def _suite_run(correct: np.ndarray, per: int) -> dict:
+    """A results.json of a multiple-choice suite, `per` items per subject, for `compare`."""
+    entries = [
+        {
+            "id": f"q{i:04d}",
+            "status": "scored",
+            "correct": bool(ok),
+            "slices": {"subject": SUBJECTS[i // per]},
+            "content_hash": f"{i:064x}",
+        }
+        for i, ok in enumerate(correct.tolist())
+    ]
+    manifest = {k: "x" for k in ("method", "normalization", "template_sha256", "dtype", "scoring_version")}
+    return {
+        "manifest": manifest,
+        "probes": entries,
+        "slices": aggregate_slices(entries, 1.96),
+        "perplexity": None,
+    }
+
+
+def gate_power_at_mde(
+    rng: np.random.Generator, rules: GateRules, base: np.ndarray, per: int, churn: float, reps: int
+) -> tuple[float, float, float]:
+    """(MDE of `geography` as gate/power.py reports it, its exact power alone at the first Holm
+    step, the share of `reps` runs of the whole gate (`compare`, Holm over overall + 4 subjects)
+    that fail `subject:geography`), the drop confined to geography at that MDE and `churn` of the
+    items flipping with the fixed baseline `base`."""
+    counts = power.slice_counts(_suite_run(base, per)["probes"], rules, {
+        f"q{i:04d}": {"status": "scored", "correct": bool(ok)} for i, ok in enumerate(base.tolist())
+    })  # fmt: skip
+    table = power.power_table(counts, rules, disagreements=(churn,), needed=False)
+    row = next(r for r in table["slices"] if r["slice"] == "subject:geography")
+    mde = row["at"][0]["mde"]
+    geo = SUBJECTS.index("geography")
+    k = int(base[geo * per : (geo + 1) * per].sum())
+    exact = power.power_given_baseline(per, k, rules.tolerance, table["level"], mde, churn)
+    drop = np.zeros(len(base))
+    drop[geo * per : (geo + 1) * per] = mde
+    old = _suite_run(base, per)
+    fails = 0
+    for _ in range(reps):
+        new = np.empty(len(base), dtype=bool)
+        for s in range(len(SUBJECTS)):
+            part = slice(s * per, (s + 1) * per)
+            right = int(base[part].sum())
+            b, c = fixed_baseline_draws(rng, per, right, float(drop[part][0]), churn, 1)
+            # b of the right ones turn wrong, c of the wrong ones right (which ones does not matter)
+            items = np.arange(per) < right
+            out = items.copy()
+            out[: int(b[0])] = False
+            out[right : right + int(c[0])] = True
+            new[part] = out
+        cmp = compare(_suite_run(new, per), old, rules, "sim")
+        fails += "subject:geography" in cmp["regressed"]
+    return mde, exact, fails / reps
+
+
+def mde_against_simulation(
+    rng: np.random.Generator, rules: GateRules, reps: int, gate_reps: int
+) -> list[list]:
+    """Table K: `evalgate power`'s MDEs and items needed, each checked by drawing new runs there."""
+    rows = []
+    level = rules.alpha / 5  # Holm's first step over overall + 4 subjects
+    setting = power.Setting("paired", level, rules.z)
+    for n, correct, churn in ((35, None, 0.10), (35, 23, 0.10), (35, 34, 0.10), (120, 90, 0.05)):
+        if correct is None:
+            mde = noninferiority.mde(n, rules.tolerance, level, churn)
+            exact = noninferiority.power(n, rules.tolerance, level, mde, churn)
+        else:
+            mde = power.mde_given_baseline(n, correct, rules.tolerance, level, churn)
+            exact = power.power_given_baseline(n, correct, rules.tolerance, level, mde, churn)
+        sim = simulated_power(rng, n, correct, rules.tolerance, level, mde, churn, reps)
+        accuracy = None if correct is None else correct / n
+        needed = power.items_needed(accuracy, rules.tolerance, churn, 0.10, setting)
+        k = None if correct is None else int(accuracy * needed + 0.5)
+        at_needed = simulated_power(rng, needed, k, rules.tolerance, level, 0.10, churn, reps)
+        base = "-" if correct is None else f"{correct}/{n}"
+        rows.append(
+            [
+                n,
+                base,
+                f"{churn:.0%}",
+                f"{100 * mde:.1f}",
+                f"{exact:.3f}",
+                f"{sim:.3f}",
+                needed,
+                f"{at_needed:.3f}",
+            ]
+        )
+    base = np.zeros(4 * 35, dtype=bool)
+    for s in range(4):
+        base[s * 35 : s * 35 + 23] = True  # 65.7% in every subject, as issue 25's geography
+    mde, exact, gate = gate_power_at_mde(rng, dataclasses.replace(rules, slices=("overall", "subject")), base,
+                                         35, 0.10, gate_reps)  # fmt: skip
+    rows.append(
+        [35, "23/35, in the gate", "10%", f"{100 * mde:.1f}", f"{exact:.3f}", f"{gate:.3f}", "-", "-"]
+    )
+    return rows
+
+
+def floor_false_fail(
+    n: int, accuracy: float, tolerance: float, chance: float, z: float
+) -> tuple[float, float]:
+    """(chance an equally good checkpoint fails init's floor, chance the baseline gets no floor),
+    exactly: baseline and new run both Bin(n, accuracy) right answers, the floor gate/power.py's
+    `suggested_floor` of the baseline's (a run fails it below the floor)."""
+    pmf = np.exp([_log_binom(n, k, accuracy) for k in range(n + 1)])
+    cdf = np.cumsum(pmf)
+    fails = none = 0.0
+    for k_base in range(n + 1):
+        floor = power.suggested_floor(n, k_base, tolerance, chance, z)
+        if floor is None:
+            none += pmf[k_base]
+            continue
+        below = int(np.ceil(floor * n - 1e-9)) - 1  # the most right answers still under the floor
+        fails += pmf[k_base] * (cdf[below] if below >= 0 else 0.0)
+    return float(fails), float(none)
+
+
+def _log_binom(n: int, k: int, p: float) -> float:
+    if p in (0.0, 1.0):
+        return 0.0 if k == (n if p == 1.0 else 0) else -np.inf
+    return (
+        float(_lgamma(n + 1.0) - _lgamma(k + 1.0) - _lgamma(n - k + 1.0))
+        + k * np.log(p)
+        + (n - k) * np.log1p(-p)
+    )
+
+
+FLOOR_SIZES = (10, 35, 50, 100)
+FLOOR_ACCURACIES = (0.5, 0.66, 0.8, 0.9, 0.97)
+
+
+def floor_false_fails(rules: GateRules) -> list[list]:
+    """Table L: per floored slice (4 choices), the chance an equally good checkpoint fails init's floor."""
+    rows = []
+    for n in FLOOR_SIZES:
+        cells = [floor_false_fail(n, p, rules.tolerance, 0.25, rules.z) for p in FLOOR_ACCURACIES]
+        rows.append(
+            [n, *(f"{f:.3f}" + (f" ({none:.0%} none)" if none >= 0.005 else "") for f, none in cells)]
+        )
     return rows
 
 
@@ -662,6 +852,43 @@ def main() -> None:
             ),
             headers=["n (language)", "probes", "disagreement", "Holm", "W-Y boundary", "W-Y sign flips"],
             tablefmt="github",
+        )
+    )
+    k_reps = 1000 if args.quick else args.reps
+    k_gate = 200 if args.quick else args.gate_reps
+    print(
+        f"\nK. `evalgate power` against simulation ({k_reps} draws per cell; the gate row {k_gate}): the "
+        "MDE at alpha/5 (overall + 4 subjects), the exact power there, the share of draws the "
+        "shipped test flags, the items a 10-point drop needs and the share flagged at that size"
+    )
+    print(
+        tabulate(
+            mde_against_simulation(np.random.default_rng([args.seed, 25]), rules, k_reps, k_gate),
+            headers=[
+                "n",
+                "baseline",
+                "disagreement",
+                "MDE",
+                "exact power",
+                "simulated",
+                "items for -10",
+                "simulated",
+            ],
+            tablefmt="github",
+            disable_numparse=True,
+        )
+    )
+    print(
+        "\nL. init's floors (the baseline's Wilson lower bound minus the tolerance, rounded down to a whole "
+        "point, none within a guesser's reach; 4 choices): exact chance that a checkpoint as good as the "
+        "baseline (both Bin(n, accuracy)) fails one floored slice, and how often the baseline gets none"
+    )
+    print(
+        tabulate(
+            floor_false_fails(rules),
+            headers=["n", *(f"accuracy {p:.0%}" for p in FLOOR_ACCURACIES)],
+            tablefmt="github",
+            disable_numparse=True,
         )
     )
     if args.quick:

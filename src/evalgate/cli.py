@@ -31,6 +31,7 @@ COMMANDS = (
     "validate",
     "baseline",
     "compare",
+    "power",
     "comment",
     "approval",
     "probes",
@@ -47,7 +48,7 @@ IMPORT_PRESETS = ("mmlu", "arc", "hellaswag")
 _FORMAT_HELP = "output format: text (default), json, or github (workflow-command annotations)"
 # Commands whose --format is text|json|github and chooses their console (`probes export --format`
 # is csv|jsonl: the export's own format).
-_CONSOLE_FORMAT_COMMANDS = ("run", "validate", "compare")
+_CONSOLE_FORMAT_COMMANDS = ("run", "validate", "compare", "power")
 
 
 def _add_config(p: argparse.ArgumentParser) -> None:
@@ -181,6 +182,42 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config(cmp_)
     _add_approve(cmp_)
     _add_format(cmp_)
+
+    pw = sub.add_parser(
+        "power",
+        help="what each gated slice can see: its smallest detectable drop, and the items it needs",
+        description=(
+            "For every slice the gate would gate (gate.slices, min_n, tolerances, multiplicity), the "
+            "smallest drop the gate's test detects with power 0.8 (the MDE, in points) and the items a "
+            "slice needs to detect a drop of --drop points: at typical disagreement rates between "
+            "equally good checkpoints (5%, 10%, 20%), with the baseline's per-slice accuracy; or at the "
+            "disagreement measured between two checkpoints (--checkpoint A --against B, both scored). "
+            'Exit 0; 2 when refused. See docs/gate.md, "What your suite can see".'
+        ),
+    )
+    _add_config(pw)
+    pw.add_argument(
+        "--baseline",
+        metavar="FILE|none",
+        help="baseline whose per-slice accuracy the figures use (default: the configured one); 'none': "
+        "no baseline, the accuracy is not assumed",
+    )
+    pw.add_argument("--checkpoint", metavar="PATH", help="with --against: the first checkpoint (default: "
+                    "the configured one)")  # fmt: skip
+    pw.add_argument(
+        "--against",
+        metavar="PATH",
+        help="a second checkpoint: both are scored and each slice's disagreement is measured between them",
+    )
+    pw.add_argument("--loader", metavar="PKG.MOD:FN", help="plugin loader returning (model, tokenizer)")
+    pw.add_argument(
+        "--drop",
+        type=float,
+        default=10.0,
+        metavar="POINTS",
+        help="the drop, in accuracy points, whose items needed are shown (default 10)",
+    )
+    _add_format(pw)
 
     com = sub.add_parser(
         "comment",

@@ -217,6 +217,15 @@ class ValidationReport:
         return not self.findings
 
 
+@dataclass(frozen=True)
+class PowerReport:
+    """What `evalgate power` found (gate/power.py's document), in the shapes its consoles print."""
+
+    document: Mapping[str, Any]  # the JSON document (docs/gate.md, "What your suite can see")
+    text: str  # the table for people
+    annotations: str  # workflow commands for --format github
+
+
 class Console:
     """`--format text` (the default): lines for people on stdout, problems on stderr, and under
     GitHub Actions the workflow commands besides.
@@ -290,6 +299,10 @@ class Console:
         print(report.text)
         if in_github_actions() and (report.findings or report.warnings):
             print_commands(render_github(report.findings, report.warnings))
+
+    def power(self, report: PowerReport) -> None:
+        """`evalgate power`: the table."""
+        print(report.text)
 
     def refusal(self, lead: str, problems: Sequence[Finding], warnings: Sequence[Finding] = ()) -> None:
         """A probe-set edit refused before anything was written."""
@@ -366,6 +379,9 @@ class GithubConsole(Console):
         if report.ok:
             print_commands(f"::notice title=evalgate validate::{escape_data(report.headline)}")
 
+    def power(self, report: PowerReport) -> None:
+        print_commands(report.annotations)
+
 
 class JsonConsole(Console):
     """`--format json`: stdout holds exactly one JSON document, whatever happens (a verdict, a
@@ -426,6 +442,9 @@ class JsonConsole(Console):
         self._document(render_json(report.findings, report.warnings, report.summary))
         if in_github_actions() and (report.findings or report.warnings):
             print_commands(render_github(report.findings, report.warnings), file=sys.stderr)
+
+    def power(self, report: PowerReport) -> None:
+        self._document(json.dumps(report.document, indent=2, ensure_ascii=False))
 
     def _error_for_machines(self, exc: EvalgateError) -> None:
         """The document of a command that stopped early (a bad config, a missing results file, an

@@ -558,3 +558,43 @@ def baseline_document(
     doc = baseline_from_results(results, name, provenance)
     validate_baseline(doc, f"baselines/{name}.json")
     return home / "baselines" / f"{name}.json", doc
+
+
+# ---------------------------------------------------------------------------------------------
+# What the suite can see (`evalgate power`, and the sections of `validate` and `init`):
+# gate/power.py's figures at the typical rates, with the configured baseline's accuracy per slice.
+
+
+def probe_set_power(
+    cfg: GateConfig, outcome: Any, *, strict: bool, drop: float | None = None, needed: bool = True
+) -> dict[str, Any]:
+    """gate/power.py's document for a validated probe set (docs/gate.md, "What your suite can see").
+
+    The configured baseline gives each slice's accuracy and the items the gate would pair. An
+    unreadable one is a refusal when `strict` (`evalgate power`); for `validate`, whose business is
+    the probe set, it is said in the document (`baseline_note`) and the figures go without it. A
+    baseline that shares no probe with the set (another set's) pairs nothing: said the same way.
+    """
+    from evalgate.gate import power
+    from evalgate.gate.yardstick import baseline_outcomes
+    from evalgate.probeset_io import load_baseline
+
+    note = None
+    try:
+        loaded = load_baseline(cfg)
+    except EvalgateError as exc:
+        if strict:
+            raise
+        loaded, note = None, f"{cfg.baseline}: {exc.message.splitlines()[0]}"
+    outcomes = baseline_outcomes(loaded[0]) if loaded else None
+    counts = power.probe_set_counts(outcome.probes, outcome.excluded, cfg.gate, outcomes)
+    if loaded and not any(s.n for s in counts):
+        note = f"{loaded[1]} shares no scored probe with this probe set"
+        outcomes, loaded = None, None
+        counts = power.probe_set_counts(outcome.probes, outcome.excluded, cfg.gate)
+    shown = f"the baseline {loaded[1]}" if loaded else None
+    drop = power.DEFAULT_DROP if drop is None else drop
+    doc = power.power_table(counts, cfg.gate, drop=drop, reference=shown, needed=needed)
+    if note:
+        doc["baseline_note"] = note
+    return power.with_floors(doc, counts, cfg.gate.z)

@@ -5,6 +5,7 @@ and `run` passing right after; and every refusal leaves the folder as it was (do
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -88,6 +89,26 @@ def actionlint(*paths: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def expected_floors(repo: Path) -> dict[str, float]:
+    """init's floors recomputed from the baseline it wrote: per subject (10 items, 4 choices), the
+    95% Wilson lower bound of its right answers minus the 2-point tolerance, rounded down to a
+    whole point, where that is above chance + 1.96 sd of a guesser's accuracy."""
+    outcomes = json.loads((repo / "baselines/quiz.json").read_text(encoding="utf-8"))["outcomes"]
+    items = [
+        json.loads(x) for x in (repo / "evalgate/quiz/items.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    floors = {}
+    keys = {f"subject:{s}": [i for i in items if i["slices"]["subject"] == s] for s in SUBJECTS}
+    for key, members in {"overall": items, **keys}.items():
+        n, k = len(members), sum(outcomes[i["id"]]["correct"] for i in members)
+        z, p = 1.96, k / n
+        low = (p + z * z / (2 * n) - z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n)
+        floor = math.floor(100 * (low - 0.02)) / 100
+        if floor >= 0.25 + z * math.sqrt(0.25 * 0.75 / n):
+            floors[key] = floor
+    return floors
+
+
 def refused_untouched(repo: Path, cli, checkpoint: str):
     """`init` on the MMLU rows with `checkpoint`, refused (exit 2) without a byte or folder written."""
     before, dirs = every_byte(repo), folders(repo)
@@ -111,6 +132,7 @@ def test_init_sets_up_a_gate_that_validates_and_passes_right_away(repo, cli):
     assert "evalgate run " in done.out and "before you push" not in done.out
 
     config = yaml.safe_load((repo / "evalgate.yml").read_text(encoding="utf-8"))
+    gate = config["suites"]["quiz"].pop("gate", {})
     assert config["suites"]["quiz"] == {
         "kind": "multiple-choice",
         "probes": ["evalgate/quiz/items.jsonl"],
@@ -119,6 +141,9 @@ def test_init_sets_up_a_gate_that_validates_and_passes_right_away(repo, cli):
         "train": ["train.jsonl"],
         "coverage": {"min_per_value": 1},
     }
+    # 10 items a subject are under min_n 20, so nothing but a floor guards them: one wherever the
+    # baseline's Wilson lower bound minus the tolerance is out of a guesser's reach (docs/gate.md)
+    assert gate == {"min_accuracy": expected_floors(repo)} and gate["min_accuracy"]
     assert config["test"] is None and config["checkpoint"] == "checkpoints/demo"
     assert config["baseline"] == "baselines/quiz.json"
     items = (repo / "evalgate/quiz/items.jsonl").read_text(encoding="utf-8").splitlines()

@@ -62,9 +62,27 @@ def test_quick_bench_shows_size_at_tolerance_within_alpha(quick):
     # J: the sign-flip null keeps the family-wise rate with no change at every disagreement
     # (100 draws per cell: 0.10 is two standard errors above alpha; an unadjusted 15-slice
     # family sits near 0.3)
-    table_j = out.split("J. ")[1]
+    table_j = out.split("J. ")[1].split("\nK. ")[0]
     flips = [line.split("|")[6] for line in table_j.splitlines() if line.startswith("| ") and "%" in line]
     assert len(flips) == 8 and max(float(x) for x in flips) <= 0.10
+
+
+def test_quick_bench_checks_evalgate_powers_figures_by_simulation(quick):
+    """K: at the MDE and the size gate/power.py reports, the simulated power of the shipped test is
+    0.8 within simulation error (1,000 draws: se 0.013); L: init's floors fail a checkpoint as good
+    as the baseline at most about 5% of the time per slice."""
+    table_k = quick.split("\nK. ")[1].split("\nL. ")[0]
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in table_k.splitlines() if line[:2] == "| "]
+    rows = [r for r in rows if r[0].isdigit()]  # not the header
+    assert len(rows) == 5 and all(r[4] == "0.800" for r in rows)
+    for r in rows:
+        assert abs(float(r[5]) - 0.8) < 0.05
+        if r[7] != "-":
+            assert abs(float(r[7]) - 0.8) < 0.05
+    table_l = quick.split("\nL. ")[1]
+    lines = [line.split("|") for line in table_l.splitlines() if line[:2] == "| "]
+    cells = [c.strip() for parts in lines if parts[1].strip().isdigit() for c in parts[2:-1]]
+    assert len(cells) == 20 and max(float(c.split()[0]) for c in cells) <= 0.055
 
 
 def test_quick_bench_shows_clustered_false_alarms_below_the_per_probe_ones(quick):

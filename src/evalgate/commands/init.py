@@ -26,14 +26,17 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evalgate.config import CONFIG_FILENAME, load_config
 from evalgate.console import Console
 from evalgate.edges.files import atomic_write_bytes, dump_json
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
+from evalgate.gate import power
+from evalgate.gate.power import REFERENCE_DISAGREEMENT
 from evalgate.github.workflows import (
     ACTION,
     PLACEHOLDER,
@@ -47,6 +50,7 @@ from evalgate.probeset.import_map import ImportMap
 from evalgate.probeset.jsonl import parse_jsonl
 from evalgate.probeset_io import (
     ItemImport,
+    config_input,
     import_items,
     import_mapping,
     read_edit_input,
@@ -270,6 +274,40 @@ def _yaml_list(values: Sequence[str]) -> str:
     return "[" + ", ".join(_yaml(v) for v in values) + "]"
 
 
+NO_FLOORS = """\
+    # A slice fails when it drops by more than the tolerance below the baseline; a floor refuses
+    # any accuracy under it (docs/gate.md), e.g.
+    # gate: {tolerance: 0.05, min_accuracy: 0.3}"""
+POWER_TITLE = (
+    "power: the smallest drop each gated slice detects with power 0.8 (MDE, points; `evalgate power`)"
+)
+
+
+def floors_text(floors: Mapping[str, Mapping[str, Any]], mde_max: float, indent: str = "    ") -> str:
+    """The suite's `gate:` block with init's floors (docs/gate.md, "Floors from the first
+    baseline"), each slice with why, and the low-power slices that got none said so."""
+    written = {k: f for k, f in floors.items() if f["floor"] is not None}
+    lines = [
+        '# Floors from the first baseline (docs/gate.md, "Floors from the first baseline"): the',
+        f"# paired test cannot see a drop of {100 * mde_max:g} points (gate.mde_max) at "
+        f"{100 * REFERENCE_DISAGREEMENT:g}% disagreement in these",
+        "# slices (too few items), so each also fails below an absolute floor: the baseline's Wilson",
+        "# lower bound minus the tolerance, rounded down to a whole point, never within reach of a model",
+        "# that guesses. Raise them, lower them or delete them here as the suite grows (`evalgate power`",
+        "# says what each slice can see); in a pull request that is a gate change (docs/approval.md).",
+        "gate:",
+        "  min_accuracy:",
+    ]
+    for key, f in floors.items():
+        said = f"baseline {f['correct']}/{f['n']} = {100 * f['correct'] / f['n']:.1f}%, {f['why']}"
+        if key in written:
+            lines.append(f"    {json.dumps(key)}: {f['floor']:.2f}   # {said}")
+        else:
+            chance = "" if f["chance"] is None else f", chance {100 * f['chance']:.1f}%"
+            lines.append(f"    # {json.dumps(key)}: none: too close to guessing ({said}{chance})")
+    return "\n".join(indent + line for line in lines)
+
+
 def config_text(
     layout: Layout,
     dims: Sequence[str],
@@ -277,9 +315,19 @@ def config_text(
     test: str | None,
     checkpoint: str,
     template: str | None = None,
+    floors: Mapping[str, Mapping[str, Any]] | None = None,
+    mde_max: float = 0.10,
 ) -> str:
-    """evalgate.yml for one multiple-choice suite, commented for the person who reads it next."""
+    """evalgate.yml for one multiple-choice suite, commented for the person who reads it next.
+
+    `floors` (slice key -> {"floor", "n", "correct", "chance", "why"}): init's floors for the
+    slices the paired test cannot see well, written as the suite's `gate.min_accuracy`."""
     name = layout.name
+    gate_block = (
+        floors_text(floors, mde_max)
+        if floors and any(f["floor"] is not None for f in floors.values())
+        else NO_FLOORS
+    )
     template_line = (
         f"template: {_yaml(template)}"
         if template
@@ -311,9 +359,7 @@ suites:
     train: {_yaml_list(train)}
     # Live items each slice value needs at least.
     coverage: {{min_per_value: 1}}
-    # A slice fails when it drops by more than the tolerance below the baseline; a floor refuses
-    # any accuracy under it (docs/gate.md), e.g.
-    # gate: {{tolerance: 0.05, min_accuracy: 0.3}}
+{gate_block}
 
 # Held-out text for perplexity (null: none is measured).
 test: {_yaml(test) if test else "null"}
@@ -352,7 +398,8 @@ def main(args: argparse.Namespace, console: Console) -> int:
     staging = _Staging()
     try:
         # The configuration is read from its staged copy: paths resolve from this folder.
-        cfg = load_config(staging.add(layout.config, text.encode("utf-8")))
+        staged_config = staging.add(layout.config, text.encode("utf-8"))
+        cfg = load_config(staged_config)
         view = cfg.for_suite(cfg.suites[0])
         imported = import_items(view, args.items, data, mapping)
         if imported.problems or imported.on_set:
@@ -373,6 +420,15 @@ def main(args: argparse.Namespace, console: Console) -> int:
             print(render_findings(list(exc.findings), "text"))
             raise
         results = score(cfg, scored_on, progress)
+        seen, floors = _power(cfg, results, layout)
+        if any(f["floor"] is not None for f in floors.values()):
+            # The floors go into evalgate.yml, and the baseline pins the configuration it was
+            # made with: pinned again from the final text, so the first run is no gate change.
+            text = config_text(layout, dims, train, test, checkpoint, template, floors, cfg.gate.mde_max)
+            atomic_write_bytes(staged_config, text.encode("utf-8"))
+            cfg = load_config(staged_config)
+            results["config"] = cfg.pin()
+            results["inputs"] = {**results["inputs"], **config_input(cfg)}
         target, doc = baseline_document(cfg, results, layout.name, commit=None, pr=None)
         for path, new in contents.items():
             staging.add(path, new)
@@ -388,7 +444,52 @@ def main(args: argparse.Namespace, console: Console) -> int:
         raise
     inputs = [checkpoint, *train, *([test] if test else []), *([template] if template else [])]
     _say_done(layout, dims, imported, sealed, previous, results, action, inputs)
+    _say_power(seen, floors)
     return EXIT_PASS
+
+
+def _power(cfg: Any, results: dict[str, Any], layout: Layout) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What the first baseline's slices can see (gate/power.py, at the typical rates), and the
+    floors init writes for those that cannot see a drop of gate.mde_max (docs/gate.md)."""
+    entries = results["probes"]
+    counts = power.slice_counts(entries, cfg.gate, {e["id"]: e for e in entries})
+    seen = power.power_table(
+        counts, cfg.gate, reference=f"the first baseline {layout.baseline}", needed=False
+    )
+    floors = power.floors(seen, counts, cfg.gate.z)
+    by_key = {r["slice"]: r for r in seen["slices"]}
+    for key, f in floors.items():
+        f["why"] = _why_low(by_key[key])
+    return seen, floors
+
+
+def _why_low(row: Mapping[str, Any]) -> str:
+    if not row["gated"]:
+        return f"not gated ({row['not_gated']})"
+    at = min(row["at"], key=lambda x: abs(x["disagreement"] - REFERENCE_DISAGREEMENT))
+    if at["mde"] is None:
+        return "no drop it can have is seen with power 0.8"
+    return f"the smallest drop it detects is {100 * at['mde']:.1f} points"
+
+
+def _say_power(seen: Mapping[str, Any], floors: Mapping[str, Mapping[str, Any]]) -> None:
+    from evalgate.report.power import power_text
+
+    title = (
+        "\npower: the smallest drop each gated slice detects with power 0.8 (MDE, points; `evalgate power`)"
+    )
+    print(power_text(seen, short=True, title=title))
+    written = {k: f["floor"] for k, f in floors.items() if f["floor"] is not None}
+    if written:
+        listed = ", ".join(f"{k} {v:.2f}" for k, v in written.items())
+        print(
+            f"  floors: evalgate.yml sets gate.min_accuracy for {len(written)} slice(s) too small to see a "
+            f"drop of {100 * seen['mde_max']:g} points: {listed} (the baseline's Wilson lower bound minus "
+            'the tolerance; docs/gate.md, "Floors from the first baseline"); change them there'
+        )
+    skipped = [k for k, f in floors.items() if f["floor"] is None]
+    if skipped:
+        print(f"  no floor for {', '.join(skipped)}: the baseline is too near guessing there for one to help")
 
 
 def _say_done(

@@ -187,6 +187,9 @@ def text_report(cfg: GateConfig, outcome: ValidationOutcome, s: dict) -> str:
     return "\n".join(lines)
 
 
+SECTION = "power: the smallest drop each gated slice detects with power 0.8 (MDE, points; `evalgate power`)"
+
+
 def main(args: argparse.Namespace, console: Console) -> int:
     cfg = load_config(args.config)
     from evalgate.edges.journal import recover_set
@@ -195,5 +198,12 @@ def main(args: argparse.Namespace, console: Console) -> int:
     outcome = validate(cfg, cli_paths(args.probes), cli_paths(args.train))
     s = summary(cfg, outcome)
     text = text_report(cfg, outcome, s)
+    if outcome.ok:
+        # What the gated slices can see, after the rest (docs/gate.md, "What your suite can see").
+        from evalgate.pipeline import probe_set_power
+        from evalgate.report.power import power_text
+
+        s["power"] = doc = probe_set_power(cfg, outcome, strict=False, needed=False)
+        text += "\n\n" + power_text(doc, short=True, title=SECTION)
     console.validation(ValidationReport(outcome.findings, outcome.warnings, s, text, one_line(s)))
     return EXIT_PASS if outcome.ok else EXIT_REFUSED
