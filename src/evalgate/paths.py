@@ -16,7 +16,11 @@ ROOTS_ENV = "EVALGATE_ALLOWED_ROOTS"
 
 
 def bundled_root() -> Path | None:
-    """Where the demo data lives: $EVALGATE_HOME (the Docker image), or the source checkout."""
+    """Where the demo data lives: $EVALGATE_HOME (the Docker image), or the source checkout.
+
+    Only `config.find_root` asks: the bundle is read when the configuration in use is its own
+    (no evalgate.yml and no probe set where the command runs), and then it is that
+    configuration's root. It is never an extra allowed root (`allowed_roots`)."""
     env = os.environ.get("EVALGATE_HOME")
     if env:
         return Path(env)
@@ -24,21 +28,33 @@ def bundled_root() -> Path | None:
     return checkout if (checkout / "data").is_dir() else None
 
 
+def _within(path: Path, folders: Iterable[Path]) -> bool:
+    return any(path == f or f in path.parents for f in folders)
+
+
 def allowed_roots(root: Path, explicit: Iterable[str | os.PathLike[str]] = ()) -> tuple[Path, ...]:
     """The folders configured inputs may resolve into (docs/hostile-inputs.md, "Reading outside
-    the repository"): the configuration's folder, the working folder, the bundled demo, the
-    folders in `$EVALGATE_ALLOWED_ROOTS` and the paths named on the command line."""
-    roots: list[Path] = [Path(root), Path.cwd()]
-    bundle = bundled_root()
-    if bundle is not None:
-        roots.append(bundle)
-    roots += [Path(p) for p in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if p.strip()]
-    roots += [Path(p) for p in explicit]
-    out: list[Path] = []
-    for r in roots:
-        real = Path(os.path.realpath(r))
-        if real not in out:
-            out.append(real)
+    the repository"): the configuration's folder, and the places the operator named, which a pull
+    request cannot name: the folders in `$EVALGATE_ALLOWED_ROOTS` and the paths given on the
+    command line (`--checkpoint /mnt/models/x`).
+
+    Nothing else. The working folder is a CI job's workspace, the PR's tree, and the bundled demo
+    holds the base's good weights: a PR's link into either would be scored as the PR's own.
+    And an operator's path counts for where it is, not for where the PR sends it: a path that lies
+    in the configuration's folder or the working folder (`--checkpoint data/ckpt`, what the
+    Action passes) is the PR's file there; when it resolves out of both (a link the PR placed), it
+    adds no root, and what it names is refused as outside the repository.
+    """
+    real = {Path(os.path.realpath(f)) for f in (root, os.curdir)}
+    spelled = real | {Path(os.path.abspath(f)) for f in (root, os.curdir)}
+    out: list[Path] = [Path(os.path.realpath(root))]
+    named = [p for p in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if p.strip()]
+    for p in [*named, *explicit]:
+        target = Path(os.path.realpath(p))
+        if _within(Path(os.path.abspath(p)), spelled) and not _within(target, real):
+            continue  # a link in the PR's tree: where it leads is not the operator's choice
+        if target not in out:
+            out.append(target)
     return tuple(out)
 
 

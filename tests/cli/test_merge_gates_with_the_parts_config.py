@@ -11,7 +11,7 @@ import json
 
 import pytest
 from helpers.items import write_items
-from helpers.paths import REPO
+from helpers.paths import REPO, allow_shipped_data
 
 CHECKPOINT = REPO / "data" / "checkpoints" / "demo"
 
@@ -34,6 +34,7 @@ def parts(tmp_path, monkeypatch, cli):
     write_items(tmp_path / "quiz" / "items.jsonl", "quiz", 30, 1)
     (tmp_path / "evalgate.yml").write_text(CONFIG, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
+    allow_shipped_data(monkeypatch)
     for i in (1, 2):
         assert cli("run", "--shard", f"{i}/2", "--out", f"s{i}").code == 0
     return [tmp_path / f"s{i}" / "results.json" for i in (1, 2)]

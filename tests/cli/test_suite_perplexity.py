@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers.items import write_items
-from helpers.paths import REPO
+from helpers.paths import REPO, allow_shipped_data
 
 DEMO = REPO / "data" / "checkpoints" / "demo"
 REGRESSED = REPO / "data" / "checkpoints" / "demo-regressed"
@@ -55,6 +55,7 @@ def project(tmp_path, monkeypatch):
     demo_text = (REPO / "data" / "corpus" / "test.jsonl").read_text(encoding="utf-8").splitlines()
     (tmp_path / "quiz" / "text.jsonl").write_text("\n".join(demo_text[:300]) + "\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
+    allow_shipped_data(monkeypatch)
     return tmp_path
 
 

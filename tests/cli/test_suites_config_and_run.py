@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers.items import write_items
-from helpers.paths import REPO
+from helpers.paths import REPO, allow_shipped_data
 
 from evalgate.config import load_config
 
@@ -49,6 +49,7 @@ def two_suites(tmp_path, monkeypatch):
     write_items(tmp_path / "trivia" / "items.jsonl", "trivia", 30, 2)
     (tmp_path / "trivia" / "prompt.txt").write_text("Question: {prompt}\nAnswer:\n", encoding="utf-8")
     monkeypatch.chdir(config(tmp_path, TWO_SUITES))
+    allow_shipped_data(monkeypatch)
     return tmp_path
 
 

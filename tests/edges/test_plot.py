@@ -3,16 +3,18 @@ the same bytes every time."""
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 import subprocess
 import sys
 import zlib
+from pathlib import Path
 
 from helpers.paths import REPO
 from helpers.report_factories import fake_run, no_baseline_run
 
-from evalgate.edges.plot import build_figure, ensure_mplconfigdir, render_png
+from evalgate.edges.plot import build_figure, render_png
 
 
 def png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
@@ -124,14 +126,50 @@ def test_no_baseline_no_marks():
     assert all(any(isinstance(c, PathCollection) for c in ax.collections) for ax in with_baseline.axes)
 
 
-def test_mplconfigdir_falls_back_to_a_temp_dir(tmp_path, monkeypatch):
-    home_is_a_file = tmp_path / "home"
-    home_is_a_file.write_text("not a folder")
-    monkeypatch.setenv("HOME", str(home_is_a_file))
-    monkeypatch.delenv("MPLCONFIGDIR", raising=False)
-    ensure_mplconfigdir()
-    folder = os.environ["MPLCONFIGDIR"]
-    assert os.path.isdir(folder) and os.access(folder, os.W_OK)
-    monkeypatch.setenv("MPLCONFIGDIR", "/somewhere/else")
-    ensure_mplconfigdir()
-    assert os.environ["MPLCONFIGDIR"] == "/somewhere/else"  # an explicit setting is kept
+IMPORT_AND_REPORT = """
+import json, os, sys
+from evalgate.edges.plot import import_matplotlib
+mpl = import_matplotlib()
+import matplotlib.style
+json.dump({
+    "facecolor": mpl.rcParams["axes.facecolor"],
+    "original": mpl.rcParamsOrig["axes.facecolor"],
+    "styles": sorted(matplotlib.style.available),
+    "configdir": mpl.get_configdir(),
+    "cachedir": mpl.get_cachedir(),
+    "cwd": os.getcwd(),
+    "env": [os.environ.get("MPLCONFIGDIR"), os.environ.get("MATPLOTLIBRC")],
+}, sys.stdout)
+"""
+
+
+def test_matplotlib_reads_no_configuration_but_its_own(tmp_path):
+    """Every place matplotlib looks for a matplotlibrc (the working folder, $MATPLOTLIBRC,
+    $MPLCONFIGDIR) holds one that paints the axes red, and the config folder a style: the gate's
+    matplotlib has its own defaults, a private config and cache folder (removed at exit), and the
+    working folder and the environment are as they were."""
+    red = "axes.facecolor: red\n"
+    here, rc_env, config = tmp_path / "here", tmp_path / "rc-env", tmp_path / "config"
+    for folder in (here, rc_env, config / "stylelib"):
+        folder.mkdir(parents=True)
+    for folder in (here, rc_env, config):
+        (folder / "matplotlibrc").write_text(red, encoding="utf-8")
+    (config / "stylelib" / "planted.mplstyle").write_text(red, encoding="utf-8")
+    env = {**os.environ, "MPLCONFIGDIR": str(config), "MATPLOTLIBRC": str(rc_env)}
+    run = subprocess.run(
+        [sys.executable, "-c", IMPORT_AND_REPORT],
+        cwd=here,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout)
+    assert seen["facecolor"] == seen["original"] == "white"
+    assert "planted" not in seen["styles"]
+    assert seen["configdir"] == seen["cachedir"]
+    assert Path(seen["configdir"]).name.startswith("evalgate-matplotlib-")
+    assert not Path(seen["configdir"]).exists()  # removed when the process ended
+    assert seen["cwd"] == str(here)
+    assert seen["env"] == [str(config), str(rc_env)]

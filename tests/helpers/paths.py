@@ -22,3 +22,10 @@ def bench_module(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def allow_shipped_data(monkeypatch) -> None:
+    """A test whose configuration lives in a temporary folder and names this repository's data/
+    (the demo checkpoint, the corpus): reading there is the operator's choice, said as an operator
+    says it. The source checkout is no allowed root of its own (paths.allowed_roots)."""
+    monkeypatch.setenv("EVALGATE_ALLOWED_ROOTS", str(REPO / "data"))

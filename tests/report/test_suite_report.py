@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.paths import GOLDEN, REPO
+from helpers.paths import GOLDEN, REPO, allow_shipped_data
 from helpers.report_factories import fake_run
 
 from evalgate.cli import main
@@ -102,6 +102,7 @@ def project(tmp_path_factory) -> Path:
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(root)
         mp.delenv("GITHUB_ACTIONS", raising=False)
+        allow_shipped_data(mp)  # data/ links to the repository's
         update = ["baseline", "update", "--config", "two.yml", "--name", "base", "--commit", "0" * 40]
         assert main(update) == 0
         assert main(["run", "--config", "two.yml", "--checkpoint", REGRESSED, "--out", "out/two"]) == 1

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers.paths import allow_shipped_data
 
 from evalgate.errors import CheckpointError
 from evalgate.scorers.loaders import load_scorer
@@ -157,6 +158,7 @@ def test_the_demo_scores_the_shipped_probes_with_method_sentence(tmp_path, repo_
     text = text.replace(", data/", f", {repo_root / 'data'}/")
     (tmp_path / "evalgate.yml").write_text(text)
     monkeypatch.chdir(tmp_path)
+    allow_shipped_data(monkeypatch)
     code = main(
         ["--config", str(tmp_path / "evalgate.yml"), "--baseline", "none", "--out", str(tmp_path / "out")]
     )

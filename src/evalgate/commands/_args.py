@@ -66,11 +66,14 @@ def output_folder(cfg: GateConfig) -> Path:
 
 def write_outputs(results: Mapping[str, Any], out_dir: Path, cfg: GateConfig) -> None:
     """Every output of the run into `out_dir` (edges/outputs.py); a folder that cannot take them is
-    a refusal naming --out, not a bug."""
-    from evalgate.edges.outputs import write_outputs as write_all
+    a refusal naming --out, not a bug. Only the writing is the folder's: the outputs are drawn
+    first, and a failure to draw them (an `OSError` inside a library) is not blamed on the folder
+    (it is exit 3, named as what it is)."""
+    from evalgate.edges.outputs import render_outputs, write_rendered
 
+    files = render_outputs(results, cfg.report)
     try:
-        write_all(results, out_dir, cfg.report)
+        write_rendered(files, out_dir)
     except OSError as exc:  # read-only folder, disk full: the user's to fix, not a bug (exit 2)
         raise RefusedError(
             f"output folder {out_dir}: cannot write the outputs there: {exc.strerror or exc}",

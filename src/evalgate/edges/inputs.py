@@ -4,11 +4,12 @@ A pull request controls evalgate.yml and every file it names: a probe file, the 
 a checkpoint file replaced by a symlink to `/etc/passwd`, `~/.ssh/id_rsa` or `/proc/self/pagemap`
 would otherwise be read, hashed and quoted into results.json, the log and the PR comment. So:
 
-- every configured input must resolve (symlinks followed) inside an allowed root (paths.py): the folder of
-  evalgate.yml, the working folder, the bundled demo (`$EVALGATE_HOME` in the image, the source
-  checkout otherwise), the folders in `$EVALGATE_ALLOWED_ROOTS` (os.pathsep-separated), and a
+- every configured input must resolve (symlinks followed) inside an allowed root (paths.py): the
+  folder of evalgate.yml, the folders in `$EVALGATE_ALLOWED_ROOTS` (os.pathsep-separated), and a
   path the operator named on the command line (`--checkpoint /mnt/models/x` is the caller's
-  choice, not the PR's);
+  choice, not the PR's), unless that path lies in the repository or the working folder and a
+  link there leads out of them; never the working folder as such, never the image's bundled demo
+  (unless the configuration in use is the bundle's own, rooted there);
 - only regular files are read (a FIFO never ends, `/dev/zero` neither), each up to a size cap:
   `read_checked` is the one way a gate input is read whole (docs/hostile-inputs.md, "One reader");
 - messages name the file and the symlink's target (cleaned), never the file's content.

@@ -127,7 +127,11 @@ def render_outputs(results: Mapping[str, Any], report_cfg: Any = None) -> dict[s
 
 def write_outputs(results: Mapping[str, Any], out_dir: Path, report_cfg: Any = None) -> dict[str, Path]:
     """Write the outputs into `out_dir` (created if needed); returns {file name: path} of what was written."""
-    files = render_outputs(results, report_cfg)
+    return write_rendered(render_outputs(results, report_cfg), out_dir)
+
+
+def write_rendered(files: Mapping[str, bytes], out_dir: Path) -> dict[str, Path]:
+    """Write `render_outputs`' files into `out_dir`: an `OSError` here is the output folder's."""
     out_dir = Path(out_dir)
     refuse_symlinked(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

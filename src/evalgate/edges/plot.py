@@ -12,18 +12,24 @@ flagged its slice (`flagged`): the comparison's status is "regressed", or the sl
 `comparison.regressed`.
 
 Drawn on a bare `Figure` with the Agg canvas (no pyplot: no global state, no display needed) under
-matplotlib's default style, so a user's matplotlibrc cannot change the picture. The PNG carries no
+matplotlib's default style, with matplotlib imported so that it reads no matplotlibrc, style or
+font cache but its own (`import_matplotlib`): neither a user's nor a pull request's can change
+the picture or stop the run. The PNG carries no
 "Software" or date metadata: the same results give the same bytes (docs/report.md: a re-run is
 identical, and this file goes into the artifact next to results.json).
 """
 
 from __future__ import annotations
 
+import atexit
+import importlib
 import io
 import os
+import shutil
+import sys
 import tempfile
 from collections.abc import Mapping
-from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
 from evalgate.gate.slice_order import gated_families, ordered, split_suite
@@ -50,21 +56,57 @@ DPI = 100
 PLAIN_TEXT = {"font.family": "DejaVu Sans", "text.parse_math": False}
 
 
-def ensure_mplconfigdir() -> None:
-    """Give matplotlib a writable config/cache folder when HOME has none (containers with HOME=/).
+# What the gate draws with, imported once per process into a private folder (import_matplotlib).
+_MATPLOTLIB_MODULES = (
+    "matplotlib",
+    "matplotlib.style",
+    "matplotlib.font_manager",
+    "matplotlib.figure",
+    "matplotlib.backends.backend_agg",
+    "matplotlib.lines",
+    "matplotlib.patches",
+)
 
-    Without it matplotlib warns and builds its font cache in a fresh temporary folder anyway.
+
+def import_matplotlib() -> ModuleType:
+    """matplotlib, imported so that it reads no configuration but its own package's
+    (docs/hostile-inputs.md, "Libraries that read files on their own").
+
+    `import matplotlib` reads the first `matplotlibrc` of: the working folder (in CI the pull
+    request's workspace: a merged `matplotlibrc -> /proc/self/mem` broke every later run, a FIFO
+    there hangs it), `$MATPLOTLIBRC`, `$MPLCONFIGDIR` (else ~/.config/matplotlib), and last its
+    own `mpl-data/matplotlibrc` (matplotlib_fname, 3.x); `matplotlib.style` then reads every
+    `stylelib/*.mplstyle` of that config folder, and the font manager its cached font list. So the
+    import runs with a fresh private folder as the working folder (it holds no `matplotlibrc`) and
+    as `MPLCONFIGDIR` (matplotlib remembers it for the process: styles and font cache live there),
+    and without `$MATPLOTLIBRC`; both the folder and the variables are restored after it. The
+    picture then depends on matplotlib's defaults alone. A process that imported matplotlib
+    before (a test) keeps what it has.
     """
-    if os.environ.get("MPLCONFIGDIR"):
-        return
-    try:
-        config = Path.home() / ".config" / "matplotlib"
-        config.mkdir(parents=True, exist_ok=True)
-        if os.access(config, os.W_OK):
-            return
-    except (OSError, RuntimeError):
-        pass
-    os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="evalgate-matplotlib-")
+    if "matplotlib" not in sys.modules:
+        private = tempfile.mkdtemp(prefix="evalgate-matplotlib-")
+        atexit.register(shutil.rmtree, private, True)
+        saved = {k: os.environ.get(k) for k in ("MPLCONFIGDIR", "MATPLOTLIBRC")}
+        here = os.open(os.curdir, getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.environ["MPLCONFIGDIR"] = private
+            os.environ.pop("MATPLOTLIBRC", None)
+            os.chdir(private)
+            for name in _MATPLOTLIB_MODULES:
+                importlib.import_module(name)
+        finally:
+            os.fchdir(here)
+            os.close(here)
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+    for name in _MATPLOTLIB_MODULES:
+        importlib.import_module(name)
+    matplotlib = sys.modules["matplotlib"]
+    matplotlib.use("Agg", force=False)
+    return matplotlib
 
 
 def _values(family: str, order: tuple[str, ...], slices: Mapping[str, Any]) -> list[str]:
@@ -101,11 +143,7 @@ def panel_keys(results: Mapping[str, Any]) -> list[tuple[str, str, list[tuple[st
 
 def build_figure(results: Mapping[str, Any]) -> Any:
     """The matplotlib Figure: the overall panel, then one panel per slice family."""
-    ensure_mplconfigdir()
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.style
+    matplotlib = import_matplotlib()
     from matplotlib.figure import Figure
 
     if (results.get("config") or {}).get("suites"):
@@ -231,7 +269,7 @@ def suite_layout(panels: list[tuple[str, str, list[tuple[str, str]]]]) -> list[l
 
 
 def _suite_figure(results: Mapping[str, Any]) -> Any:
-    import matplotlib.style
+    matplotlib = import_matplotlib()
     from matplotlib.figure import Figure
 
     doc = _doc(results)

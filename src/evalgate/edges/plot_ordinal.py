@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalgate.edges.plot import DPI, ensure_mplconfigdir
+from evalgate.edges.plot import DPI, import_matplotlib
 
 COLUMNS = 3
 MAX_LEGEND = 8  # items per panel named in its legend; a crowded panel drops the legend
@@ -41,11 +41,7 @@ def _surprisal(point: Mapping[str, Any]) -> float:
 
 def build_figure(results: Mapping[str, Any]) -> Any:
     """The Figure: a grid of panels, one per group (sorted by name)."""
-    ensure_mplconfigdir()
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.style
+    matplotlib = import_matplotlib()
     from matplotlib.figure import Figure
 
     section: Mapping[str, Any] = results.get("ordinal") or {}
