@@ -286,8 +286,9 @@ def rederive(results: dict[str, Any], source: str, cfg: GateConfig) -> dict[str,
     """A results file read back (`compare`, `baseline update --from-results`) with every table
     derived from its per-probe entries recomputed by `finalize`, as the paired test pairs the
     entries: nothing that decides or states a number reads a `slices` table a hand may have
-    edited (issue 25: a stale table passed a 90% floor on a run at 2.3%). A file whose tables
-    did not match its entries carries a warning saying so; an honest file keeps its bytes.
+    edited (issue 25: a stale table passed a 90% floor on a run at 2.3%). The settings are the
+    file's own pinned ones (`cfg` only fills those it lacks). A file whose tables did not match its
+    entries carries a warning saying so; an honest file keeps its bytes.
     """
     config = dict(results.get("config") or {})
     pin = cfg.pin()

@@ -15,6 +15,8 @@ from helpers.factories import make_entry, make_results
 from helpers.gate_inputs import baseline_of, write_json
 from helpers.paths import REPO
 
+from evalgate.gate.results import round_floats
+
 
 def _entries(right: int, n: int = 300) -> list[dict]:
     return [make_entry(f"p-{i:03d}", i < right, language=("en", "es")[i % 2]) for i in range(n)]
@@ -49,6 +51,13 @@ def test_a_stale_slices_table_cannot_pass_a_floor_on_a_run_at_2_percent(tmp_path
     assert "overall 2.3% (baseline 2.3%)" in got.out and "97.7%" not in got.out
     report = (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8")
     assert "97.7%" not in report.split("\n\n", 1)[0]
+    # an honest file, re-gated under another Wilson z, matches its own entries: no warning
+    honest = write_json(tmp_path / "honest.json", make_results(round_floats(bad)))  # as `run` writes it
+    (tmp_path / "gate.yml").write_text(
+        (tmp_path / "gate.yml").read_text(encoding="utf-8").replace("z: 1.96", "z: 2.58"), encoding="utf-8"
+    )
+    got = cli("compare", "--config", cfg, "--approve-gate-changes", honest, base, "--out", tmp_path / "o2")
+    assert got.code == 1 and "results-recomputed" not in got.err
 
 
 def test_a_slice_dropped_from_both_tables_is_gated_all_the_same(tmp_path, cli):

@@ -41,10 +41,12 @@ def main(args: argparse.Namespace, console: Console) -> int:
         # The scores come from the results file; the gate (rule, thresholds, slices) and the
         # baseline come from this command's configuration: pin and hash that one too, so the
         # result says how its verdict was reached.
+        # Only the per-probe entries are the scores: every table derived from them is recomputed,
+        # with the settings the file was written with (a stale table is told apart from a z of
+        # this configuration's).
+        results = rederive(results, shown, cfg)
         pin = cfg.pin()
         results["config"] = {**results["config"], "gate": pin["gate"], "baseline": pin["baseline"]}
-        # Only the per-probe entries are the scores: every table derived from them is recomputed.
-        results = rederive(results, shown, cfg)
         results["inputs"] = {
             **results["inputs"],
             **config_input(cfg),
