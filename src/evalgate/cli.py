@@ -86,6 +86,15 @@ def _add_approve(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_fail_on_inconclusive(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--fail-on-inconclusive",
+        action="store_true",
+        help="exit 1, not 0, when the verdict is inconclusive (a drop the gate could not decide, or "
+        'nothing gated), whatever gate.inconclusive says; see docs/gate.md, "Verdict"',
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="evalgate",
@@ -93,7 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
             "CI eval gate for language-model checkpoints: validate the probe set, score the "
             "checkpoint, compare with the baseline, report. `run` is the default command."
         ),
-        epilog="Exit codes: 0 pass, 1 regression, 2 refused (bad input), 3 unexpected error.",
+        epilog=(
+            "Exit codes: 0 pass (and inconclusive, unless gate.inconclusive: fail or "
+            "--fail-on-inconclusive), 1 regression, 2 refused (bad input), 3 unexpected error."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"evalgate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -141,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
         "baseline update, docs/approval.md); otherwise the run is refused",
     )
     _add_approve(run)
+    _add_fail_on_inconclusive(run)
     _add_format(run)
 
     val = sub.add_parser(
@@ -181,6 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--out", metavar="DIR", help="output folder (default: evalgate-out)")
     _add_config(cmp_)
     _add_approve(cmp_)
+    _add_fail_on_inconclusive(cmp_)
     _add_format(cmp_)
 
     pw = sub.add_parser(
@@ -330,6 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config(merge)
     merge.add_argument("--baseline", metavar="FILE|none", help="baseline to gate against")
     _add_approve(merge)
+    _add_fail_on_inconclusive(merge)
 
     init = sub.add_parser(
         "init",

@@ -280,10 +280,10 @@ class Console:
             from evalgate.report.findings import escape_data, render_github
 
             verdict = results["verdict"]
-            level = {"pass": "notice", "fail": "error"}.get(verdict, "error")
+            # inconclusive is a warning: neither the all-clear of a notice nor a failure's error
+            level = {"pass": "notice", "fail": "error", "inconclusive": "warning"}.get(verdict, "error")
             stream = self._annotations()
-            acc = _accuracy(results)
-            for reason in results.get("reasons", []) or [f"evalgate: {verdict}, overall accuracy {acc}"]:
+            for reason in results.get("reasons", []) or [f"evalgate: {verdict}, {_accuracy(results)}"]:
                 print_commands(f"::{level} title=evalgate {verdict}::{escape_data(reason)}", file=stream)
             if warnings:
                 print_commands(render_github((), warnings), file=stream)
@@ -330,7 +330,7 @@ class Console:
     def _verdict(self, results: Mapping[str, Any], out_dir: Path) -> None:
         verdict, acc = results["verdict"], _accuracy(results)
         report = shown_path(out_dir / "REPORT.md")
-        print(f"evalgate: verdict {verdict.upper()} (overall accuracy {acc}); report in {report}")
+        print(f"evalgate: verdict {verdict.upper()} ({acc}); report in {report}")
         for reason in results.get("reasons", []):
             print(f"  - {reason}")
         _print_approved_changes(results)
@@ -421,10 +421,11 @@ class JsonConsole(Console):
         self.summary(results, out_dir)  # stdout is one JSON document whatever the verdict
 
     def _verdict(self, results: Mapping[str, Any], out_dir: Path) -> None:
-        overall = (results.get("slices") or {}).get("overall") or {}
+        from evalgate.report.headline import run_accuracy
+
         summary = {
             "verdict": results["verdict"],
-            "accuracy": overall.get("accuracy"),
+            "accuracy": run_accuracy(results)[0],  # from the entries, never a stale table
             "reasons": results.get("reasons", []),
             "findings": results.get("findings", []),
             "warnings": results.get("warnings", []),
@@ -482,8 +483,14 @@ def console_for(fmt: str | None, command: str = "run") -> Console:
 
 
 def _accuracy(results: Mapping[str, Any]) -> str:
-    accuracy = ((results.get("slices") or {}).get("overall") or {}).get("accuracy")
-    return f"{accuracy:.1%}" if isinstance(accuracy, float) else "n/a"
+    """The headline's overall numbers (report/headline.py): like with like on the probes both
+    runs scored, computed from the per-probe entries and the comparison, never from the `slices`
+    table a results file read back could carry stale."""
+    from evalgate.report.headline import overall_text, run_accuracy
+
+    if not run_accuracy(results)[1]:
+        return "overall n/a"
+    return overall_text(results)
 
 
 def comment_numbers(results: Mapping[str, Any]) -> dict[str, Any]:

@@ -278,6 +278,65 @@ def finalize(base: Mapping[str, Any], entries: list[dict[str, Any]]) -> dict[str
     )
 
 
+# What `finalize` derives from the per-probe entries (and what a results file could carry stale).
+DERIVED_KEYS = ("slices", "per_verb", "calibration", "counts", "ambiguous", "leaks", "slices_full", "ordinal")
+
+
+def rederive(results: dict[str, Any], source: str, cfg: GateConfig) -> dict[str, Any]:
+    """A results file read back (`compare`, `baseline update --from-results`) with every table
+    derived from its per-probe entries recomputed by `finalize`, as the paired test pairs the
+    entries: nothing that decides or states a number reads a `slices` table a hand may have
+    edited (issue 25: a stale table passed a 90% floor on a run at 2.3%). The settings are the
+    file's own pinned ones (`cfg` only fills those it lacks). A file whose tables did not match its
+    entries carries a warning saying so; an honest file keeps its bytes.
+    """
+    config = dict(results.get("config") or {})
+    pin = cfg.pin()
+    for section, keys in (("gate", ("z",)), ("report", ("review_entropy",)), ("leaks", ("policy",))):
+        own = config.get(section) if isinstance(config.get(section), dict) else {}
+        config[section] = {**{k: pin[section][k] for k in keys}, **own}
+    # only the derived tables are taken from `finalize`: the rest may be absent from a file
+    base = {key: results.get(key) or {} for key in BASE_KEYS}
+    base.update(config=config, perplexity=results.get("perplexity"), warnings=[])
+    if results.get("suite_perplexity") is not None:
+        base["suite_perplexity"] = results["suite_perplexity"]
+    entries = [
+        # an excluded entry's full-series status (`status_if_included`, pipeline.score); a file
+        # without it counts the entry as it reads: scored when it has a right/wrong outcome
+        {**e, "status_if_included": "scored" if isinstance(e.get("correct"), bool) else STATUS_EXCLUDED}
+        if isinstance(e, dict) and e.get("status") == STATUS_EXCLUDED and e.get("status_if_included") is None
+        else e
+        for e in results["probes"]
+    ]
+    try:
+        fresh = finalize(base, entries)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RefusedError(
+            f"{source}: its per-probe entries cannot be aggregated ({type(exc).__name__}: {exc})",
+            hint="pass a results.json written by `evalgate run` or `evalgate merge`, unedited",
+        ) from None
+    out = dict(results)
+    differed = []
+    for key in DERIVED_KEYS:
+        if key in fresh:
+            if results_mod.round_floats(out.get(key)) != fresh[key]:
+                differed.append(key)
+            out[key] = fresh[key]
+        elif key in out:
+            differed.append(key)
+            del out[key]
+    if differed:
+        warning = {
+            "check": "results-recomputed",
+            "message": f"{source}: its {', '.join(differed)} did not match its per-probe entries; every "
+            "number shown here is recomputed from the entries",
+            "hint": "a results file edited by hand, or written by another version: gate the run's own "
+            "results.json",
+        }
+        out["warnings"] = [*(out.get("warnings") or []), warning]
+    return out
+
+
 def gate(
     results: dict[str, Any],
     baseline: tuple[dict[str, Any], str, dict[str, Any]] | None,
@@ -294,18 +353,21 @@ def gate(
     lower manifest version) is refused unless `approve_gate_changes`; approved, it is gated on
     what it shares with the baseline and the changes are listed (docs/approval.md).
     """
-    from evalgate.gate.compare import compare, verdict
+    from evalgate.gate.compare import compare, inconclusive_reasons, regression_reasons
 
     # `evalgate compare` may re-gate a results.json that was gated before: the baseline it was
     # gated against then is no input of this verdict, and must not sit in the SHA-256 table.
     inputs = {k: v for k, v in results["inputs"].items() if v.get("role") != "baseline"}
     if baseline is None:
+        # No baseline (`baseline: none`): a scoring run, not a gate. It passes unless a floor
+        # fails, and the report says that nothing was compared (docs/gate.md, "Verdict").
         results = dict(results)
         results["inputs"] = inputs
         results["comparison"] = None
         results.pop("gate_changes_vs_baseline", None)  # a re-gated result's, from its old baseline
-        results["verdict"], results["reasons"] = "pass", []
-        return _with_floors(results, cfg, None)
+        floors = _with_floors(results, cfg, None)
+        results["verdict"], results["reasons"] = ("fail", floors) if floors else ("pass", [])
+        return results
     doc, shown, record = baseline
     changes, doc = _gate_changes(
         results, doc, shown, cfg, approve_gate_changes, probe_files, base_inputs_changed
@@ -314,21 +376,46 @@ def gate(
     comparison = compare(view, doc, cfg.gate, shown)
     if counted_wrong:
         comparison["counted_wrong"] = counted_wrong
-    outcome, reasons = hold_perplexity(results, doc, comparison, *verdict(comparison))
+    regressions = regression_reasons(comparison)
+    _, reasons = hold_perplexity(results, doc, comparison, "fail" if regressions else "pass", regressions)
     results = dict(results)
     results["inputs"] = dict(sorted({**inputs, **record}.items()))
     results["comparison"] = comparison
     results["gate_changes_vs_baseline"] = changes
-    results["verdict"], results["reasons"] = outcome, reasons
-    return results_mod.round_floats(_with_floors(results, cfg, doc))
+    reasons = [*reasons, *_with_floors(results, cfg, doc)]
+    # fail dominates inconclusive, which dominates pass (docs/gate.md, "Verdict")
+    if reasons:
+        results["verdict"], results["reasons"] = "fail", reasons
+    elif comparison.get("inconclusive"):
+        results["verdict"], results["reasons"] = "inconclusive", inconclusive_reasons(comparison)
+    else:
+        results["verdict"], results["reasons"] = "pass", []
+    return results_mod.round_floats(results)
 
 
-def _with_floors(
-    results: dict[str, Any], cfg: GateConfig, baseline: Mapping[str, Any] | None
-) -> dict[str, Any]:
+def exit_code(results: Mapping[str, Any], cfg: GateConfig, fail_on_inconclusive: bool = False) -> int:
+    """The gate's exit code: 1 for a fail, and for an inconclusive verdict when `gate.inconclusive`
+    is `fail` or the caller asks (`--fail-on-inconclusive`, the Action's `fail-on-inconclusive`);
+    0 otherwise. Refusals never get here (exit 2, cli.py)."""
+    from evalgate.errors import EXIT_PASS, EXIT_REGRESSION
+
+    verdict = results.get("verdict")
+    if verdict == "fail":
+        return EXIT_REGRESSION
+    if verdict == "inconclusive" and (fail_on_inconclusive or cfg.gate.inconclusive == "fail"):
+        return EXIT_REGRESSION
+    return EXIT_PASS
+
+
+def _with_floors(results: dict[str, Any], cfg: GateConfig, baseline: Mapping[str, Any] | None) -> list[str]:
     """`gate.min_accuracy` (gate/floors.py): checked on the run, with a baseline or without, and
     with one also on the probes the baseline scored (new items cannot lift a slice over it).
-    results.json has a "floors" section only when a floor is configured."""
+    results.json has a "floors" section only when a floor is configured. Returns the reasons of
+    the floors that failed.
+
+    The accuracies are computed here from the per-probe entries, never read from the results'
+    `slices` table: `evalgate compare` gates a results file that may have been edited by hand, and
+    a stale table once passed a 90% floor on a run at 2.3% (issue 25)."""
     from evalgate.gate.floors import (
         chance_levels,
         check_floors,
@@ -341,9 +428,9 @@ def _with_floors(
 
     results.pop("floors", None)  # a re-gated result's, from its old configuration
     if not cfg.gate.min_accuracy:
-        return results
+        return []
     shared, counted = None, None
-    entries, slices = results["probes"], results["slices"]
+    entries = results["probes"]
     if baseline is not None:
         # A probe the baseline scored that this run cannot score counts as wrong here too, as in
         # the paired comparison (gate/holds.py): otherwise a slice made unscorable (a special
@@ -351,19 +438,15 @@ def _with_floors(
         view, wrong = count_unscorable_as_wrong(results, baseline)
         if wrong:
             entries = view["probes"]
-            slices = aggregate_slices(entries, cfg.gate.z)
             counted = counted_per_slice(entries, {w["id"] for w in wrong})
         old = baseline_outcomes(baseline)
         held = {pid for pid, o in old.items() if isinstance(o, Mapping) and o.get("status") == STATUS_SCORED}
         shared = shared_accuracy(entries, held)
+    slices = aggregate_slices(entries, cfg.gate.z)
     chance = chance_levels(entries)
     floors = check_floors(slices, cfg.gate.min_accuracy, chance, shared, counted)
     results["floors"] = floors
-    reasons = floor_reasons(floors)
-    if reasons:
-        results["verdict"] = "fail"
-        results["reasons"] = [*results["reasons"], *reasons]
-    return results
+    return floor_reasons(floors)
 
 
 def _gate_changes(
@@ -432,6 +515,49 @@ def refuse_before_scoring(
     )
     doc, shown, _ = baseline
     _gate_changes(run, doc, shown, cfg, False, {p.id: p.file for p in outcome.probes}, base_inputs_changed)
+
+
+def refuse_blind_clusters(
+    cfg: GateConfig, outcome: Any, baseline: tuple[dict[str, Any], str, dict[str, Any]] | None
+) -> None:
+    """`gate.cluster` set: refused before any model is loaded when no gated slice has the clusters
+    to ever reach its level (gate/compare.py, docs/gate.md "Clustered flips").
+
+    Which slices are gated and how many clusters each holds is known from the probe set and the
+    baseline alone: the shared probes are the live ones the baseline scored (one this run cannot
+    score counts as wrong, gate/holds.py, so it stays shared). The comparison itself decides, on
+    that structure with no outcome changed; any other refusal it would raise is left to the gate
+    after scoring, which sees the real outcomes."""
+    if baseline is None or not cfg.gate.cluster:
+        return
+    from evalgate.gate.compare import BlindClustersError, compare
+    from evalgate.gate.yardstick import baseline_outcomes
+    from evalgate.scoring.multiple_choice import entry_skeleton
+    from evalgate.scoring.ordinal import is_ordinal
+
+    doc, shown, _ = baseline
+    old = baseline_outcomes(doc)
+    entries = []
+    for probe in outcome.probes:
+        base = old.get(probe.id)
+        if probe.deprecated or probe.id in outcome.excluded or not isinstance(base, Mapping):
+            continue
+        if base.get("status") != STATUS_SCORED or not isinstance(base.get("correct"), bool):
+            continue
+        entry = {
+            **entry_skeleton(probe),
+            "correct": base["correct"],
+            "content_hash": base.get("content_hash"),
+        }
+        if not is_ordinal(entry):
+            entries.append(entry)
+    view = {"manifest": dict(doc.get("manifest") or {}), "probes": entries}
+    try:
+        compare(view, doc, cfg.gate, shown)
+    except BlindClustersError:
+        raise
+    except EvalgateError:
+        return
 
 
 def refused_results(

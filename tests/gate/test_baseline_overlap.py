@@ -63,4 +63,9 @@ def test_run_of_only_ordinal_or_deprecated_probes_is_not_refused_for_overlap():
     old = entries_of(n=10)
     new = [make_entry(e["id"], None, status="deprecated", language=e["language"]) for e in old]
     cmp = compare(make_results(new), baseline_of(old), make_rules(), "baselines/demo.json")
-    assert cmp["n_paired"] == 0 and verdict(cmp)[0] == "pass"
+    # not refused, and not a pass either: nothing was gated (docs/gate.md, "Verdict")
+    assert cmp["n_paired"] == 0 and verdict(cmp)[0] == "inconclusive"
+    assert cmp["inconclusive"] == [
+        {"slice": None, "why": "nothing_gated", "n": 0, "drop": None, "min_n": 20, "largest_slice": None,
+         "largest_n": 0}
+    ]  # fmt: skip

@@ -151,6 +151,28 @@ def test_a_crash_without_outputs_is_still_reported(tmp_path, monkeypatch):
     assert "No REPORT.md was written" in summary.read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("key", ["INPUT_FAIL-ON-INCONCLUSIVE", "INPUT_FAIL_ON_INCONCLUSIVE"])
+def test_fail_on_inconclusive_becomes_the_run_flag(key):
+    assert "--fail-on-inconclusive" in build_run_args({key: "true"})
+    assert "--fail-on-inconclusive" not in build_run_args({key: "false"})
+    assert "--fail-on-inconclusive" not in build_run_args({})
+
+
+def test_an_inconclusive_run_reports_its_verdict_and_keeps_its_exit_code(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    output = tmp_path / "output.txt"
+    env = {"GITHUB_OUTPUT": str(output), "INPUT_FAIL-ON-REGRESSION": "false"}
+    assert main(env, run=fake_run("inconclusive", 0)) == 0
+    assert parse_github_output(output.read_text(encoding="utf-8"))["verdict"] == "inconclusive"
+    # under fail-on-inconclusive the run exits 1: fail-on-regression=false does not turn that into
+    # a pass, it is the other switch's
+    output.write_text("", encoding="utf-8")
+    env["INPUT_FAIL-ON-INCONCLUSIVE"] = "true"
+    assert main(env, run=fake_run("inconclusive", 1)) == 1
+    assert parse_github_output(output.read_text(encoding="utf-8"))["verdict"] == "inconclusive"
+    assert exit_code(1, False, "inconclusive") == 1 and exit_code(1, False, "fail") == 0
+
+
 def test_refused_keeps_its_code_even_without_fail_on_regression(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     env = {"INPUT_FAIL-ON-REGRESSION": "false"}

@@ -42,8 +42,9 @@ if workspace is not None and mode == "good":  # the gate writes its report, as t
     (workspace / "evalgate-out").mkdir(exist_ok=True)
     (workspace / "evalgate-out" / "REPORT.md").write_text("# report\n")
 if result is not None and mode == "good":
+    word = os.environ.get("FAKE_VERDICT", "fail")
     (result / "output").write_text(
-        "verdict<<EVALGATE_EOF_1\nfail\nEVALGATE_EOF_1\naccuracy<<EVALGATE_EOF_2\n0.875\nEVALGATE_EOF_2\n"
+        f"verdict<<EVALGATE_EOF_1\n{word}\nEVALGATE_EOF_1\naccuracy<<EVALGATE_EOF_2\n0.875\nEVALGATE_EOF_2\n"
         "report-path<<EVALGATE_EOF_3\nevalgate-out/REPORT.md\nEVALGATE_EOF_3\n"
     )
     (result / "summary.md").write_text("## evalgate: the report\n")
@@ -136,6 +137,41 @@ def test_fail_on_regression_false_keeps_the_containers_fail(runner):
     result = run_step("gate", env, FAKE_MODE="good", FAKE_RC="0")
     assert result.returncode == 0, result.stderr
     assert outputs(env)[0] == "verdict=fail"
+
+
+def test_an_inconclusive_container_on_exit_0_gives_verdict_inconclusive(runner):
+    env, _ = runner
+    result = run_step("gate", env, FAKE_MODE="good", FAKE_RC="0", FAKE_VERDICT="inconclusive")
+    assert result.returncode == 0, result.stderr
+    assert outputs(env)[0] == "verdict=inconclusive"
+
+
+@pytest.mark.parametrize("word", ["inconclusive", "pass", "refused", "error"])
+def test_no_word_of_the_container_turns_an_exit_1_into_anything_but_fail(runner, word):
+    # exit 1 is a regression, or an inconclusive run under fail-on-inconclusive: the host cannot
+    # tell them apart, so the container's word never makes it read better than `fail`
+    env, _ = runner
+    result = run_step("gate", env, FAKE_MODE="good", FAKE_RC="1", FAKE_VERDICT=word)
+    assert result.returncode == 1
+    assert outputs(env)[0] == "verdict=fail"
+
+
+def test_a_container_word_cannot_make_an_exit_0_pass_read_as_anything_but_worse(runner):
+    env, _ = runner
+    for word, shown in (("pass", "pass"), ("refused", "pass"), ("error", "pass"), ("bogus", "pass")):
+        Path(env["GITHUB_OUTPUT"]).write_text("", encoding="utf-8")
+        result = run_step("gate", env, FAKE_MODE="good", FAKE_RC="0", FAKE_VERDICT=word)
+        assert result.returncode == 0
+        assert outputs(env)[0] == f"verdict={shown}", word
+
+
+def test_fail_on_inconclusive_reaches_the_container(runner):
+    env, tmp_path = runner
+    result = run_step("gate", env, FAKE_MODE="good", FAKE_RC="0", INPUT_FAIL_ON_INCONCLUSIVE="true")
+    assert result.returncode == 0, result.stderr
+    (call,) = docker_calls(tmp_path)
+    assert "INPUT_FAIL_ON_INCONCLUSIVE" in call
+    assert action_step("gate")["env"]["INPUT_FAIL_ON_INCONCLUSIVE"] == "${{ inputs.fail-on-inconclusive }}"
 
 
 def test_hostile_container_output_reaches_no_file_command(runner):

@@ -18,7 +18,14 @@ from evalgate.edges.files import atomic_write_json, refused_if_unwritable
 from evalgate.edges.json_input import load_json_file
 from evalgate.errors import EXIT_PASS, RefusedError
 from evalgate.gate.results import refuse_partial, validate_results
-from evalgate.pipeline import baseline_document, baseline_name, baseline_outcome, display_path, score
+from evalgate.pipeline import (
+    baseline_document,
+    baseline_name,
+    baseline_outcome,
+    display_path,
+    rederive,
+    score,
+)
 
 
 def main(args: argparse.Namespace, console: Console) -> int:
@@ -36,6 +43,8 @@ def main(args: argparse.Namespace, console: Console) -> int:
         refuse_partial(
             results, args.from_results, "cannot become a baseline: it holds only part of the probes"
         )
+        # the baseline's tables come from the entries, never from a table a hand may have edited
+        results = rederive(results, args.from_results, cfg)
     else:
         try:
             outcome = baseline_outcome(cfg, progress)

@@ -10,9 +10,9 @@ from evalgate.config import load_config
 from evalgate.console import Console
 from evalgate.edges.files import file_record
 from evalgate.edges.json_input import load_json_file
-from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, RefusedError
+from evalgate.errors import RefusedError
 from evalgate.gate.results import refuse_partial, validate_results
-from evalgate.pipeline import gate, refused_results
+from evalgate.pipeline import exit_code, gate, rederive, refused_results
 from evalgate.probeset_io import config_input
 
 
@@ -41,6 +41,10 @@ def main(args: argparse.Namespace, console: Console) -> int:
         # The scores come from the results file; the gate (rule, thresholds, slices) and the
         # baseline come from this command's configuration: pin and hash that one too, so the
         # result says how its verdict was reached.
+        # Only the per-probe entries are the scores: every table derived from them is recomputed,
+        # with the settings the file was written with (a stale table is told apart from a z of
+        # this configuration's).
+        results = rederive(results, shown, cfg)
         pin = cfg.pin()
         results["config"] = {**results["config"], "gate": pin["gate"], "baseline": pin["baseline"]}
         results["inputs"] = {
@@ -58,4 +62,4 @@ def main(args: argparse.Namespace, console: Console) -> int:
         raise
     write_outputs(results, out_dir, cfg)
     console.summary(results, out_dir)
-    return EXIT_REGRESSION if results["verdict"] == "fail" else EXIT_PASS
+    return exit_code(results, cfg, bool(getattr(args, "fail_on_inconclusive", False)))

@@ -14,10 +14,10 @@ from evalgate.commands._args import cli_path, output_folder, write_outputs
 from evalgate.config import load_config
 from evalgate.console import Console
 from evalgate.edges.json_input import load_json_file
-from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, RefusedError
+from evalgate.errors import RefusedError
 from evalgate.gate.results import validate_results
 from evalgate.gate.shards import merge_parts, pin_differences
-from evalgate.pipeline import BASE_KEYS, finalize, gate, refused_results
+from evalgate.pipeline import BASE_KEYS, exit_code, finalize, gate, refused_results
 from evalgate.probeset_io import load_baseline
 
 
@@ -62,4 +62,4 @@ def main(args: argparse.Namespace, console: Console) -> int:
         raise
     write_outputs(results, out_dir, cfg)
     console.summary(results, out_dir)
-    return EXIT_REGRESSION if results["verdict"] == "fail" else EXIT_PASS
+    return exit_code(results, cfg, bool(getattr(args, "fail_on_inconclusive", False)))

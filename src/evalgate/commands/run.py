@@ -15,8 +15,15 @@ from evalgate.commands._args import cli_loader, cli_path, cli_paths, output_fold
 from evalgate.config import load_config
 from evalgate.console import Console
 from evalgate.edges.inputs import read_checked
-from evalgate.errors import EXIT_PASS, EXIT_REGRESSION, EvalgateError, RefusedError
-from evalgate.pipeline import gate, refuse_before_scoring, refused_results, score
+from evalgate.errors import EvalgateError, RefusedError
+from evalgate.pipeline import (
+    exit_code,
+    gate,
+    refuse_before_scoring,
+    refuse_blind_clusters,
+    refused_results,
+    score,
+)
 from evalgate.probeset_io import load_baseline
 
 
@@ -134,6 +141,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
             read.update(baseline[2])
         approve = bool(getattr(args, "approve_gate_changes", False))
         refuse_before_scoring(cfg, outcome, baseline, approve, base_changed)  # docs/approval.md
+        refuse_blind_clusters(cfg, outcome, baseline)  # a gate.cluster that could never fail
         cache = getattr(args, "cache", None)
         results = score(
             cfg,
@@ -168,4 +176,4 @@ def main(args: argparse.Namespace, console: Console) -> int:
     write_outputs(results, out_dir, cfg)
     console.summary(results, out_dir)
     maybe_comment(args, out_dir, console)
-    return EXIT_REGRESSION if results["verdict"] == "fail" else EXIT_PASS
+    return exit_code(results, cfg, bool(getattr(args, "fail_on_inconclusive", False)))

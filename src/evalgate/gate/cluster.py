@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from evalgate.gate.binomial import betainc
+from evalgate.gate.stats import p_is
 
 EXACT_MAX_CLUSTERS = 16  # 2^16 = 65,536 sign vectors: enumerated
 DRAWS = 9999  # Monte Carlo sign vectors beyond that (p-values on a 1/10,000 grid)
@@ -230,7 +231,7 @@ def summary(field: str, flips: Sequence[int], labels: Sequence[Hashable], config
     if deff is not None and deff > WARN_DESIGN_EFFECT and p is not None and p < WARN_LEVEL and not configured:
         out["warning"] = (
             f"flips are correlated within {field} (intraclass correlation {icc:.3f}, design effect "
-            f"{deff:.2f} > {WARN_DESIGN_EFFECT}, F test p = {p:.2g}): the per-probe test understates "
+            f"{deff:.2f} > {WARN_DESIGN_EFFECT}, F test p {p_is(p, 2)}): the per-probe test understates "
             f"the noise and can raise false alarms; set `gate.cluster: {field}` to test whole clusters "
             "(docs/gate.md)"
         )

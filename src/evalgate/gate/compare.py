@@ -17,19 +17,22 @@ read into one `_View` first.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from evalgate.errors import NotComparableError, RefusedError
-from evalgate.gate import cluster, noninferiority, perplexity_test, westfall_young
+from evalgate.gate import cluster, inconclusive, noninferiority, perplexity_test, westfall_young
 from evalgate.gate.baseline import BASELINE_KIND, validate_baseline
 from evalgate.gate.document import (
     ClusterSummary,
     Comparison,
+    Inconclusive,
     PerplexityComparison,
     SliceComparison,
     SliceStatus,
 )
+from evalgate.gate.floors import floored
 from evalgate.gate.results import refuse_partial
 from evalgate.gate.rules import GateRules  # the rules only: a configuration is never loaded here
 from evalgate.gate.slice_order import slice_sort_key
@@ -39,6 +42,7 @@ from evalgate.gate.stats import (
     holm,
     mcnemar_exact_one_sided,
     mde_wilson,
+    p_is,
     wilson_interval,
 )
 from evalgate.scoring.ordinal import is_ordinal
@@ -50,6 +54,10 @@ from evalgate.types import STATUS_DEPRECATED, STATUS_SCORED, Finding
 COMPARABLE_KEYS = ("method", "normalization", "template_sha256", "dtype", "scoring_version")
 # Keys that only make perplexity incomparable (a different tokenizer or test set).
 PERPLEXITY_KEYS = ("tokenizer_sha256", "test_sha256")
+
+
+class BlindClustersError(RefusedError):
+    """`gate.cluster` leaves no gated slice enough clusters to ever fail the gate (exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +98,14 @@ def _as_view(doc: Any, source: str) -> _View:
             f"{source}: neither an evalgate baseline nor a results.json",
             hint="pass baselines/<name>.json or the results.json of an earlier `evalgate run`",
         )
-    slices = frozenset(k for k, s in (doc.get("slices") or {}).items() if isinstance(s, dict) and s.get("n"))
+    if doc.get("kind") == BASELINE_KIND:
+        # a baseline document keeps no slice metadata per probe: its slices table says which
+        # slices it scored (only ever adding candidates: the shared ones come from the probes)
+        slices = frozenset(
+            k for k, s in (doc.get("slices") or {}).items() if isinstance(s, dict) and s.get("n")
+        )
+    else:
+        slices = scored_slices(doc["probes"])
     suite_ppl = doc.get("suite_perplexity")
     return _View(
         doc["manifest"],
@@ -100,6 +115,12 @@ def _as_view(doc: Any, source: str) -> _View:
         doc.get("name"),
         dict(suite_ppl) if isinstance(suite_ppl, dict) else {},
     )
+
+
+def scored_slices(entries: list[dict[str, Any]]) -> frozenset[str]:
+    """The slices holding at least one scored entry, from the entries themselves: never from a
+    results file's `slices` table, which a hand-edited file can make say anything (docs/gate.md)."""
+    return frozenset(k for e in entries if isinstance(e, dict) and _scored(e) for k in slice_keys(e))
 
 
 def _check_comparable(new: dict[str, Any], base: dict[str, Any], baseline_path: str) -> None:
@@ -364,16 +385,21 @@ def _regressed(row: SliceComparison, rules: GateRules, tolerance: float) -> bool
     return _shared(row["p_adjusted"]) < rules.alpha and exceeds(drop, tolerance)
 
 
-def _mde_disagreement(n_discordant: int, n_paired: int, assumed: float) -> float:
-    """The disagreement the paired MDEs assume: the whole paired set's observed one.
+def _mde_disagreement(n_lost: int, n_won: int, n_paired: int, assumed: float) -> float:
+    """The background disagreement the paired MDEs assume (docs/gate.md, "Minimum detectable
+    effect"): the disagreement two equally good checkpoints would show, not the one observed.
 
-    Rounded up to the next half point (a larger disagreement only makes the MDE larger) so that
-    runs with nearly equal disagreement share the cached computation; the configured
-    `assumed_disagreement` only stands in when nothing is paired.
+    The MDE's model has each probe go wrong -> right with h/2 and right -> wrong with h/2 + drop,
+    so the flips in the direction that is not the excess, 2 * min(lost, won) / paired, estimate h
+    without a real regression's own flips (which would make every slice look low power) and
+    without an improvement's. It is never below the configured `assumed_disagreement`: a rerun of
+    the same checkpoint disagrees on nothing, and an MDE at 0 would promise a power that any
+    other checkpoint's churn takes away. Rounded up to the next half point (a larger
+    disagreement only makes the MDE larger) so that runs with nearly equal disagreement share
+    the cached computation.
     """
-    if n_paired == 0:
-        return assumed
-    return math.ceil(n_discordant / n_paired * 200 - 1e-9) / 200
+    seen = 2 * min(n_lost, n_won) / n_paired if n_paired else 0.0
+    return max(assumed, math.ceil(seen * 200 - 1e-9) / 200)
 
 
 def _tolerance(row: SliceComparison, rules: GateRules) -> float:
@@ -399,6 +425,89 @@ def _adjusted(
         {k: (rows[k]["b"], rows[k]["c"]) for k in gated},
         {k: _tolerance(rows[k], rules) for k in gated},
         flips,
+    )
+
+
+def _undecided(row: SliceComparison, tolerance: float) -> bool:
+    """A gated slice its test did not flag, whose observed drop is beyond its tolerance and which
+    is low power: the test cannot tell a real drop from noise there (docs/gate.md, "Verdict")."""
+    return bool(row.get("underpowered")) and exceeds(-_shared(row["delta"]), tolerance)
+
+
+def _inconclusive_entry(
+    key: str,
+    row: SliceComparison,
+    rules: GateRules,
+    level: float,
+    background: float,
+    deff: float | None,
+) -> Inconclusive:
+    """`comparison.inconclusive`'s entry of one undecided slice: its numbers and what would make
+    it decidable (the items it would need for that drop, or the clusters its level asks for)."""
+    tolerance = _tolerance(row, rules)
+    drop = -_shared(row["delta"])
+    entry: Inconclusive = {
+        "slice": key,
+        "why": inconclusive.LOW_POWER,
+        "n": row["n_shared"],
+        "drop": drop,
+        "tolerance": tolerance,
+        "mde": row["mde"],
+        "p_value": row["p_value"],
+        "p_adjusted": row["p_adjusted"],
+    }
+    if "clusters_needed" in row:
+        entry["why"] = inconclusive.TOO_FEW_CLUSTERS
+        entry["n_clusters"] = row.get("n_clusters", 0)
+        entry["clusters_needed"] = row["clusters_needed"]
+        entry["level"] = level
+        return entry
+    entry["items_needed"] = inconclusive.items_needed(
+        drop,
+        n_now=row["n_shared"],
+        tolerance=tolerance,
+        level=level,
+        background=background,
+        rule=rules.rule,
+        baseline_accuracy=row["baseline_accuracy"],
+        z=rules.z,
+        design_effect=deff,
+    )
+    return entry
+
+
+def _nothing_gated(
+    rows: dict[str, SliceComparison], shared: list[str], flips: dict[str, int], rules: GateRules
+) -> Inconclusive:
+    """The entry of a comparison that gated no slice: how far the largest slice is from `min_n`."""
+    sizes = [(r["n_shared"], k) for k, r in rows.items() if r["n_shared"]]
+    n_largest, largest = max(sizes, key=lambda t: (t[0], -len(t[1]))) if sizes else (0, None)
+    return {
+        "slice": None,
+        "why": inconclusive.NOTHING_GATED,
+        "n": len(shared),
+        "drop": sum(flips[i] for i in shared) / len(shared) if shared else None,
+        "min_n": rules.min_n_for(largest) if largest else rules.min_n,
+        "largest_slice": largest,
+        "largest_n": n_largest,
+    }
+
+
+def _refuse_blind_clusters(
+    rows: dict[str, SliceComparison], gated: list[str], rules: GateRules, level: float
+) -> None:
+    """No gated slice has the clusters to reach its level: the gate could not fail on accuracy
+    whatever the checkpoint did (issue 25: `gate.cluster: language` passed 97.7% -> 2.3%)."""
+    most = max(rows[k].get("n_clusters", 0) for k in gated)
+    needed = inconclusive.clusters_needed(level)
+    need = f"at least {needed} clusters" if needed else "more clusters than any sign-flip test can use"
+    raise BlindClustersError(
+        f"gate.cluster: {rules.cluster} leaves every gated slice too few clusters to ever fail: the most "
+        f"any of the {len(gated)} gated slices has is {most}, so no p-value can be below "
+        f"{inconclusive.smallest_pvalue(most):.3g}, while a slice needs one below {level:.3g} (alpha "
+        f"{rules.alpha} over {len(gated)} gated slices) to fail the gate; a slice needs {need}",
+        hint="cluster by a finer field (e.g. gate.cluster: verb, or an item dimension with many values), "
+        'or unset gate.cluster (docs/gate.md, "Clustered flips")',
     )
 
 
@@ -473,7 +582,7 @@ def compare(
         elif e["status"] == STATUS_SCORED and e["id"] not in base.outcomes:
             for key in slice_keys(e):
                 n_new[key] = n_new.get(key, 0) + 1
-    new_slices = frozenset(k for k, s in results.get("slices", {}).items() if s.get("n"))
+    new_slices = scored_slices(entries)
     families = set(rules.slices)
     candidates = sorted(
         (k for k in new_slices | base.slices if k.partition(":")[0] in families), key=slice_sort_key
@@ -506,33 +615,55 @@ def compare(
     # at alpha / (gated slices), the level the first Holm step needs: the level a slice really
     # faces when every gated slice competes (docs/gate.md, "Low power").
     mde_level = rules.alpha / max(1, len(gated))
-    n_discordant = sum(1 for i in shared if new_by_id[i]["correct"] != base.outcomes[i]["correct"])
-    mde_bg = _mde_disagreement(n_discordant, len(shared), rules.assumed_disagreement)
+    n_lost = sum(1 for i in shared if flips[i] > 0)
+    n_won = sum(1 for i in shared if flips[i] < 0)
+    mde_bg = _mde_disagreement(n_lost, n_won, len(shared), rules.assumed_disagreement)
     # Clustered (gate.cluster): probes of a cluster flip together, so a slice holds fewer
     # independent probes than it counts. The MDE uses the effective n = n / design effect
     # (Kish 1965, Survey Sampling, 8.2), the run's own estimate (comparison.cluster); without
     # that, "low power" would be as optimistic as the per-probe test is liberal.
     found = cluster_info.get("design_effect") if cluster_info is not None and rules.cluster else None
     deff = float(found) if isinstance(found, int | float) and found > 1 else None
-    for row in rows.values():
+    for key, row in rows.items():
         base_acc = row["baseline_accuracy"]  # None exactly when the slice shares no probe
         if rules.rule != "wilson" and base_acc is not None:
             tolerance = _tolerance(row, rules)
             n_eff = max(1, int(row["n_shared"] / deff)) if deff else row["n_shared"]
             found = noninferiority.mde(n_eff, tolerance, mde_level, mde_bg)
             row["mde"] = None if found is None or found > base_acc else found
+        if rules.cluster and key in gated and not inconclusive.reaches(row.get("n_clusters", 0), mde_level):
+            # Too few clusters to ever give a p-value below the first Holm step's level: it can
+            # catch no drop at all (docs/gate.md, "Clustered flips"), so it has no MDE.
+            row["clusters_needed"] = inconclusive.clusters_needed(mde_level)
+            row["mde"] = None
         # A slice that cannot reliably catch an `mde_max` drop is still gated: the exact test keeps
         # its false alarms at alpha, and left ungated, 60 probes going from all right to all wrong
-        # would pass. It is marked `underpowered`, so a pass there reads as weak evidence.
+        # would pass. It is marked `underpowered`, so a pass there reads as weak evidence, and a
+        # drop beyond its tolerance that its test cannot decide makes the run inconclusive.
         mde = row["mde"]
         row["underpowered"] = bool(row["n_shared"]) and (mde is None or exceeds(mde, rules.mde_max))
+    if rules.cluster and gated and all("clusters_needed" in rows[k] for k in gated):
+        _refuse_blind_clusters(rows, gated, rules, mde_level)
     adjusted = _adjusted(rows, gated, members, rules, flips) if rules.rule == "paired" else {}
     for key, row in rows.items():
         row["gated"] = key in gated
         row["p_adjusted"] = adjusted.get(key)
         if row["gated"]:
-            regressed = _regressed(row, rules, _tolerance(row, rules))
-            row["status"] = "regressed" if regressed else "ok"
+            tolerance = _tolerance(row, rules)
+            if _regressed(row, rules, tolerance):
+                row["status"] = "regressed"
+            elif _undecided(row, tolerance) and not floored(key, rules.min_accuracy):
+                # a floor on the slice decides it instead (checked on the run, pipeline.gate)
+                row["status"] = "inconclusive"
+            else:
+                row["status"] = "ok"
+    undecided = [
+        _inconclusive_entry(k, r, rules, mde_level, mde_bg, deff)
+        for k, r in rows.items()
+        if r["status"] == "inconclusive"
+    ]
+    if not gated and not rules.min_accuracy:
+        undecided.append(_nothing_gated(rows, shared, flips, rules))
 
     old = base.outcomes
     return {
@@ -569,6 +700,9 @@ def compare(
         "slices": rows,
         **({"cluster": cluster_info} if cluster_info is not None else {}),
         "regressed": [k for k, r in rows.items() if r["status"] == "regressed"],
+        # present only when the gate could not decide something (docs/gate.md, "Verdict"), so a
+        # decided run keeps its bytes
+        **({"inconclusive": undecided} if undecided else {}),
         "perplexity": _perplexity(results, base, rules.perplexity_max_ratio, rules.alpha),
         **(
             {"suite_perplexity": _suite_perplexity(results, base, rules.perplexity_max_ratio, rules.alpha)}
@@ -598,18 +732,38 @@ def _pct(x: float) -> str:
 
 
 def verdict(comparison: dict[str, Any] | None) -> tuple[str, list[str]]:
-    """("pass" | "fail", one human reason per regressed slice or perplexity regression)."""
+    """("pass" | "fail" | "inconclusive", reasons) of a comparison alone (docs/gate.md, "Verdict").
+
+    A regression fails, with one reason per regressed slice or perplexity; otherwise a slice the
+    gate could not decide (or a comparison that gated nothing) makes it inconclusive, with one
+    reason per `comparison.inconclusive` entry; otherwise it passes. `pipeline.gate` adds the
+    floors and the perplexity holds between the two: fail dominates inconclusive, which
+    dominates pass.
+    """
     if not comparison:
         return "pass", []
+    reasons = regression_reasons(comparison)
+    if reasons:
+        return "fail", reasons
+    undecided = inconclusive_reasons(comparison)
+    return ("inconclusive", undecided) if undecided else ("pass", [])
+
+
+def _head(key: str, r: Mapping[str, Any]) -> str:
+    return (
+        f"{key}: accuracy {_pct(r['baseline_accuracy'])} → {_pct(r['accuracy'])} "
+        f"({100 * r['delta']:+.1f} points) on {r['n_shared']} shared probes"
+    )
+
+
+def regression_reasons(comparison: Mapping[str, Any]) -> list[str]:
+    """One human reason per regressed slice or perplexity regression."""
     t = comparison["thresholds"]
     reasons = []
     for key, r in comparison["slices"].items():
         if r["status"] != "regressed":
             continue
-        head = (
-            f"{key}: accuracy {_pct(r['baseline_accuracy'])} → {_pct(r['accuracy'])} "
-            f"({100 * r['delta']:+.1f} points) on {r['n_shared']} shared probes"
-        )
+        head = _head(key, r)
         if comparison["rule"] == "wilson":
             reasons.append(
                 f"{head}; the baseline lies above the new Wilson upper bound {_pct(r['wilson_high'])} "
@@ -621,9 +775,9 @@ def verdict(comparison: dict[str, Any] | None) -> tuple[str, list[str]]:
                 test = f"sign-flip test over {r['n_clusters']} {comparison['cluster']['field']} clusters"
             reasons.append(
                 f"{head}; {r['b']} right → wrong vs {r['c']} wrong → right, {test} of a drop above "
-                f"the tolerance {_pct(r.get('tolerance', t['tolerance']))} p = {r['p_value']:.3g}, "
+                f"the tolerance {_pct(r.get('tolerance', t['tolerance']))} p {p_is(r['p_value'])}, "
                 f"{westfall_young.adjustment_name(comparison)}-adjusted "
-                f"{r['p_adjusted']:.3g}, below alpha {t['alpha']}"
+                f"{p_is(r['p_adjusted']).removeprefix('= ')}, below alpha {t['alpha']}"
             )
     named = [("", comparison.get("perplexity") or {})]
     named += [(f"{name}: ", c) for name, c in (comparison.get("suite_perplexity") or {}).items()]
@@ -634,9 +788,87 @@ def verdict(comparison: dict[str, Any] | None) -> tuple[str, list[str]]:
         if ppl.get("p_value") is not None:
             why += (
                 f"; paired test of an increase above the limit over {ppl['n_sentences']} sentences "
-                f"p = {ppl['p_value']:.3g}, below alpha {t['alpha']}, "
+                f"p {p_is(ppl['p_value'])}, below alpha {t['alpha']}, "
                 f"{100 * ppl['interval_level']:.0f}% interval "
                 f"×{ppl['ratio_low']:.3f}–×{ppl['ratio_high']:.3f}"
             )
         reasons.append(f"{prefix}perplexity rose {ppl['baseline']:.3f} → {ppl['value']:.3f} {why})")
-    return ("fail" if reasons else "pass"), reasons
+    return reasons
+
+
+def _points(x: float | None) -> str:
+    return "?" if x is None else f"{100 * x:.1f}"
+
+
+def inconclusive_reasons(comparison: Mapping[str, Any]) -> list[str]:
+    """One human reason per `comparison.inconclusive` entry: what the gate could not decide and
+    what would make it decidable. Never an all-clear: each names what was not judged."""
+    t = comparison["thresholds"]
+    rows = comparison.get("slices") or {}
+    out = []
+    for entry in comparison.get("inconclusive") or []:
+        why = entry.get("why")
+        if why == inconclusive.NOTHING_GATED:
+            largest = entry.get("largest_slice")
+            biggest = (
+                f"the largest, {largest}, shares {entry.get('largest_n', 0)}"
+                if largest
+                else "no slice shares any"
+            )
+            drop = entry.get("drop")
+            moved = (
+                f"; on the {entry['n']} paired probes accuracy moved {-100 * drop:+.1f} points"
+                if isinstance(drop, int | float)
+                else ""
+            )
+            out.append(
+                f"nothing was gated: no slice shares gate.min_n ({entry.get('min_n')}) probes with the "
+                f"baseline ({biggest}){moved}; lower gate.min_n, set a floor (gate.min_accuracy) or add "
+                "items to decide"
+            )
+            continue
+        key = entry["slice"]
+        r = rows.get(key) or {}
+        head = _head(key, r) if r else f"{key}: a drop of {_points(entry.get('drop'))} points"
+        tol = _pct(entry.get("tolerance", t["tolerance"]))
+        if why == inconclusive.TOO_FEW_CLUSTERS:
+            needed = entry.get("clusters_needed")
+            field = (comparison.get("cluster") or {}).get("field", "cluster")
+            k = entry.get("n_clusters", 0)
+            out.append(
+                f"{head}, beyond the tolerance {tol} but undecided: {k} {field} clusters give no p-value "
+                f"below {inconclusive.smallest_pvalue(k):.3g}, failing needs one below {entry['level']:.3g}; "
+                + (
+                    f"decidable with {needed} clusters (a finer gate.cluster)"
+                    if needed
+                    else "decidable with a finer gate.cluster"
+                )
+                + " or a floor (gate.min_accuracy)"
+            )
+            continue
+        if comparison.get("rule") == "wilson":
+            test = "the baseline is within the new Wilson upper bound + tolerance"
+        else:
+            adjusted = entry.get("p_adjusted")
+            shown = "unknown" if adjusted is None else p_is(adjusted)
+            test = f"{westfall_young.adjustment_name(comparison)}-adjusted p {shown}"
+        mde = entry.get("mde")
+        power = (
+            f"MDE {_points(mde)} points, above gate.mde_max {_points(t['mde_max'])}"
+            if mde is not None
+            else "no MDE"
+        )
+        needed = entry.get("items_needed")
+        fixes = []
+        if needed is not None and needed > entry["n"]:
+            fixes.append(f"about {needed:,} shared probes")
+        elif needed is None:
+            fixes.append(f"over {inconclusive.ITEMS_CAP:,} shared probes")
+        fixes.append("a floor (gate.min_accuracy)")
+        if comparison.get("rule") != "wilson":
+            fixes.append("rule: wilson")
+        out.append(
+            f"{head}, beyond the tolerance {tol} but undecided ({test}; low power: {power}); "
+            f"decidable with {', '.join(fixes[:-1])} or {fixes[-1]}"
+        )
+    return out

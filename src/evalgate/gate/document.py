@@ -18,9 +18,9 @@ evaluated annotations.
 
 from typing import Any, Literal, NotRequired, TypedDict
 
-Verdict = Literal["pass", "fail", "refused"]
+Verdict = Literal["pass", "fail", "inconclusive", "refused"]
 ProbeStatus = Literal["scored", "ambiguous", "model_oov", "deprecated", "excluded"]
-SliceStatus = Literal["ok", "regressed", "too_small", "new"]
+SliceStatus = Literal["ok", "regressed", "inconclusive", "too_small", "new"]
 ScoringMethod = Literal["candidate", "candidate-raw", "sentence"]
 Normalization = Literal["tokens", "chars", "bytes", "none"]
 
@@ -51,6 +51,7 @@ class GateSettings(TypedDict):
     assumed_disagreement: NotRequired[float]
     slices: NotRequired[list[str]]
     cluster: NotRequired[str | None]  # gate.cluster, pinned only when set
+    inconclusive: NotRequired[Literal["pass", "fail"]]  # gate.inconclusive (absent before it existed)
 
 
 class ConfigPin(TypedDict):
@@ -199,6 +200,8 @@ class SliceComparison(TypedDict):
     mde: NotRequired[float | None]
     underpowered: NotRequired[bool]
     status: SliceStatus
+    # gate.cluster set and too few clusters to reach the first Holm step's level (gate/inconclusive.py)
+    clusters_needed: NotRequired[int | None]
     # not in the schema
     n_shared: NotRequired[int]
     n_new: NotRequired[int]
@@ -263,6 +266,26 @@ class Unpaired(TypedDict):
     status: str
 
 
+class Inconclusive(TypedDict):
+    """results.json `comparison.inconclusive`: what the gate could not decide (gate/inconclusive.py)."""
+
+    slice: str | None
+    why: Literal["low_power", "too_few_clusters", "nothing_gated"]
+    n: int
+    drop: float | None
+    tolerance: NotRequired[float]
+    mde: NotRequired[float | None]
+    p_value: NotRequired[float | None]
+    p_adjusted: NotRequired[float | None]
+    items_needed: NotRequired[int | None]
+    n_clusters: NotRequired[int]
+    clusters_needed: NotRequired[int | None]
+    level: NotRequired[float]
+    min_n: NotRequired[int]
+    largest_slice: NotRequired[str | None]
+    largest_n: NotRequired[int]
+
+
 class Comparison(TypedDict):
     baseline: NotRequired[str]
     rule: NotRequired[Literal["paired", "wilson"]]
@@ -277,6 +300,7 @@ class Comparison(TypedDict):
     perplexity: NotRequired[PerplexityComparison | None]
     suite_perplexity: NotRequired[dict[str, PerplexityComparison]]
     cluster: NotRequired[ClusterSummary]
+    inconclusive: NotRequired[list[Inconclusive]]
     # not in the schema
     baseline_name: NotRequired[str | None]  # None: the baseline document has no name
     thresholds: NotRequired[GateSettings]

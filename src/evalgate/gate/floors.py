@@ -40,6 +40,15 @@ def _keys_of(pattern: str, slices: Mapping[str, Any]) -> list[str]:
     return [pattern]
 
 
+def floored(key: str, floors: Sequence[tuple[str, float]] | Mapping[str, float]) -> bool:
+    """Does a floor (its own, or its suite's "SUITE/*") apply to this slice?"""
+    patterns = floors.keys() if isinstance(floors, Mapping) else (p for p, _ in floors)
+    for pattern in patterns:
+        if pattern == key or (pattern.endswith("/*") and key.startswith(pattern[:-1])):
+            return True
+    return False
+
+
 def shared_accuracy(entries: Iterable[Mapping[str, Any]], held: Collection[str]) -> dict[str, dict[str, Any]]:
     """slice key -> {"accuracy", "n"} over the scored entries whose id is in `held` (the probes
     the baseline scored too)."""

@@ -37,6 +37,10 @@ class GateRules:
     # The probe field (or multiple-choice slice dimension) whose values are clusters of the paired
     # test (gate/cluster.py, docs/gate.md "Clustered flips"); None tests probe by probe.
     cluster: str | None = None
+    # What an inconclusive verdict exits with (docs/gate.md, "Verdict"): "pass" exits 0, "fail"
+    # exits 1. The verdict itself stays `inconclusive` either way; `--fail-on-inconclusive` (the
+    # Action's `fail-on-inconclusive`) makes it 1 whatever this says.
+    inconclusive: str = "pass"
 
     def min_n_for(self, key: str) -> int:
         """The fewest shared probes that gate one slice: its suite's `min_n`, else the run's."""

@@ -22,14 +22,27 @@ from evalgate.gate.binomial import binom_sf_scalar
 # Background disagreement between two equally good checkpoints: the fraction of probes whose
 # outcome differs although accuracy does not change (half flip each way). The paired MDE needs it
 # because a paired test's power depends on the discordant pairs, not only on the drop; the gate
-# uses the disagreement it observes and this only when nothing is paired (gate/compare.py). It only
-# decides which slices are "low power": the false-alarm guarantee of the paired rule does not
-# depend on it.
+# estimates it from the flips that are not a regression's own and never goes below the configured
+# `gate.assumed_disagreement` (gate/compare.py, `_mde_disagreement`). It only decides which slices
+# are "low power": the false-alarm guarantee of the paired rule does not depend on it.
 ASSUMED_DISAGREEMENT = 0.05
 TARGET_POWER = 0.8
 # Accuracy differences are ratios of small integers; this keeps "a drop of exactly the tolerance"
 # from counting as exceeding it through float rounding (0.1 - 0.08 = 0.020000000000000004).
 _EPS = 1e-9
+
+
+# The smallest p-value printed as a number. A p-value computed in floating point can underflow to
+# 0 (a perplexity test over thousands of sentences, a huge slice): 0 is not a probability anyone
+# measured, so it prints as a bound (docs/gate.md); results.json keeps the number.
+P_FLOOR = 1e-300
+
+
+def p_is(p: float, digits: int = 3) -> str:
+    """ "= 0.00316", or "< 1e-300" for a p-value below that (underflow included): never "= 0"."""
+    if not p >= P_FLOOR:
+        return f"< {P_FLOOR:.0e}"
+    return f"= {p:.{digits}g}"
 
 
 def exceeds(drop: float, tolerance: float) -> bool:

@@ -4,7 +4,8 @@ Reads the Action's inputs from `INPUT_*` (GitHub keeps an input's hyphen in the 
 `INPUT_FAIL-ON-REGRESSION`, which a shell cannot set, so `INPUT_FAIL_ON_REGRESSION` is accepted
 too), runs `evalgate run` in-process, then writes the step outputs (`verdict`, `accuracy`,
 `report-path`) to `$GITHUB_OUTPUT`, appends REPORT.md to `$GITHUB_STEP_SUMMARY`, and exits with
-the gate's code: 0 pass, 1 regression (0 when fail-on-regression is false), 2 refused, 3 error.
+the gate's code: 0 pass or inconclusive, 1 regression (0 when fail-on-regression is false) or
+inconclusive with fail-on-inconclusive, 2 refused, 3 error.
 The pieces are pure functions of the environment so they are tested without a model.
 """
 
@@ -86,6 +87,10 @@ def build_run_args(env: Mapping[str, str]) -> list[str]:
     # checkpoint's, number for number (docs/approval.md).
     if input_bool(env, "verify-baseline", False):
         args.append("--verify-baseline")
+    # An inconclusive verdict exits 1 instead of 0 (docs/gate.md, "Verdict"); the base's
+    # `gate.inconclusive: fail` does so too, and nothing here can make it exit 0.
+    if input_bool(env, "fail-on-inconclusive", False):
+        args.append("--fail-on-inconclusive")
     return args
 
 
@@ -183,8 +188,11 @@ def _size(path: str) -> int:
         return 0
 
 
-def exit_code(code: int, fail_on_regression: bool) -> int:
-    if code == EXIT_REGRESSION and not fail_on_regression:
+def exit_code(code: int, fail_on_regression: bool, verdict: str = "fail") -> int:
+    """The step's exit code: a regression passes when fail-on-regression is false; an
+    inconclusive run that exits 1 (fail-on-inconclusive, or the base's gate.inconclusive: fail)
+    keeps its 1, which is that switch's own."""
+    if code == EXIT_REGRESSION and not fail_on_regression and verdict != "inconclusive":
         return EXIT_PASS
     return code
 
@@ -230,7 +238,7 @@ def main(env: Mapping[str, str] | None = None, run: Callable[[Sequence[str]], in
         print_commands(
             f"::error title=evalgate::evalgate run ended with exit code {code} and no report; see the log"
         )
-    final = exit_code(code, fail_on_regression)
+    final = exit_code(code, fail_on_regression, outputs["verdict"])
     if final != code:
         print_commands(
             "::warning title=evalgate::a slice regressed, but fail-on-regression is false: the step passes"

@@ -12,11 +12,13 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from evalgate.gate.document import ResultsDocument
+from evalgate.report.headline import run_accuracy
 
 LABEL = "evalgate"
-COLORS = {"pass": "green", "fail": "red", "refused": "lightgrey"}
+# inconclusive is yellow: never the green of a pass for what the gate could not see (docs/gate.md)
+COLORS = {"pass": "green", "fail": "red", "inconclusive": "yellow", "refused": "lightgrey"}
 # shields.io's named colours, so the local SVG looks like the endpoint badge.
-HEX = {"green": "#97ca00", "red": "#e05d44", "lightgrey": "#9f9f9f"}
+HEX = {"green": "#97ca00", "red": "#e05d44", "yellow": "#dfb317", "lightgrey": "#9f9f9f"}
 
 # Approximate advance widths (px) of Verdana 11px, the font shields.io measures with; close enough
 # for a badge whose text is a verdict and a percentage.
@@ -32,9 +34,8 @@ _PAD = 10  # horizontal padding per half, px
 
 
 def overall_accuracy(results: ResultsDocument) -> float | None:
-    overall = results["slices"].get("overall")  # absent when nothing was scored
-    acc = overall["accuracy"] if overall else None
-    return float(acc) if isinstance(acc, int | float) else None
+    """This run's accuracy over its scored entries (None when nothing was scored)."""
+    return run_accuracy(results)[0]
 
 
 def badge_message(results: ResultsDocument) -> str:

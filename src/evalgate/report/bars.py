@@ -30,7 +30,9 @@ LEGEND = (
     f"{SURE} up to the lower Wilson 95% bound · {LOW}{HIGH} the Wilson interval, split at the accuracy · "
     f"{REST} up to 100%"
 )
-LEGEND_BASELINE = f" · {TICK} baseline (same probes) · ▼ regressed · ◦ too small to gate · + new"
+LEGEND_BASELINE = (
+    f" · {TICK} baseline (same probes) · ▼ regressed · ? inconclusive · ◦ too small to gate · + new"
+)
 MAX_LABEL = 24
 MAX_LINE = 96
 MIN_BAR = 10
@@ -64,7 +66,7 @@ def bar_string(bar: Bar, width: int) -> str:
     return "".join(cells)
 
 
-_MARKS = {"regressed": "▼", "too_small": "◦", "new": "+"}
+_MARKS = {"regressed": "▼", "inconclusive": "?", "too_small": "◦", "new": "+"}
 
 
 def _pct(x: float | None) -> str:

@@ -16,9 +16,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalgate.gate.baseline_diff import baseline_changes, change_table
-from evalgate.gate.document import Comparison, ResultsDocument, SliceComparison
+from evalgate.gate.document import ResultsDocument, SliceComparison
 from evalgate.gate.slice_order import family, gated_families, ordered, split_suite
 from evalgate.gate.yardstick import describe
+from evalgate.report import headline
 from evalgate.report.markdown import (
     ZWSP,
     Md,
@@ -44,6 +45,7 @@ MAX_LIST = 10
 _VERDICT_HEAD = {
     "pass": "✅ evalgate: pass",
     "fail": "❌ evalgate: fail",
+    "inconclusive": "⚠️ evalgate: inconclusive",
     "refused": "⛔ evalgate: refused",
     "error": "⚠️ evalgate: error",
 }
@@ -52,11 +54,13 @@ _SHA_RE = re.compile(r"[0-9a-f]{7,64}")
 
 
 def focus_slices(results: ResultsDocument) -> tuple[str, list[dict[str, Any]]]:
-    """("regressed" | "closest" | "none", rows): the comment's slice table as plain numbers.
+    """("regressed" | "inconclusive" | "closest" | "none", rows): the comment's slice table as
+    plain numbers.
 
-    The closest to the line are the gated slices that did not regress, lowest p (adjusted across
-    the gated slices where there is one) first, then the largest drop: the ones a reviewer should
-    look at next.
+    The slices that regressed; else those the gate could not decide (docs/gate.md, "Verdict"),
+    never called "closest to the line"; else the closest to the line: the gated slices that did
+    not regress, lowest p (adjusted across the gated slices where there is one) first, then the
+    largest drop, the ones a reviewer should look at next.
     `--format json` prints the same rows (console.comment_numbers).
     """
     slices: Mapping[str, SliceComparison] = (results.get("comparison") or {}).get("slices") or {}
@@ -64,6 +68,11 @@ def focus_slices(results: ResultsDocument) -> tuple[str, list[dict[str, Any]]]:
     regressed = [r for r in rows if r["status"] == "regressed"]
     if regressed:
         return "regressed", regressed
+    undecided = [r for r in rows if r["status"] == "inconclusive"]
+    if undecided:
+        return "inconclusive", undecided
+    if results.get("verdict") == "inconclusive":
+        return "none", []  # nothing was gated: the reasons say so, no slice is an all-clear
     gated = [r for r in rows if r["status"] == "ok"]
     if not gated:
         return "none", []
@@ -177,17 +186,14 @@ def _provenance(prov: Mapping[str, Any]) -> str:
 def _verdict(results: ResultsDocument) -> str:
     v = str(results["verdict"])
     head = _VERDICT_HEAD.get(v, f"evalgate: {inline(v)}")
-    comparison: Comparison = results.get("comparison") or {}
-    row = (comparison.get("slices") or {}).get("overall")
-    own = results["slices"].get("overall")
-    own_acc = own["accuracy"] if own else None
-    acc = row.get("accuracy", own_acc) if row else own_acc
     line = f"## {head}"
-    if isinstance(acc, int | float):
-        line += f" — overall {pct(acc)}"
-        base_acc = row.get("baseline_accuracy") if row else None
-        if isinstance(base_acc, int | float):
-            line += f" (baseline {pct(base_acc)})"
+    if v != "refused" and headline.run_accuracy(results)[1]:
+        # like with like: the pair is on the probes both runs scored (report/headline.py)
+        line += f" — {inline(headline.overall_text(results))}"
+    if v == "inconclusive":
+        line += "\n\nThe gate could not decide: " + "; ".join(
+            inline(n, 300) for n in headline.undecided_names(results)
+        )
     reasons = [r for r in results.get("reasons") or [] if r is not None]
     why = [f"- {inline(r, 300)}" for r in reasons[:MAX_REASONS]]
     if len(reasons) > MAX_REASONS:
@@ -202,7 +208,10 @@ def _slices(results: ResultsDocument) -> str:
     kind, rows = focus_slices(results)
     if kind == "none":
         return ""
-    title = "Slices that regressed" if kind == "regressed" else "No slice regressed; closest to the line"
+    title = {
+        "regressed": "Slices that regressed",
+        "inconclusive": "Slices the gate could not decide",
+    }.get(kind, "No slice regressed; closest to the line")
     shown = rows[:MAX_ROWS]
     cells = [
         [

@@ -15,6 +15,7 @@ from evalgate.gate.document import (
     ResultsDocument,
 )
 from evalgate.gate.slice_order import family, gate_settings, gated_families, ordered
+from evalgate.gate.stats import p_is
 from evalgate.report import suites
 from evalgate.report.budget import Budget, Section
 from evalgate.report.markdown import MISSING, Md, code, count, details, inline, num, pct, size_points, table
@@ -180,7 +181,7 @@ def _perplexity_test_line(comp: PerplexityComparison) -> str:
         return ""
     return (
         f'\n\nPaired test over {count(comp.get("n_sentences"))} sentences of H0 "the ratio is at most'
-        f' the allowed one": p = {p:.3g}; {100 * level:.0f}% interval of the ratio'
+        f' the allowed one": p {p_is(p)}; {100 * level:.0f}% interval of the ratio'
         f' ×{low:.3f}–×{high:.3f}. It fails only when p is below alpha (docs/gate.md, "Perplexity").'
     )
 
@@ -413,9 +414,15 @@ def _unspecified(n: int) -> str:
 def _low_power(results: ResultsDocument) -> list[str]:
     rows = (results.get("comparison") or {}).get("slices") or {}
     return [
-        f"{inline(k)} (n={rows[k].get('n_shared', '?')}, MDE {size_points(rows[k].get('mde'))} pts)"
+        f"{inline(k)} (n={rows[k].get('n_shared', '?')}, MDE {size_points(rows[k].get('mde'))} pts"
+        + (
+            f"; {rows[k].get('n_clusters')} clusters, it needs {rows[k]['clusters_needed']} to ever fail"
+            if rows[k].get("clusters_needed")
+            else ""
+        )
+        + ")"
         for k in ordered(rows)
-        if rows[k].get("underpowered") and rows[k]["status"] in ("ok", "regressed")
+        if rows[k].get("underpowered") and rows[k]["status"] in ("ok", "regressed", "inconclusive")
     ]
 
 

@@ -22,7 +22,7 @@ from evalgate.gate.baseline_diff import baseline_changes, change_table
 from evalgate.gate.document import Comparison, FindingDict, ResultsDocument, SliceComparison
 from evalgate.gate.slice_order import ordered, split_suite
 from evalgate.report import coverage as report_coverage
-from evalgate.report import facts, suites, yardstick
+from evalgate.report import facts, headline, suites, yardstick
 from evalgate.report import ordinal as report_ordinal
 from evalgate.report import probes as lists
 from evalgate.report import sections as gate
@@ -142,16 +142,18 @@ def _truncate(sections: list[Section], results: ResultsDocument, max_chars: int)
 
 
 def verdict(results: ResultsDocument) -> Section:
-    """One line: ✅ pass / ❌ fail naming the regressed slices / ⛔ refused; then the reasons."""
+    """One line: ✅ pass / ❌ fail naming the regressed slices / ⚠️ inconclusive naming the
+    undecided ones / ⛔ refused; then the reasons. The overall pair is on the probes both runs
+    scored (report/headline.py), and no all-clear is said about a slice the gate could not judge."""
     v = results["verdict"]
     comparison: Comparison = results.get("comparison") or {}
     rows: Mapping[str, SliceComparison] = comparison.get("slices") or {}
-    overall = results["slices"].get("overall")  # no overall: nothing scored
+    _, overall_n = headline.run_accuracy(results)  # from the entries; n 0: nothing scored
     if v == "refused":
         n = len(results.get("findings") or [])
         problems = f"{n:,} problem(s) in the input; " if n else ""
         # A refusal after scoring (a baseline that is not comparable) did score: say what failed.
-        outcome = "scored, but not gated" if overall and overall.get("n") else "nothing was scored"
+        outcome = "scored, but not gated" if overall_n else "nothing was scored"
         line = f"## ⛔ evalgate: refused — {problems}{outcome}"
     elif v == "fail":
         regressed = [k for k in ordered(rows) if rows[k]["status"] == "regressed"]
@@ -173,12 +175,14 @@ def verdict(results: ResultsDocument) -> Section:
         line = "## ❌ evalgate: fail" + (" — regressed: " + joined if names else "")
         if below := _below_floors(results):
             line += ("; " if names else " — ") + "below the floor: " + ", ".join(below)
+    elif v == "inconclusive":
+        named = "; ".join(inline(name) for name in headline.undecided_names(results))
+        line = f"## ⚠️ evalgate: inconclusive — could not decide: {named}"
+        line += f"; {inline(headline.overall_text(results))}"
     else:
-        line = f"## ✅ evalgate: pass — overall {pct(overall.get('accuracy') if overall else None)}"
+        line = f"## ✅ evalgate: pass — {inline(headline.overall_text(results))}"
         if comparison:
-            row = rows.get("overall")
-            base = row.get("baseline_accuracy") if row else None
-            line += f" (baseline {pct(base)}), no gated slice regressed"
+            line += ", no gated slice regressed"
             line += ", every floor held" if suites.floors(results) else ""
         elif suites.floors(results):
             line += "; no baseline, only the floors (gate.min_accuracy) were checked"

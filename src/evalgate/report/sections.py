@@ -12,7 +12,7 @@ from typing import Any
 
 from evalgate.gate.document import Comparison, LeakSummary, ResultsDocument, Slice, SliceComparison
 from evalgate.gate.slice_order import family, gate_settings, gated_families, ordered
-from evalgate.gate.stats import wilson_interval
+from evalgate.gate.stats import p_is, wilson_interval
 from evalgate.gate.westfall_young import adjustment_name
 from evalgate.report import suites
 from evalgate.report.budget import Budget, Section
@@ -33,6 +33,7 @@ from evalgate.report.probes import ids_of
 STATUS_TEXT = {
     "ok": "✅ ok",
     "regressed": "❌ regressed",
+    "inconclusive": "⚠️ inconclusive",
     "too_small": "⚪ too small to gate",
     "new": "🆕 new",
     "not_comparable": "⚪ not comparable",
@@ -41,7 +42,7 @@ STATUS_TEXT = {
 
 def _status_text(row: SliceComparison) -> str:
     text = STATUS_TEXT.get(row["status"], inline(row["status"]))
-    if row.get("underpowered") and row["status"] in ("ok", "regressed"):
+    if row.get("underpowered") and row["status"] in ("ok", "regressed", "inconclusive"):
         text += " · low power"
     return text
 
@@ -72,7 +73,8 @@ def gated_table(results: ResultsDocument) -> Section:
         f" min_n {gate.get('min_n', '?')}): {how}. n counts the probes both runs scored; Δ is in"
         " percentage points; MDE is the smallest drop the rule would catch at this n with 80% power"
         f' ("low power": above {size_points(gate.get("mde_max"))} pts, gated all the same, a pass there is'
-        " weak evidence)."
+        " weak evidence; a drop beyond the tolerance that its test does not flag is inconclusive, not a"
+        " pass, unless a floor decides the slice)."
     )
     tally = [f"{comparison['n_paired']:,} probes paired"] if comparison.get("n_paired") is not None else []
     for ids, what in (
@@ -142,7 +144,7 @@ def cluster_note(comparison: Comparison) -> str | None:
     icc, deff, p = info.get("icc"), info.get("design_effect"), info.get("icc_p_value")
     measured = (
         f"intraclass correlation of flips within {field} {icc:.3f}"
-        + (f" (F test p = {p:.2g})" if p is not None else "")
+        + (f" (F test p {p_is(p, 2)})" if p is not None else "")
         + f", design effect {deff:.2f}"
         if icc is not None and deff is not None
         else f"the intraclass correlation of flips within {field} is undefined (too few flips or clusters)"

@@ -150,6 +150,12 @@ def _verb_metadata(probe: Probe) -> dict[str, Any]:
     }
 
 
+def entry_skeleton(probe: Probe) -> dict[str, Any]:
+    """A probe's per-probe entry before it is scored: its metadata, no outcome (the slice
+    structure the gate can know before any model is loaded, pipeline.refuse_blind_clusters)."""
+    return _unscored(probe, STATUS_SCORED)
+
+
 def _unscored(probe: Probe, status: str) -> dict[str, Any]:
     return {
         "id": probe.id,
