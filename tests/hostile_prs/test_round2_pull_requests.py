@@ -75,7 +75,9 @@ def test_a_decoy_evalgate_package_in_the_pr_replaces_no_step(github_repo: GitHub
 
 
 def test_a_pr_that_loosens_its_own_evalgate_yml_is_gated_by_the_bases(github_repo: GitHubRepo):
-    """The PR raises the tolerance to 50 points and switches the perplexity check off."""
+    """The PR raises the tolerance to 50 points and switches the perplexity check off. The run is
+    gated with the base's evalgate.yml, and an unapproved change to a file the gate takes from the
+    base is refused: merged, it would loosen every later run unjudged (docs/approval.md)."""
 
     def loosen(tree: Path) -> None:
         swap_in_regressed(tree)
@@ -88,7 +90,8 @@ def test_a_pr_that_loosens_its_own_evalgate_yml_is_gated_by_the_bases(github_rep
         cfg.write_text(text, encoding="utf-8")
 
     job = github_repo.run_gate(github_repo.pull_request(loosen))
-    assert_red(job, "fail")
+    assert_red(job, "refused")
+    assert "evalgate.yml" in job.summary
     assert "tolerance: 0.5" in job.summary  # the attempt is shown at the top of the report
 
 
@@ -105,14 +108,16 @@ def regressed_baseline(tmp_path_factory, origin_template) -> bytes:
 
 
 def test_a_pr_that_rewrites_its_own_baseline_is_gated_against_the_bases(github_repo, regressed_baseline):
-    """The PR commits a baseline measured on the regressed model: compared with itself, it would pass."""
+    """The PR commits a baseline measured on the regressed model: compared with itself, it would
+    pass. The base's baseline is the one read, and the unapproved rewrite is refused."""
 
     def rebaseline(tree: Path) -> None:
         swap_in_regressed(tree)
         (tree / "baselines" / "demo.json").write_bytes(regressed_baseline)
 
     job = github_repo.run_gate(github_repo.pull_request(rebaseline))
-    assert_red(job, "fail")
+    assert_red(job, "refused")
+    assert "baselines/demo.json" in job.summary
 
 
 def test_a_pr_that_edits_action_yml_and_the_dockerfile_runs_the_bases(github_repo: GitHubRepo):
