@@ -11,21 +11,23 @@ slice that alone lacks them is inconclusive with that reason when it shows a dro
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from helpers.factories import make_entry, make_results
 from helpers.gate_inputs import baseline_of, write_json
-from helpers.paths import REPO
+from helpers.paths import REPO, allow_shipped_data
 
 from evalgate.cli import main
 
 
-def _demo_config(tmp_path, field: str):
+def _demo_config(tmp_path, monkeypatch, field: str):
+    allow_shipped_data(monkeypatch)  # data/ links to the repository's
     text = (REPO / "evalgate.yml").read_text(encoding="utf-8")
     cfg = tmp_path / "evalgate.yml"
     cfg.write_text(text.replace("gate:\n", f"gate:\n  cluster: {field}\n", 1), encoding="utf-8")
-    for sub in ("data", "baselines"):
-        (tmp_path / sub).symlink_to(REPO / sub)
+    (tmp_path / "data").symlink_to(REPO / "data")
+    shutil.copytree(REPO / "baselines", tmp_path / "baselines")
     return cfg
 
 
@@ -37,7 +39,7 @@ def test_a_cluster_field_no_gated_slice_can_fail_on_is_refused_before_scoring(
 
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     monkeypatch.setattr(loaders, "load_scorer", lambda *a, **k: pytest.fail("a model was loaded"))
-    cfg = _demo_config(tmp_path, field)
+    cfg = _demo_config(tmp_path, monkeypatch, field)
     out = tmp_path / "out"
     regressed = str(REPO / "data/checkpoints/demo-regressed")
     args = ["--config", str(cfg), "--approve-gate-changes", "--checkpoint", regressed, "--out", str(out)]
