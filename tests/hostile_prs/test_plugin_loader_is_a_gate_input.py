@@ -110,7 +110,9 @@ def test_a_pr_that_swaps_the_plugin_is_refused_before_it_is_imported(base_repo, 
     regressed = ("--checkpoint", "data/checkpoints/demo-regressed")
     done = run_evalgate(repo, "run", *regressed, "--out", "out", "--approve-gate-changes")
     assert (repo / "HOSTILE-PLUGIN-RAN").exists()
-    assert done.returncode == 0, done.stderr[-3000:]
+    # scored, not refused: what an approved plugin then does is the maintainer's trust to give
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    assert "1 approved gate change(s)" in done.stderr
 
 
 def test_a_baseline_without_the_record_is_a_gate_change_with_the_command_to_renew_it(base_repo, tmp_path):

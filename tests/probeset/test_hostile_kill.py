@@ -1,6 +1,7 @@
 """`probes import` and `probes deprecate` change the probe files and MANIFEST.json together: the
 real command, killed after each file operation, leaves the old set or the new one (once the next
-command has run), never a new probe file with the old manifest, and no temporary file."""
+authoring command has run), never a new probe file with the old manifest, and no temporary file.
+The commands that judge the set (`validate`, `run`) never apply a journal: they refuse it."""
 
 from __future__ import annotations
 
@@ -69,7 +70,16 @@ def test_an_import_killed_at_any_step_leaves_the_old_set_or_the_new_one(sets):
             (repo / EVAL / name).write_bytes(data)
         killed = evalgate(repo, "probes", "import", str(source), kill_after=step)
         assert killed.returncode != 0, (step, killed.stdout)
-        check = evalgate(repo, "validate")  # the next run finishes or drops the change
+        pending = (repo / EVAL / ".evalgate-journal.json").exists()
+        if pending:  # past the commit point: a reader refuses the half-done set, touching nothing
+            before = snapshot(repo)
+            refused = evalgate(repo, "validate")
+            assert refused.returncode == 2, refused.stdout + refused.stderr
+            assert "an unfinished change of the probe set" in refused.stderr
+            assert snapshot(repo) == before and (repo / EVAL / ".evalgate-journal.json").exists()
+        done = evalgate(repo, "probes", "seal")  # the next authoring command finishes or drops it
+        assert done.returncode == 0, done.stdout + done.stderr
+        check = evalgate(repo, "validate")
         now = snapshot(repo)
         assert now in (old, new), f"killed after step {step}: a mixed set"
         outcomes.add("new" if now == new else "old")
@@ -87,7 +97,24 @@ def test_a_journal_naming_a_file_outside_its_folder_is_refused(sets, tmp_path):
         json.dumps({"replace": [{"target": "../../../victim.txt", "staged": ".x.evalgate-new"}]}),
         encoding="utf-8",
     )
-    check = evalgate(repo, "validate")
+    check = evalgate(repo, "probes", "seal")
     assert check.returncode == 2
     assert "not a journal evalgate wrote" in check.stdout + check.stderr
     assert victim.read_text(encoding="utf-8") == "keep me\n"
+
+
+@pytest.mark.parametrize("command", [("validate",), ("run", "--out", "out")])
+def test_a_journal_is_never_applied_by_the_commands_that_judge_the_set(sets, command):
+    """A committed journal and staged file would replace a file the gate reads (a baseline beside
+    the manifest): `validate` and `run` refuse the set, naming the journal, and rename nothing."""
+    repo, _, _, _ = sets
+    folder = repo / EVAL
+    (folder / "baseline.json").write_text("the base's\n", encoding="utf-8")
+    (folder / ".baseline.json.evalgate-new").write_text("the PR's\n", encoding="utf-8")
+    journal = {"replace": [{"target": "baseline.json", "staged": ".baseline.json.evalgate-new"}]}
+    (folder / ".evalgate-journal.json").write_text(json.dumps(journal), encoding="utf-8")
+    check = evalgate(repo, *command)
+    assert check.returncode == 2, check.stdout + check.stderr
+    assert ".evalgate-journal.json: an unfinished change of the probe set" in check.stderr
+    assert (folder / "baseline.json").read_text(encoding="utf-8") == "the base's\n"
+    assert (folder / ".evalgate-journal.json").exists()

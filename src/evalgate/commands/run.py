@@ -122,10 +122,10 @@ def main(args: argparse.Namespace, console: Console) -> int:
     outcome = None
     read: dict[str, Any] = {}  # inputs read so far, beyond the probe set: a refusal lists them too
     try:
-        from evalgate.edges.journal import recover_set
+        from evalgate.edges.journal import refuse_pending
         from evalgate.probeset_io import validate
 
-        recover_set(cfg)  # a probe change a killed run left half-done: finished or dropped first
+        refuse_pending(cfg)  # a journal is never applied by the gate (edges/journal.py)
         with progress.phase("validate probe set"):
             outcome = validate(cfg, cli_paths(args.probes), cli_paths(args.train))
         # A deletion since the baseline is a gate change: refused below unless approved.

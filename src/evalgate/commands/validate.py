@@ -192,9 +192,9 @@ SECTION = "power: the smallest drop each gated slice detects with power 0.8 (MDE
 
 def main(args: argparse.Namespace, console: Console) -> int:
     cfg = load_config(args.config)
-    from evalgate.edges.journal import recover_set
+    from evalgate.edges.journal import refuse_pending
 
-    recover_set(cfg)  # a probe change a killed run left half-done: finished or dropped first
+    refuse_pending(cfg)  # a journal is never applied by a reader (edges/journal.py)
     outcome = validate(cfg, cli_paths(args.probes), cli_paths(args.train))
     s = summary(cfg, outcome)
     text = text_report(cfg, outcome, s)

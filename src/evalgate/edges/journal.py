@@ -9,13 +9,18 @@ One `os.replace` is atomic; several are not. So a change is written ahead:
 3. each staged file is renamed over its target;
 4. the journal is removed.
 
-`recover(folder)` runs before any command reads the probe set: with a journal present (a kill
-during step 3) it finishes the renames (the new set); without one it removes staged files (a kill
-before step 2: the old set stays). So a reader always sees the old set or the new one.
+`recover(folder)` runs before an authoring command (`probes import`, `deprecate`, `seal`) changes
+the set: with a journal present (a kill during step 3) it finishes the renames (the new set);
+without one it removes staged files (a kill before step 2: the old set stays).
 
-A journal is data like any other file in a pull request: it may only name targets in its own
-folder (plain names, no separators), staged files of the expected name, regular files, no links.
-A journal that breaks these rules is refused, not followed.
+Commands that read the set to judge it (`run`, `validate`) never apply a journal: they refuse one
+(`refuse_pending`). A journal is data like any other file of a pull request, and applying it
+renames files the workflow restored from the base (a baseline kept beside the manifest, or any
+file of a folder a link makes the manifest's) or swaps the bytes scored for others than the ones
+merged (docs/security.md). A kill before the commit point leaves only staged files, which no
+reader opens: such a reader sees the old set. A journal an authoring command meets may only name
+targets in its own folder (plain names, no separators), staged files of the expected name, regular
+files, no links; one that breaks these rules is refused, not followed.
 
 `EVALGATE_TEST_KILL_AFTER_STEP=N` ends the process (os._exit, as a SIGKILL would) right after
 the N-th file operation of a commit; the tests use it to kill the real command at every step.
@@ -141,6 +146,24 @@ def recover_set(cfg: Any) -> None:
     manifests = [s.manifest for s in getattr(cfg, "suites", ())] or [cfg.manifest]
     for folder in dict.fromkeys(cfg.path(m).parent for m in manifests):
         recover(folder)
+
+
+def refuse_pending(cfg: Any) -> None:
+    """A reader's check (`run`, `validate`): refuse a probe set with a journal in any of its
+    manifests' folders, never apply it (see above). Every journal is named at once."""
+    manifests = [s.manifest for s in getattr(cfg, "suites", ())] or [cfg.manifest]
+    found = []
+    for folder in dict.fromkeys(cfg.path(m).parent for m in manifests):
+        journal = Path(folder) / JOURNAL
+        if journal.exists() or journal.is_symlink():
+            found.append(clean(journal, 300))
+    if found:
+        raise RefusedError(
+            f"{', '.join(found)}: an unfinished change of the probe set (a journal of `evalgate "
+            "probes import`/`deprecate`); the gate judges files as they are and never applies one",
+            hint="on your machine, `evalgate probes seal` finishes the change (or delete the journal "
+            "and the `.NAME.evalgate-new` files beside it to drop it); never commit a journal",
+        )
 
 
 def recover(folder: Path) -> None:
