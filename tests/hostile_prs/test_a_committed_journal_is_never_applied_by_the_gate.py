@@ -61,7 +61,9 @@ def keep_the_baseline_beside_the_manifest(github_repo: GitHubRepo) -> None:
         cfg = tree / "evalgate.yml"
         text = cfg.read_text(encoding="utf-8")
         assert "baseline: baselines/demo.json" in text
-        cfg.write_text(text.replace("baseline: baselines/demo.json", f"baseline: {BASELINE_AT}"), encoding="utf-8")
+        cfg.write_text(
+            text.replace("baseline: baselines/demo.json", f"baseline: {BASELINE_AT}"), encoding="utf-8"
+        )
 
     maria = github_repo.clone("maria-main")
     git("checkout", "-q", "main", cwd=maria)
@@ -78,7 +80,9 @@ def test_the_control_fails_with_the_baseline_beside_the_manifest(github_repo: Gi
     assert job.step("Gate").outputs.get("verdict") == "fail", job.explain()
 
 
-def test_a_committed_journal_never_replaces_the_restored_baseline(github_repo: GitHubRepo, regressed_baseline):
+def test_a_committed_journal_never_replaces_the_restored_baseline(
+    github_repo: GitHubRepo, regressed_baseline
+):
     keep_the_baseline_beside_the_manifest(github_repo)
 
     def attack(tree: Path) -> None:
@@ -155,7 +159,9 @@ def test_the_checkpoint_scored_is_the_one_the_pr_merges(github_repo: GitHubRepo)
     pr = github_repo.pull_request(attack)
     merged = subprocess.run(
         ["git", "show", f"{pr.merge_sha}:{demo}/model.safetensors"],
-        cwd=github_repo.origin, capture_output=True, check=True,
+        cwd=github_repo.origin,
+        capture_output=True,
+        check=True,
     ).stdout
     assert merged == (Path(pr.clone) / REGRESSED / "model.safetensors").read_bytes()  # merged: regressed
     job = github_repo.run_gate(pr)
