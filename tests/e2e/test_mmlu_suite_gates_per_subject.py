@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.paths import REPO
+from helpers.paths import REPO, allow_shipped_data
 
 DEMO = REPO / "data" / "checkpoints" / "demo"
 REGRESSED = REPO / "data" / "checkpoints" / "demo-regressed"
@@ -72,6 +72,7 @@ def repo(tmp_path, monkeypatch):
     (tmp_path / "evals" / "verbs").mkdir(parents=True)
     (tmp_path / "evalgate.yml").write_text(CONFIG, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
+    allow_shipped_data(monkeypatch)  # the checkpoints are the repository's, named by the operator
     return tmp_path
 
 
