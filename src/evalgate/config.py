@@ -28,6 +28,7 @@ from evalgate.gate.cluster import VERB_FORM_FIELDS
 from evalgate.gate.rules import GateRules
 from evalgate.paths import NotRegularFile, TooLarge, allowed_roots, bundled_root, display_path, read_regular
 from evalgate.probeset.coverage import CoverageConfig
+from evalgate.probeset.scripts import skeleton
 from evalgate.schemas import schema
 from evalgate.types import MULTIPLE_CHOICE
 
@@ -435,6 +436,25 @@ _VERB_COVERAGE = tuple(f.name for f in fields(CoverageConfig))
 _ITEM_GATE_KEYS = ("tolerance", "min_accuracy", "tolerances", "min_n", "slices")
 
 
+def _declared_value_problems(slices: Any, where: str) -> list[str]:
+    """Declared values of one dimension that read the same (`easy` and the Cyrillic `еаѕу`): two
+    rows that look identical in every table (probeset/scripts.py, docs/items.md)."""
+    out: list[str] = []
+    if not isinstance(slices, dict):
+        return out
+    for dim, values in slices.items():
+        first: dict[str, str] = {}
+        for value in values or []:
+            seen = first.setdefault(skeleton(value), value)
+            if seen != value:
+                out.append(
+                    f"{where}.{dim}: {json.dumps(value, ensure_ascii=False)} reads the same as "
+                    f"{json.dumps(seen, ensure_ascii=False)} but is another string (look-alike letters "
+                    "of another script, or case); declare one of them"
+                )
+    return out
+
+
 def _suite_problems(user: dict[str, Any], overrides: dict[str, Any], source: str) -> list[str]:
     """What the schema cannot say about `suites:` (docs/suites.md)."""
     out = []
@@ -478,6 +498,7 @@ def _suite_problems(user: dict[str, Any], overrides: dict[str, Any], source: str
             if "grammar" in suite:
                 out.append(f"{source}: suites.{name}.grammar: only a verb-forms suite reads a grammar table")
             dims = list(suite.get("slices") or [])
+            out += _declared_value_problems(suite.get("slices"), f"{source}: suites.{name}.slices")
             for family in (suite.get("gate") or {}).get("slices") or []:
                 if family != "overall" and family not in dims:
                     out.append(

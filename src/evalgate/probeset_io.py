@@ -51,6 +51,7 @@ from evalgate.probeset.import_map import (
 from evalgate.probeset.item_import import ItemPlan, paired_rows, plan_items
 from evalgate.probeset.items import (
     answer_position_warning,
+    confusable_slice_values,
     item_coverage,
     item_coverage_findings,
     items_from_records,
@@ -412,6 +413,8 @@ def validate(
         sha = col.inputs[shown]["sha256"]
         files.append((path, ProbeFile(shown, shown, sha, len(got.probes))))
     col.findings.extend(duplicate_ids(ids))
+    if items:
+        col.findings.extend(confusable_slice_values(probes))
     if not items:
         col.findings.extend(reason_code_findings(probes, cfg.coverage.adversarial_categories))
     if tag is not None:  # a verb-form probe of one suite among several carries its suite's name

@@ -37,7 +37,12 @@ FIELD_CHECKS: dict[str, list[tuple[str, str]]] = {
     ],
     "candidates": [
         ("text-form", "distinct once normalised, no surrounding whitespace, no blank"),
-        ("confusable", "no full-width, Cyrillic or Greek look-alike letters"),
+        (
+            "confusable",
+            "no full-width forms, no word that mixes scripts through a look-alike letter "
+            "(`Mоscow` with a Cyrillic о; `π`, `kΩ`, a Greek or Cyrillic word are fine), no two that "
+            "differ only by look-alikes",
+        ),
         ("ordinal-scale", "for kind ordinal: an increasing scale"),
     ],
     "expected": [
@@ -79,7 +84,8 @@ Every comparison (leak keys, n-gram windows, candidate uniqueness, `expected` am
 candidates, duplicate ids, twins) uses one normalisation (probeset/normalize.py): default-ignorable
 and format characters removed (zero-width characters, U+034F, variation selectors, tag
 characters U+E0000-E007F), Unicode NFKC, every whitespace run collapsed to one space,
-case-folded. Look-alike letters of another script are not folded; `confusable` names them.
+case-folded. Look-alike letters of another script are not folded; `confusable` names a word that
+mixes them and two candidates that differ only by them (probeset/scripts.py).
 
 ## Leaks
 
@@ -128,7 +134,9 @@ ITEM_FIELD_CHECKS: dict[str, list[tuple[str, str]]] = {
     ],
     "candidates": [
         ("text-form", "distinct once normalised, no surrounding whitespace"),
-        ("confusable", "no full-width, Cyrillic or Greek look-alike letters"),
+        ("confusable", "no full-width forms, no word that mixes scripts through a look-alike letter "
+         "(`Mоscow` with a Cyrillic о; `π`, `kΩ`, a Greek or Cyrillic word are fine), no two that "
+         "differ only by look-alikes"),
         ("ordinal-scale", "for kind ordinal: an increasing scale"),
         ("answer-position", "across the suite, no one position holds the answer of half the live items "
          "or more (warning)"),
@@ -137,7 +145,8 @@ ITEM_FIELD_CHECKS: dict[str, list[tuple[str, str]]] = {
     "slices": [
         ("slices", "one value for each dimension the suite declares, none other; a value from the "
          "suite's list when it lists them; letters of one script, no full-width or other compatibility "
-         "forms (NFKC)"),
+         "forms (NFKC); no two values of one dimension that read the same (`easy` and a Cyrillic "
+         "`еаѕу`, or `Easy`), across the suite's files and in its declared list"),
         ("coverage", "each declared value has at least `coverage.min_per_value` live items"),
     ],
     "deprecated": [("lock-removed", 'a retired item stays in its file with `"deprecated": true`')],

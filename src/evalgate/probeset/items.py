@@ -20,13 +20,13 @@ from evalgate.probeset.field_text import (
     short,
     space_before_blank,
 )
-from evalgate.probeset.normalize import confusables
 from evalgate.probeset.probe_file import ProbeFileRead, read_records
 from evalgate.probeset.records import (
     record_id,
     schema_findings,
     text_findings,
 )
+from evalgate.probeset.scripts import confusables, script, skeleton
 from evalgate.scoring.ordinal import KIND as ORDINAL
 from evalgate.types import BLANK, Finding, Probe
 
@@ -88,16 +88,6 @@ def _slice_problems(value: Any, dims: Mapping[str, Sequence[str] | None]) -> lis
     return out
 
 
-# Scripts one language writes together (Japanese mixes kana and kanji): one script for the rule.
-_ONE_SCRIPT = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK"}
-
-
-def _script(ch: str) -> str:
-    """The script a letter belongs to, from its Unicode name ("LATIN", "GREEK", "ARMENIAN", ...)."""
-    first = unicodedata.name(ch, "UNKNOWN").split(" ")[0]
-    return _ONE_SCRIPT.get(first, first)
-
-
 def slice_lookalikes(value: str) -> list[str]:
     """What makes a slice value read like another: full-width or other compatibility forms
     (mathematical bold letters, ligatures: the value changes under NFKC), and letters of more
@@ -105,16 +95,40 @@ def slice_lookalikes(value: str) -> list[str]:
     a second slice that looks the same as the first in every table (docs/items.md). A value
     written wholly in one script, Greek or Cyrillic included, is a real name."""
     found = confusables(value)
-    latin = any(ch.isascii() and ch.isalpha() for ch in value)
-    if not latin:
-        found = [f for f in found if "full-width" in f]
     if unicodedata.normalize("NFKC", value) != value and not any("full-width" in f for f in found):
         shown = unicodedata.normalize("NFKC", value)
         found.append(f"compatibility forms (it reads as {shown!r} once normalised, NFKC)")
-    scripts = sorted({_script(ch) for ch in value if ch.isalpha()})
+    scripts = sorted({script(ch) for ch in value if ch.isalpha()})
     if len(scripts) > 1 and not found:
         found.append(f"letters of several scripts ({', '.join(s.lower() for s in scripts)})")
     return found
+
+
+def confusable_slice_values(items: Sequence[Probe]) -> list[Finding]:
+    """One finding per item whose slice value reads the same as another value of its dimension
+    (`easy` and the Cyrillic `еаѕу`, each wholly in one script): the two would be two rows that
+    look identical in every table (probeset/scripts.py, docs/items.md). The first value met is
+    kept; each item with another spelling is named."""
+    first: dict[tuple[str, str], tuple[str, Probe]] = {}
+    out = []
+    for p in items:
+        for dim, value in p.dims:
+            seen, q = first.setdefault((dim, skeleton(value)), (value, p))
+            if seen != value:
+                out.append(
+                    Finding(
+                        "slices",
+                        f"{short(value)} reads the same as {short(seen)} (the value of {q.id} at "
+                        f"{q.file}:{q.line}) but is another string: look-alike letters of another "
+                        f"script (or case) make a second '{dim}' row that reads like the first",
+                        p.file,
+                        p.line,
+                        p.id,
+                        f"slices.{dim}",
+                        HINTS["slices"],
+                    )
+                )
+    return out
 
 
 def item_findings(
