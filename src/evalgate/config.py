@@ -413,7 +413,7 @@ def load_config(
             data[key] = value
     problems = _schema_errors(data, "effective configuration")
     if not problems and user.get("suites"):
-        problems += _suite_problems(user, overrides or {}, source)
+        problems += _suite_problems(user, overrides or {}, source, root)
     if not problems:
         problems += _cluster_problems(data, source)
     cov = data.get("coverage") or {}
@@ -455,7 +455,7 @@ def _declared_value_problems(slices: Any, where: str) -> list[str]:
     return out
 
 
-def _suite_problems(user: dict[str, Any], overrides: dict[str, Any], source: str) -> list[str]:
+def _suite_problems(user: dict[str, Any], overrides: dict[str, Any], source: str, root: Path) -> list[str]:
     """What the schema cannot say about `suites:` (docs/suites.md)."""
     out = []
     for key in _SUITE_KEYS:
@@ -477,17 +477,33 @@ def _suite_problems(user: dict[str, Any], overrides: dict[str, Any], source: str
         out.append(
             f"--test: suite(s) {', '.join(tested)} in {source} name their own `test:`; edit the suite instead"
         )
-    manifests: dict[str, str] = {}
+
+    # One file is one file however it is spelled (`./quiz/MANIFEST.json`, `quiz/x/../MANIFEST.json`,
+    # a link): compared resolved against the configuration's folder, never as strings.
+    def identity(rel: str) -> Path:
+        return (root / rel).resolve()
+
+    manifests: dict[Path, tuple[str, str]] = {}
+    probe_files: dict[Path, tuple[str, str]] = {}
     for name, suite in user["suites"].items():
         probes = _tup(suite["probes"])
         manifest = suite.get("manifest") or (Path(probes[0]).parent / "MANIFEST.json").as_posix()
-        if manifest in manifests:
+        other, spelled = manifests.setdefault(identity(manifest), (name, manifest))
+        if other != name:
+            same = "" if spelled == manifest else f" (written {spelled} there: the same file)"
             out.append(
-                f"{source}: suites.{name}.manifest: {manifest} is suite {manifests[manifest]}'s manifest "
-                "too; each suite seals its own (give one a `manifest:` of its own, or put its files "
-                "in a folder of their own)"
+                f"{source}: suites.{name}.manifest: {manifest} is suite {other}'s manifest "
+                f"too{same}; each suite seals its own (give one a `manifest:` of its own, or put its "
+                "files in a folder of their own)"
             )
-        manifests.setdefault(manifest, name)
+        for rel in dict.fromkeys(probes):
+            other, spelled = probe_files.setdefault(identity(rel), (name, rel))
+            if other != name:
+                same = "" if spelled == rel else f" (written {spelled} there: the same file)"
+                out.append(
+                    f"{source}: suites.{name}.probes: {rel} is a probe file of suite {other} "
+                    f"too{same}; an item belongs to one suite (move it, or drop the file from one)"
+                )
     for name, suite in user["suites"].items():
         kind = suite["kind"]
         cov = suite.get("coverage") or {}
