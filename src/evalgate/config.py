@@ -514,6 +514,13 @@ def _suite_problems(user: dict[str, Any], overrides: dict[str, Any], source: str
             if "grammar" in suite:
                 out.append(f"{source}: suites.{name}.grammar: only a verb-forms suite reads a grammar table")
             dims = list(suite.get("slices") or [])
+            if "overall" in dims:
+                # `overall` is the family of the whole suite (its slice key is `overall`, a
+                # dimension's are `dim:value`): one name cannot be both (docs/suites.md)
+                out.append(
+                    f"{source}: suites.{name}.slices: 'overall' is reserved for the whole suite "
+                    "(every suite has that slice already); name the dimension otherwise"
+                )
             out += _declared_value_problems(suite.get("slices"), f"{source}: suites.{name}.slices")
             for family in (suite.get("gate") or {}).get("slices") or []:
                 if family != "overall" and family not in dims:
