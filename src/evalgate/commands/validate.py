@@ -13,7 +13,7 @@ from typing import Any
 from evalgate.commands._args import cli_paths
 from evalgate.config import GateConfig, SuiteConfig, load_config
 from evalgate.console import Console, ValidationReport
-from evalgate.errors import EXIT_PASS, EXIT_REFUSED
+from evalgate.errors import EXIT_PASS, EXIT_REFUSED, ConfigError
 from evalgate.paths import display_path
 from evalgate.probeset_io import ValidationOutcome, validate
 from evalgate.report.coverage_table import coverage_rows, coverage_text
@@ -195,6 +195,15 @@ def main(args: argparse.Namespace, console: Console) -> int:
     from evalgate.edges.journal import refuse_pending
 
     refuse_pending(cfg)  # a journal is never applied by a reader (edges/journal.py)
+    if cfg.suites:
+        # as `run` refuses them (config.py): a flag that was silently dropped would validate
+        # something other than what the operator named (docs/suites.md)
+        for flag, given in (("probes", args.probes), ("train", args.train)):
+            if given:
+                raise ConfigError(
+                    f"--{flag}: with `suites:` in {cfg.source} each suite names its own files; "
+                    "edit the suite instead"
+                )
     outcome = validate(cfg, cli_paths(args.probes), cli_paths(args.train))
     s = summary(cfg, outcome)
     text = text_report(cfg, outcome, s)
