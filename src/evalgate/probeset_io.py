@@ -56,6 +56,7 @@ from evalgate.probeset.items import (
     item_coverage_findings,
     items_from_records,
     read_item_file,
+    unscored_warnings,
 )
 from evalgate.probeset.jsonl import Record, parse_jsonl
 from evalgate.probeset.leaks import LeakIndex, find_leaks, leak_detectors, leak_policy
@@ -445,6 +446,11 @@ def validate(
         if complete:
             col.findings.extend(item_coverage_findings(matrix, [f.display for _, f in files], suite.name))
         col.warnings.extend(answer_position_warning(probes, [f.display for _, f in files], suite.name))
+        col.warnings.extend(
+            unscored_warnings(
+                probes, suite.dims, suite.min_per_value, excluded, [f.display for _, f in files], suite.name
+            )
+        )
     else:
         matrix = coverage_matrix(probes, cfg.coverage, grammar, excluded)
         found, skipped = checked_coverage(

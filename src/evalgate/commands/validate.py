@@ -150,16 +150,21 @@ def _suite_coverage(cfg: GateConfig, coverage: Any) -> list[str]:
 
 def suites_text(cfg: GateConfig, outcome: ValidationOutcome) -> str:
     lines = ["evalgate validate: OK"]
+    empty = sum(w.check == "slice-empty" for w in outcome.warnings)
+    # a retired or excluded slice is not "OK" without a word: it drops out of the gate
+    covered = (
+        f"OK, but {empty} suite(s) or slice value(s) have no live item (see the warnings)" if empty else "OK"
+    )
     if len(cfg.suites) == 1:
         suite = cfg.suites[0]
         lines.append(f"  suite:    {suite.name} ({suite.kind})")
         parts = _suite_lines(cfg, outcome, suite)
-        lines += ["  " + parts[0], "  coverage: OK", *("  " + x for x in parts[1:])]
+        lines += ["  " + parts[0], f"  coverage: {covered}", *("  " + x for x in parts[1:])]
     else:
         for suite in cfg.suites:
             lines.append(f"  suite {suite.name} ({suite.kind}):")
             lines += ["    " + x for x in _suite_lines(cfg, outcome, suite)]
-        lines.append("  coverage: OK")
+        lines.append(f"  coverage: {covered}")
     return "\n".join(lines + _suite_coverage(cfg, outcome.coverage))
 
 

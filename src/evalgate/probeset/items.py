@@ -197,6 +197,67 @@ def item_coverage(
     return out
 
 
+def unscored_warnings(
+    items: Sequence[Probe],
+    dims: Mapping[str, Sequence[str] | None],
+    minimum: int,
+    excluded: Iterable[str],
+    files: Sequence[str],
+    suite: str,
+) -> list[Finding]:
+    """`slice-empty` warnings: what items name but no live item is left to score, so the gate
+    would drop it without a word (docs/suites.md, "Retired and excluded items").
+
+    A suite whose every item is retired or excluded as a leak; a slice value whose every item is.
+    A declared value under `coverage.min_per_value` is the `coverage` error's already; a value of
+    a dimension without a list can only be retired (its items stay in the file), so it is a
+    warning, shown by `validate` and in every run's report, never silently gone.
+    """
+    skip = set(excluded)
+    where = files[0] if files else None
+
+    def gone(subset: Sequence[Probe]) -> str:
+        retired = sum(p.deprecated for p in subset)
+        leaking = sum(not p.deprecated and p.id in skip for p in subset)
+        parts = [f"{retired} retired"] * bool(retired) + [f"{leaking} excluded as leaks"] * bool(leaking)
+        return " and ".join(parts)
+
+    live = [p for p in items if not p.deprecated and p.id not in skip]
+    if items and not live:
+        return [
+            Finding(
+                "slice-empty",
+                f"suite {suite}: no live item ({gone(items)} of {len(items)}): nothing of the suite is "
+                "scored or gated",
+                where,
+                hint="add items, or take the suite out of `suites:` in evalgate.yml",
+                evidence={"suite": suite, "n": 0},
+            )
+        ]
+    out = []
+    for dim, allowed in dims.items():
+        carried: dict[str, list[Probe]] = {}
+        for p in items:
+            if (value := dict(p.dims).get(dim)) is not None:
+                carried.setdefault(value, []).append(p)
+        scored = {dict(p.dims).get(dim) for p in live}
+        for value, subset in sorted(carried.items()):
+            if value in scored or (allowed and value in allowed and minimum > 0):
+                continue
+            out.append(
+                Finding(
+                    "slice-empty",
+                    f"suite {suite}: slice {dim}:{value} has no live item ({gone(subset)} of "
+                    f"{len(subset)}): it is not scored or gated",
+                    where,
+                    field=f"slices.{dim}",
+                    hint="add live items for that value, or leave it retired knowingly",
+                    evidence={"slice": f"{dim}:{value}", "n": 0},
+                )
+            )
+    return out
+
+
 def answer_position_warning(probes: Sequence[Probe], files: Sequence[str], suite: str) -> list[Finding]:
     """A warning when most live items list their answer at one position: a model that always
     picks that position (or one whose scores all tie) looks good on them. Exported sets often do
