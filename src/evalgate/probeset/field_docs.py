@@ -126,7 +126,9 @@ ITEM_FIELD_CHECKS: dict[str, list[tuple[str, str]]] = {
         ("deleted-since-baseline", "an id the baseline scored stays in a file (deprecate, never delete)"),
     ],
     "prompt": [
-        ("blank", "a question has no `___`; a cloze has exactly one, spaced like a word"),
+        ("blank", "a question has no `___`; a cloze has exactly one, spaced like a word, with words "
+         "around it; what reads as a blank and is not one (`＿＿＿`, `‗‗‗`, `ˍˍˍ`, `▁▁▁`, a "
+         "free-standing `__`) is refused, never scored as a question"),
         ("text-form", "NFC, no invisible characters"),
         ("twin", "no other live item of the suite has the same prompt once normalised (warning)"),
         ("leak-exact / leak-ngram", "the prompt followed by (or filled with) `expected` is not in the "

@@ -45,11 +45,45 @@ HINTS = {
 }
 
 
+# What reads as a blank but is not three ASCII underscores: runs of the underscore family
+# (full-width ＿, double low line ‗, low macron ˍ, the one-eighth block ▁, dashed and wavy low
+# lines ﹍ ﹏), mixed with ASCII ones or not, and a free-standing pair `__` (a pair inside a
+# word, `__init__`, is code). Without this, such a cloze would be scored as a question
+# (docs/suites.md, "Clozes").
+_UNDERSCORE_LIKE = "_\uff3f\u2017\u02cd\u2581\ufe4d\ufe4e\ufe4f\u0332"
+_UNDERSCORE_RUN = re.compile(f"[{_UNDERSCORE_LIKE}]+")
+
+
+def _lookalike_blank(prompt: str) -> str | None:
+    """The first run in `prompt` that a reader takes for a blank and is not `___`, or None."""
+    for m in _UNDERSCORE_RUN.finditer(prompt):
+        run = m.group()
+        if run.isascii() and (len(run) != 2 or _glued(prompt, m.start(), m.end())):
+            continue  # ___ and longer runs are the blank rules'; `__init__` is code
+        if not run.isascii() and len(run) == 1 and _glued(prompt, m.start(), m.end()):
+            continue  # one ▁ against a word: a tokenizer's word mark, not a blank
+        return run
+    return None
+
+
+def _glued(text: str, start: int, end: int) -> bool:
+    return (start > 0 and text[start - 1].isalnum()) or (end < len(text) and text[end].isalnum())
+
+
 def _blank_problem(prompt: str) -> str | None:
-    """None for a question (no blank) or a well-formed cloze (one ___, spaced like a word)."""
+    """None for a question (no blank) or a well-formed cloze (one ___, spaced like a word, with
+    words around it)."""
+    if (odd := _lookalike_blank(prompt)) is not None:
+        named = ", ".join(f"U+{ord(ch):04X} {unicodedata.name(ch, '?')}" for ch in dict.fromkeys(odd))
+        return (
+            f"the prompt holds {odd!r} ({named}), which reads as a blank but is not one: a cloze's "
+            f"blank is exactly three ASCII underscores {BLANK}, and a question has none"
+        )
     runs = _BLANK_RUN.findall(prompt)
     if not runs:
         return None
+    if not any(ch.isalnum() for ch in prompt.replace(BLANK, "")):
+        return "the cloze has no words around its blank: there is no sentence for the answer to complete"
     if len(runs) > 1:
         return f"the prompt has {len(runs)} blanks; a cloze has exactly one {BLANK}"
     if runs[0] != BLANK:
