@@ -800,7 +800,13 @@ def import_id_prefix(suite: str, source: str) -> str:
 
 
 def import_items(
-    view: GateConfig, source: str, data: bytes, mapping: ImportMap | None, into: str | None = None
+    view: GateConfig,
+    source: str,
+    data: bytes,
+    mapping: ImportMap | None,
+    into: str | None = None,
+    *,
+    allow_twins: bool = False,
 ) -> ItemImport:
     """Pass 1 (probeset/item_import.py) and pass 2 (`check_change` on the suite's view) of an
     import into the multiple-choice suite `view` reads; nothing is written (`write_and_seal`)."""
@@ -819,6 +825,7 @@ def import_items(
         read_findings=found,
         rows=n,
         named=named,
+        allow_twins=allow_twins,
     )
     dest = into or probe_set.files[0].display
     staged = stage(probe_set, {dest: plan.additions} if plan.additions else {}, source)

@@ -130,7 +130,8 @@ ITEM_FIELD_CHECKS: dict[str, list[tuple[str, str]]] = {
          "around it; what reads as a blank and is not one (`＿＿＿`, `‗‗‗`, `ˍˍˍ`, `▁▁▁`, a "
          "free-standing `__`) is refused, never scored as a question"),
         ("text-form", "NFC, no invisible characters"),
-        ("twin", "no other live item of the suite has the same prompt once normalised (warning)"),
+        ("twin", "no other live item of the suite has the same prompt and candidates (as a set) once "
+         "normalised (warning; `probes import` refuses unless `--allow-twins`, `init` lists them)"),
         ("leak-exact / leak-ngram", "the prompt followed by (or filled with) `expected` is not in the "
          "suite's training files"),
     ],

@@ -465,19 +465,27 @@ def duplicate_ids(ids: Sequence[tuple[str, int, str]]) -> list[Finding]:
 
 
 def twins(probes: Sequence[Probe]) -> list[Finding]:
-    """Warnings for live probes whose prompts match once normalised (case, spacing, Unicode)."""
-    first: dict[str, Probe] = {}
+    """Warnings for live probes whose prompts match once normalised (case, spacing, Unicode).
+
+    An item of a multiple-choice suite is a twin when its prompt *and* its candidates (as a set)
+    match: a benchmark asks "Which of the following is true?" of many option lists, and each is
+    its own question (docs/authoring.md, docs/suites.md).
+    """
+    first: dict[tuple[str, ...], Probe] = {}
     out: list[Finding] = []
     for p in probes:
         if p.deprecated:
             continue  # a replacement usually keeps the retired probe's prompt
-        key = normalize_exact(p.prompt)
+        key: tuple[str, ...] = (normalize_exact(p.prompt),)
+        if p.is_item:
+            key += tuple(sorted(normalize_exact(c) for c in p.candidates))
         if key in first:
             q = first[key]
+            what = "the prompt and candidates repeat item" if p.is_item else "the prompt repeats probe"
             out.append(
                 Finding(
                     "twin",
-                    f"the prompt repeats probe {q.id}'s ({q.file}:{q.line}) ignoring case and whitespace",
+                    f"{what} {q.id}'s ({q.file}:{q.line}) ignoring case and whitespace",
                     p.file,
                     p.line,
                     p.id,
