@@ -759,7 +759,10 @@ def read_import_rows(
                 hint=f"import with --from {guess[0]} (docs/suites.md, the presets' table)",
             ),
         )
-    named = {row for row, rec in paired if rec["id"] == f"{suite.name}-{row:05d}"}
+    # the ids convert made from row numbers: SUITE-STEM-ROW (import_id_prefix), the pattern
+    # compared here too, so a clash with an earlier import of a same-stem file gets the right hint
+    prefix = import_id_prefix(suite.name, source)
+    named = {row for row, rec in paired if rec["id"] == f"{prefix}-{row:05d}"}
     return paired, [*found, *converted], n, named
 
 

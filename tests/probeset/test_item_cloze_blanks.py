@@ -1,5 +1,6 @@
 """A cloze's blank is three ASCII underscores: what reads as a blank but is not one is refused,
-never scored as a question, and a cloze with no words is refused (docs/suites.md, "Clozes")."""
+never scored as a question, and a cloze with no words is refused (docs/suites.md, "Kind
+`multiple-choice`")."""
 
 from __future__ import annotations
 

@@ -95,7 +95,11 @@ training line. A leak found by several detectors is one finding that lists them.
 
 ## Bounded work
 
-Length limits are checked before any pattern; the blank checks are linear scans. Probe,
+Length limits are checked before any pattern; the blank checks are linear scans. A list far
+over its `maxItems` is schema-checked on its first `maxItems` + 1 elements (the finding still says
+how many it holds), and repeats are counted in one pass. An import finds each JSON array element's
+line in one pass over the file, and a long digit string is an index past every choice, never
+converted (bench/validate.py times a 100,000-row import as a JSON array and as JSONL). Probe,
 training, template, grammar and manifest files must be regular files (a device, FIFO or socket
 is refused by type, never read) no larger than a byte cap per role (edges/input_files.py).
 

@@ -445,7 +445,12 @@ def _answer(value: Any, path: str, texts: list[str], labels: list[str] | None) -
     by_text = texts.index(text) if text in texts else None
     by_place = None
     if _DIGITS.fullmatch(text):
-        by_place = int(text)
+        # no int() of a long digit string: Python refuses one over 4,300 digits (an exit 3), and
+        # any index of more than 9 digits is past every choice list anyway
+        digits = text.lstrip("0") or "0"
+        if len(digits) > 9:
+            raise bad(f"index {_show(text)} but only {n} choices (indexes count from 0)")
+        by_place = int(digits)
     elif _LETTER.fullmatch(text):
         by_place = ord(text) - ord("A")
     if by_text is not None and by_place is not None and by_place < n and by_place != by_text:
@@ -762,9 +767,14 @@ def array_element_lines(data: bytes) -> dict[int, int]:
             return {}
         pos = ws.match(text, pos + 1).end()  # type: ignore[union-attr]
         n = 0
+        # the line count is carried from one element to the next (counting from the start each
+        # time made an 8,000-row array quadratic: docs/probes.md, "Bounded work")
+        line, counted = 1, 0
         while pos < len(text) and text[pos] != "]":
             n += 1
-            lines[n] = text.count("\n", 0, pos) + 1
+            line += text.count("\n", counted, pos)
+            counted = pos
+            lines[n] = line
             _, pos = decoder.raw_decode(text, pos)
             pos = ws.match(text, pos).end()  # type: ignore[union-attr]
             if text[pos : pos + 1] == ",":

@@ -49,7 +49,7 @@ HINTS = {
 # (full-width ＿, double low line ‗, low macron ˍ, the one-eighth block ▁, dashed and wavy low
 # lines ﹍ ﹏), mixed with ASCII ones or not, and a free-standing pair `__` (a pair inside a
 # word, `__init__`, is code). Without this, such a cloze would be scored as a question
-# (docs/suites.md, "Clozes").
+# (docs/suites.md, "Kind `multiple-choice`").
 _UNDERSCORE_LIKE = "_\uff3f\u2017\u02cd\u2581\ufe4d\ufe4e\ufe4f\u0332"
 _UNDERSCORE_RUN = re.compile(f"[{_UNDERSCORE_LIKE}]+")
 
