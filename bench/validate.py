@@ -1,6 +1,11 @@
 """Benchmark: a full `validate` of 10,000 probes against a 100,000-sentence corpus (target < 10 s).
 
     .venv/bin/python bench/validate.py [--probes 10000] [--sentences 100000] [--seed 0]
+                                       [--import-rows 100000]
+
+Then the first pass of `probes import --from mmlu` on an export of `--import-rows` rows, as a JSON
+array and as JSONL: reading, element lines and converting must be linear, so the two take about
+the same time (docs/probes.md, "Bounded work").
 
 Builds a synthetic probe set from the real verb table and a synthetic corpus in a temporary
 folder, then times `evalgate.probeset_io.validate` end to end (reading, JSONL, schema, semantics,
@@ -27,6 +32,7 @@ sys.path.insert(0, str(REPO / "src"))
 from evalgate.config import load_config  # noqa: E402
 from evalgate.probeset.corpus import read_sentences  # noqa: E402
 from evalgate.probeset.grammar import grammar_from_dict  # noqa: E402
+from evalgate.probeset.import_map import PRESETS, array_element_lines, convert, read_rows  # noqa: E402
 from evalgate.probeset.leaks import LeakIndex, find_leaks  # noqa: E402
 from evalgate.probeset_io import validate  # noqa: E402
 from evalgate.types import PERSONS, TENSES  # noqa: E402
@@ -90,11 +96,32 @@ def build(root: Path, n_probes: int, n_sentences: int, seed: int) -> None:
     (root / "evalgate.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
 
 
+def time_import(n_rows: int) -> None:
+    """Pass 1 of an MMLU import of `n_rows` rows, as a JSON array and as JSONL."""
+    rows = [
+        {"question": f"Which choice answers question number {i}?", "subject": f"s{i % 57}",
+         "choices": [f"a{i}", f"b{i}", f"c{i}", f"d{i}"], "answer": i % 4}
+        for i in range(n_rows)
+    ]  # fmt: skip
+    for name, data in (
+        ("json array", json.dumps(rows, indent=1).encode()),
+        ("jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode()),
+    ):
+        start = time.perf_counter()
+        read, _ = read_rows(data, "export")
+        convert(read, PRESETS["mmlu"], file="export", id_prefix="quiz-export", dims=["subject"])
+        if name == "json array":
+            array_element_lines(data)
+        took = time.perf_counter() - start
+        print(f"import {name:10s} {took:6.2f} s   {n_rows / took:,.0f} rows/s ({n_rows:,} rows, pass 1)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--probes", type=int, default=10_000)
     ap.add_argument("--sentences", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--import-rows", type=int, default=100_000)
     ns = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="evalgate-bench-") as tmp:
         root = Path(tmp)
@@ -124,6 +151,7 @@ def main() -> None:
     print(
         f"target:         {TARGET_SECONDS:6.2f} s   ratio {total / TARGET_SECONDS:.2f} (below 1.00 meets it)"
     )
+    time_import(ns.import_rows)
 
 
 if __name__ == "__main__":

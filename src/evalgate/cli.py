@@ -310,7 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--map",
         metavar="MAPPING",
         help="which column is which, e.g. question=prompt,choices=candidates,answer=expected,"
-        "topic=slices.topic (over --from's columns when both are given)",
+        "topic=slices.topic; const:VALUE=slices.DIM gives every row one value "
+        "(over --from's columns when both are given)",
     )
     _add_config(imp)
     exp = p_sub.add_parser("export", help="write the probe set as CSV or JSONL")
@@ -374,7 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--map",
         metavar="MAPPING",
         help="which column is which, e.g. question=prompt,choices=candidates,answer=expected,"
-        "topic=slices.topic",
+        "topic=slices.topic; const:VALUE=slices.DIM gives every row one value",
     )
     init.add_argument(
         "--checkpoint", metavar="DIR", required=True, help="the checkpoint folder the gate scores"

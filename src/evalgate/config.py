@@ -28,6 +28,7 @@ from evalgate.gate.cluster import VERB_FORM_FIELDS
 from evalgate.gate.rules import GateRules
 from evalgate.paths import NotRegularFile, TooLarge, allowed_roots, bundled_root, display_path, read_regular
 from evalgate.probeset.coverage import CoverageConfig
+from evalgate.probeset.scripts import skeleton
 from evalgate.schemas import schema
 from evalgate.types import MULTIPLE_CHOICE
 
@@ -412,7 +413,7 @@ def load_config(
             data[key] = value
     problems = _schema_errors(data, "effective configuration")
     if not problems and user.get("suites"):
-        problems += _suite_problems(user, overrides or {}, source)
+        problems += _suite_problems(user, overrides or {}, source, root)
     if not problems:
         problems += _cluster_problems(data, source)
     cov = data.get("coverage") or {}
@@ -435,7 +436,26 @@ _VERB_COVERAGE = tuple(f.name for f in fields(CoverageConfig))
 _ITEM_GATE_KEYS = ("tolerance", "min_accuracy", "tolerances", "min_n", "slices")
 
 
-def _suite_problems(user: dict[str, Any], overrides: dict[str, Any], source: str) -> list[str]:
+def _declared_value_problems(slices: Any, where: str) -> list[str]:
+    """Declared values of one dimension that read the same (`easy` and the Cyrillic `еаѕу`): two
+    rows that look identical in every table (probeset/scripts.py, docs/items.md)."""
+    out: list[str] = []
+    if not isinstance(slices, dict):
+        return out
+    for dim, values in slices.items():
+        first: dict[str, str] = {}
+        for value in values or []:
+            seen = first.setdefault(skeleton(value), value)
+            if seen != value:
+                out.append(
+                    f"{where}.{dim}: {json.dumps(value, ensure_ascii=False)} reads the same as "
+                    f"{json.dumps(seen, ensure_ascii=False)} but is another string (look-alike letters "
+                    "of another script, or case); declare one of them"
+                )
+    return out
+
+
+def _suite_problems(user: dict[str, Any], overrides: dict[str, Any], source: str, root: Path) -> list[str]:
     """What the schema cannot say about `suites:` (docs/suites.md)."""
     out = []
     for key in _SUITE_KEYS:
@@ -457,17 +477,33 @@ def _suite_problems(user: dict[str, Any], overrides: dict[str, Any], source: str
         out.append(
             f"--test: suite(s) {', '.join(tested)} in {source} name their own `test:`; edit the suite instead"
         )
-    manifests: dict[str, str] = {}
+
+    # One file is one file however it is spelled (`./quiz/MANIFEST.json`, `quiz/x/../MANIFEST.json`,
+    # a link): compared resolved against the configuration's folder, never as strings.
+    def identity(rel: str) -> Path:
+        return (root / rel).resolve()
+
+    manifests: dict[Path, tuple[str, str]] = {}
+    probe_files: dict[Path, tuple[str, str]] = {}
     for name, suite in user["suites"].items():
         probes = _tup(suite["probes"])
         manifest = suite.get("manifest") or (Path(probes[0]).parent / "MANIFEST.json").as_posix()
-        if manifest in manifests:
+        other, spelled = manifests.setdefault(identity(manifest), (name, manifest))
+        if other != name:
+            same = "" if spelled == manifest else f" (written {spelled} there: the same file)"
             out.append(
-                f"{source}: suites.{name}.manifest: {manifest} is suite {manifests[manifest]}'s manifest "
-                "too; each suite seals its own (give one a `manifest:` of its own, or put its files "
-                "in a folder of their own)"
+                f"{source}: suites.{name}.manifest: {manifest} is suite {other}'s manifest "
+                f"too{same}; each suite seals its own (give one a `manifest:` of its own, or put its "
+                "files in a folder of their own)"
             )
-        manifests.setdefault(manifest, name)
+        for rel in dict.fromkeys(probes):
+            other, spelled = probe_files.setdefault(identity(rel), (name, rel))
+            if other != name:
+                same = "" if spelled == rel else f" (written {spelled} there: the same file)"
+                out.append(
+                    f"{source}: suites.{name}.probes: {rel} is a probe file of suite {other} "
+                    f"too{same}; an item belongs to one suite (move it, or drop the file from one)"
+                )
     for name, suite in user["suites"].items():
         kind = suite["kind"]
         cov = suite.get("coverage") or {}
@@ -478,6 +514,14 @@ def _suite_problems(user: dict[str, Any], overrides: dict[str, Any], source: str
             if "grammar" in suite:
                 out.append(f"{source}: suites.{name}.grammar: only a verb-forms suite reads a grammar table")
             dims = list(suite.get("slices") or [])
+            if "overall" in dims:
+                # `overall` is the family of the whole suite (its slice key is `overall`, a
+                # dimension's are `dim:value`): one name cannot be both (docs/suites.md)
+                out.append(
+                    f"{source}: suites.{name}.slices: 'overall' is reserved for the whole suite "
+                    "(every suite has that slice already); name the dimension otherwise"
+                )
+            out += _declared_value_problems(suite.get("slices"), f"{source}: suites.{name}.slices")
             for family in (suite.get("gate") or {}).get("slices") or []:
                 if family != "overall" and family not in dims:
                     out.append(

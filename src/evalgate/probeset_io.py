@@ -46,15 +46,18 @@ from evalgate.probeset.import_map import (
     array_element_lines,
     convert,
     parse_map,
+    preset_guess,
     read_rows,
 )
 from evalgate.probeset.item_import import ItemPlan, paired_rows, plan_items
 from evalgate.probeset.items import (
     answer_position_warning,
+    confusable_slice_values,
     item_coverage,
     item_coverage_findings,
     items_from_records,
     read_item_file,
+    unscored_warnings,
 )
 from evalgate.probeset.jsonl import Record, parse_jsonl
 from evalgate.probeset.leaks import LeakIndex, find_leaks, leak_detectors, leak_policy
@@ -412,6 +415,8 @@ def validate(
         sha = col.inputs[shown]["sha256"]
         files.append((path, ProbeFile(shown, shown, sha, len(got.probes))))
     col.findings.extend(duplicate_ids(ids))
+    if items:
+        col.findings.extend(confusable_slice_values(probes))
     if not items:
         col.findings.extend(reason_code_findings(probes, cfg.coverage.adversarial_categories))
     if tag is not None:  # a verb-form probe of one suite among several carries its suite's name
@@ -442,6 +447,11 @@ def validate(
         if complete:
             col.findings.extend(item_coverage_findings(matrix, [f.display for _, f in files], suite.name))
         col.warnings.extend(answer_position_warning(probes, [f.display for _, f in files], suite.name))
+        col.warnings.extend(
+            unscored_warnings(
+                probes, suite.dims, suite.min_per_value, excluded, [f.display for _, f in files], suite.name
+            )
+        )
     else:
         matrix = coverage_matrix(probes, cfg.coverage, grammar, excluded)
         found, skipped = checked_coverage(
@@ -737,7 +747,22 @@ def read_import_rows(
     )
     n = len({n for n, _ in rows_read} | {f.line for f in found if f.line is not None})
     paired = paired_rows(rows_read, made, converted)
-    named = {row for row, rec in paired if rec["id"] == f"{suite.name}-{row:05d}"}
+    missing = sorted({f.field for f in converted if f.check == "import-missing" and f.field})
+    if missing and mapping.name in PRESETS and (guess := preset_guess(rows_read, mapping.name)):
+        converted.insert(
+            0,
+            Finding(
+                "import-preset",
+                f"the rows have no {', '.join(missing)}: not the --from {mapping.name} layout; they read as "
+                f"--from {' or --from '.join(guess)}",
+                source,
+                hint=f"import with --from {guess[0]} (docs/suites.md, the presets' table)",
+            ),
+        )
+    # the ids convert made from row numbers: SUITE-STEM-ROW (import_id_prefix), the pattern
+    # compared here too, so a clash with an earlier import of a same-stem file gets the right hint
+    prefix = import_id_prefix(suite.name, source)
+    named = {row for row, rec in paired if rec["id"] == f"{prefix}-{row:05d}"}
     return paired, [*found, *converted], n, named
 
 
@@ -760,8 +785,62 @@ class ItemImport:
     @property
     def problems(self) -> list[Finding]:
         """Every blocking problem on a row of the import file (both passes), at its line: a JSON
-        array's row is an element, shown at the line it starts on and named by its number."""
-        return [self._located(f) for f in self._on_rows()]
+        array's row is an element, shown at the line it starts on and named by its number.
+
+        One problem is said once: the same message on several rows is one finding naming the rows
+        (`choices.text: missing (rows 1-49)`), and a dimension no column maps to is the mapping's
+        finding alone, naming the rows it leaves without a value."""
+        return [self._located(f) for f in self._grouped(self._on_rows())]
+
+    def _grouped(self, findings: list[Finding]) -> list[Finding]:
+        word = "element" if self.element_lines else "row"
+        unmapped = {
+            f.field: f
+            for f in findings
+            if f.file == self.source and f.line is None and f.check == "import-slice-unmapped"
+        }
+        groups: dict[tuple[Any, ...], list[Finding]] = {}
+        order: list[tuple[Any, ...] | Finding] = []
+        for f in findings:
+            if f.file != self.source or f.line is None:
+                order.append(f)
+                continue
+            if f.check == "slices" and f.field in unmapped and f.message.startswith("missing the suite's"):
+                key: tuple[Any, ...] = ("unmapped", f.field)
+            else:
+                key = (f.check, f.field, f.message, f.hint)
+            if key not in groups:
+                groups[key] = []
+                order.append(key)
+            groups[key].append(f)
+        out = []
+        for entry in order:
+            if isinstance(entry, Finding):
+                if entry.field in unmapped and entry is unmapped[entry.field]:
+                    rows = [g.line for g in groups.get(("unmapped", entry.field), []) if g.line is not None]
+                    if rows:
+                        entry = dataclasses.replace(
+                            entry, message=f"{entry.message} ({_rows_said(rows, word)} have no value)"
+                        )
+                out.append(entry)
+                continue
+            members = groups[entry]
+            if entry[0] == "unmapped":
+                continue  # said by the mapping's finding
+            if len(members) == 1:
+                out.append(members[0])
+                continue
+            rows = [g.line for g in members if g.line is not None]
+            first = members[0]
+            out.append(
+                dataclasses.replace(
+                    first,
+                    probe_id=None,
+                    message=f"{first.message} ({_rows_said(rows, word)})",
+                    evidence={**first.evidence, "rows": rows},
+                )
+            )
+        return out
 
     @property
     def bad_rows(self) -> list[int]:
@@ -771,6 +850,8 @@ class ItemImport:
     def _located(self, f: Finding) -> Finding:
         if f.file != self.source or f.line not in self.element_lines:
             return f
+        if "rows" in f.evidence:  # a grouped finding names its elements already
+            return dataclasses.replace(f, line=self.element_lines[f.line])
         return dataclasses.replace(
             f,
             line=self.element_lines[f.line],
@@ -783,6 +864,23 @@ class ItemImport:
         return self.checked.on_set if self.checked else []
 
 
+def _rows_said(rows: Sequence[int], word: str) -> str:
+    """`rows 1-49, 49 in all`, `rows 3, 7`: the rows one problem is on, runs folded (linear)."""
+    rows = sorted(set(rows))
+    runs: list[str] = []
+    start = prev = rows[0]
+    for r in [*rows[1:], None]:
+        if r is not None and r == prev + 1:
+            prev = r
+            continue
+        runs.append(str(start) if start == prev else f"{start}-{prev}")
+        if r is not None:
+            start = prev = r
+    shown = ", ".join(runs[:10]) + (f", ... ({len(runs) - 10} more runs)" if len(runs) > 10 else "")
+    count = f", {len(rows)} in all" if len(rows) > 2 else ""
+    return f"{word}{'s' if len(rows) > 1 else ''} {shown}{count}"
+
+
 def import_id_prefix(suite: str, source: str) -> str:
     """The ids of imported rows without their own: SUITE-FILESTEM-00042, so the rows of two
     exports (mmlu_test.jsonl, mmlu_val.jsonl) never collide (docs/suites.md)."""
@@ -791,7 +889,13 @@ def import_id_prefix(suite: str, source: str) -> str:
 
 
 def import_items(
-    view: GateConfig, source: str, data: bytes, mapping: ImportMap | None, into: str | None = None
+    view: GateConfig,
+    source: str,
+    data: bytes,
+    mapping: ImportMap | None,
+    into: str | None = None,
+    *,
+    allow_twins: bool = False,
 ) -> ItemImport:
     """Pass 1 (probeset/item_import.py) and pass 2 (`check_change` on the suite's view) of an
     import into the multiple-choice suite `view` reads; nothing is written (`write_and_seal`)."""
@@ -810,6 +914,7 @@ def import_items(
         read_findings=found,
         rows=n,
         named=named,
+        allow_twins=allow_twins,
     )
     dest = into or probe_set.files[0].display
     staged = stage(probe_set, {dest: plan.additions} if plan.additions else {}, source)

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from helpers.probeset_factory import ADVERSARIAL, CORE, TRAIN, cli_merged, dump_jsonl, write_base
 
-from evalgate.probeset.normalize import confusables, normalize
+from evalgate.probeset.normalize import normalize
+from evalgate.probeset.scripts import confusables
 
 PROBES = Path("data/eval/probes.jsonl")
 ADV = Path("data/eval/adversarial.jsonl")

@@ -401,7 +401,8 @@ def main(args: argparse.Namespace, console: Console) -> int:
         staged_config = staging.add(layout.config, text.encode("utf-8"))
         cfg = load_config(staged_config)
         view = cfg.for_suite(cfg.suites[0])
-        imported = import_items(view, args.items, data, mapping)
+        # init takes the team's set as it is: twins are accepted, and listed when it is done
+        imported = import_items(view, args.items, data, mapping, allow_twins=True)
         if imported.problems or imported.on_set:
             console.refusal(_refusal(args.items, imported), imported.problems + imported.on_set)
             staging.rollback()
@@ -444,6 +445,13 @@ def main(args: argparse.Namespace, console: Console) -> int:
         raise
     inputs = [checkpoint, *train, *([test] if test else []), *([template] if template else [])]
     _say_done(layout, dims, imported, sealed, previous, results, action, inputs)
+    if imported.plan.twins:
+        twins = imported.plan.twins
+        print(
+            f"  warning: {len(twins)} item(s) of {args.items} repeat another item's prompt and candidates "
+            "(twins; `evalgate validate` lists them; deprecate one of each pair or make them differ):"
+        )
+        print("\n".join(f"    {args.items}:{w.line}: {w.probe_id}: {w.message}" for w in twins))
     _say_power(seen, floors)
     return EXIT_PASS
 

@@ -151,7 +151,7 @@ def _import_items(args: argparse.Namespace, console: Console, view: GateConfig) 
     mapping = import_mapping(args.from_, args.map)
     data = read_edit_input(args.file)
     into = _into(read_set(view), args.into)
-    imported = import_items(view, args.file, data, mapping, into)
+    imported = import_items(view, args.file, data, mapping, into, allow_twins=args.allow_twins)
     plan = imported.plan
     if not plan.rows and not imported.problems:
         print(f"evalgate: {args.file} holds no rows; nothing changed")
@@ -175,6 +175,9 @@ def _import_items(args: argparse.Namespace, console: Console, view: GateConfig) 
     lines = range(first, first + n)
     rows = [r for r, _ in plan.additions]
     print(f"  {n} into {imported.dest} ({_n(lines, 'line')}; from {_n(rows, 'row')})")
+    if plan.twins:
+        print(f"  accepted with --allow-twins: {len(plan.twins)} twin(s)")
+        print("\n".join(f"    {args.file}:{w.line}: {w.probe_id}: {w.message}" for w in plan.twins))
     print(f"evalgate: {sealed}")
     print("next: commit the probe file and the manifest together (`evalgate validate` exits 0)")
     return EXIT_PASS

@@ -13,7 +13,7 @@ from typing import Any
 from evalgate.commands._args import cli_paths
 from evalgate.config import GateConfig, SuiteConfig, load_config
 from evalgate.console import Console, ValidationReport
-from evalgate.errors import EXIT_PASS, EXIT_REFUSED
+from evalgate.errors import EXIT_PASS, EXIT_REFUSED, ConfigError
 from evalgate.paths import display_path
 from evalgate.probeset_io import ValidationOutcome, validate
 from evalgate.report.coverage_table import coverage_rows, coverage_text
@@ -150,16 +150,21 @@ def _suite_coverage(cfg: GateConfig, coverage: Any) -> list[str]:
 
 def suites_text(cfg: GateConfig, outcome: ValidationOutcome) -> str:
     lines = ["evalgate validate: OK"]
+    empty = sum(w.check == "slice-empty" for w in outcome.warnings)
+    # a retired or excluded slice is not "OK" without a word: it drops out of the gate
+    covered = (
+        f"OK, but {empty} suite(s) or slice value(s) have no live item (see the warnings)" if empty else "OK"
+    )
     if len(cfg.suites) == 1:
         suite = cfg.suites[0]
         lines.append(f"  suite:    {suite.name} ({suite.kind})")
         parts = _suite_lines(cfg, outcome, suite)
-        lines += ["  " + parts[0], "  coverage: OK", *("  " + x for x in parts[1:])]
+        lines += ["  " + parts[0], f"  coverage: {covered}", *("  " + x for x in parts[1:])]
     else:
         for suite in cfg.suites:
             lines.append(f"  suite {suite.name} ({suite.kind}):")
             lines += ["    " + x for x in _suite_lines(cfg, outcome, suite)]
-        lines.append("  coverage: OK")
+        lines.append(f"  coverage: {covered}")
     return "\n".join(lines + _suite_coverage(cfg, outcome.coverage))
 
 
@@ -195,6 +200,15 @@ def main(args: argparse.Namespace, console: Console) -> int:
     from evalgate.edges.journal import refuse_pending
 
     refuse_pending(cfg)  # a journal is never applied by a reader (edges/journal.py)
+    if cfg.suites:
+        # as `run` refuses them (config.py): a flag that was silently dropped would validate
+        # something other than what the operator named (docs/suites.md)
+        for flag, given in (("probes", args.probes), ("train", args.train)):
+            if given:
+                raise ConfigError(
+                    f"--{flag}: with `suites:` in {cfg.source} each suite names its own files; "
+                    "edit the suite instead"
+                )
     outcome = validate(cfg, cli_paths(args.probes), cli_paths(args.train))
     s = summary(cfg, outcome)
     text = text_report(cfg, outcome, s)

@@ -37,7 +37,12 @@ FIELD_CHECKS: dict[str, list[tuple[str, str]]] = {
     ],
     "candidates": [
         ("text-form", "distinct once normalised, no surrounding whitespace, no blank"),
-        ("confusable", "no full-width, Cyrillic or Greek look-alike letters"),
+        (
+            "confusable",
+            "no full-width forms, no word that mixes scripts through a look-alike letter "
+            "(`Mоscow` with a Cyrillic о; `π`, `kΩ`, a Greek or Cyrillic word are fine), no two that "
+            "differ only by look-alikes",
+        ),
         ("ordinal-scale", "for kind ordinal: an increasing scale"),
     ],
     "expected": [
@@ -79,7 +84,8 @@ Every comparison (leak keys, n-gram windows, candidate uniqueness, `expected` am
 candidates, duplicate ids, twins) uses one normalisation (probeset/normalize.py): default-ignorable
 and format characters removed (zero-width characters, U+034F, variation selectors, tag
 characters U+E0000-E007F), Unicode NFKC, every whitespace run collapsed to one space,
-case-folded. Look-alike letters of another script are not folded; `confusable` names them.
+case-folded. Look-alike letters of another script are not folded; `confusable` names a word that
+mixes them and two candidates that differ only by them (probeset/scripts.py).
 
 ## Leaks
 
@@ -89,7 +95,11 @@ training line. A leak found by several detectors is one finding that lists them.
 
 ## Bounded work
 
-Length limits are checked before any pattern; the blank checks are linear scans. Probe,
+Length limits are checked before any pattern; the blank checks are linear scans. A list far
+over its `maxItems` is schema-checked on its first `maxItems` + 1 elements (the finding still says
+how many it holds), and repeats are counted in one pass. An import finds each JSON array element's
+line in one pass over the file, and a long digit string is an index past every choice, never
+converted (bench/validate.py times a 100,000-row import as a JSON array and as JSONL). Probe,
 training, template, grammar and manifest files must be regular files (a device, FIFO or socket
 is refused by type, never read) no larger than a byte cap per role (edges/input_files.py).
 
@@ -120,15 +130,20 @@ ITEM_FIELD_CHECKS: dict[str, list[tuple[str, str]]] = {
         ("deleted-since-baseline", "an id the baseline scored stays in a file (deprecate, never delete)"),
     ],
     "prompt": [
-        ("blank", "a question has no `___`; a cloze has exactly one, spaced like a word"),
+        ("blank", "a question has no `___`; a cloze has exactly one, spaced like a word, with words "
+         "around it; what reads as a blank and is not one (`＿＿＿`, `‗‗‗`, `ˍˍˍ`, `▁▁▁`, a "
+         "free-standing `__`) is refused, never scored as a question"),
         ("text-form", "NFC, no invisible characters"),
-        ("twin", "no other live item of the suite has the same prompt once normalised (warning)"),
+        ("twin", "no other live item of the suite has the same prompt and candidates (as a set) once "
+         "normalised (warning; `probes import` refuses unless `--allow-twins`, `init` lists them)"),
         ("leak-exact / leak-ngram", "the prompt followed by (or filled with) `expected` is not in the "
          "suite's training files"),
     ],
     "candidates": [
         ("text-form", "distinct once normalised, no surrounding whitespace"),
-        ("confusable", "no full-width, Cyrillic or Greek look-alike letters"),
+        ("confusable", "no full-width forms, no word that mixes scripts through a look-alike letter "
+         "(`Mоscow` with a Cyrillic о; `π`, `kΩ`, a Greek or Cyrillic word are fine), no two that "
+         "differ only by look-alikes"),
         ("ordinal-scale", "for kind ordinal: an increasing scale"),
         ("answer-position", "across the suite, no one position holds the answer of half the live items "
          "or more (warning)"),
@@ -137,7 +152,8 @@ ITEM_FIELD_CHECKS: dict[str, list[tuple[str, str]]] = {
     "slices": [
         ("slices", "one value for each dimension the suite declares, none other; a value from the "
          "suite's list when it lists them; letters of one script, no full-width or other compatibility "
-         "forms (NFKC)"),
+         "forms (NFKC); no two values of one dimension that read the same (`easy` and a Cyrillic "
+         "`еаѕу`, or `Easy`), across the suite's files and in its declared list"),
         ("coverage", "each declared value has at least `coverage.min_per_value` live items"),
     ],
     "deprecated": [("lock-removed", 'a retired item stays in its file with `"deprecated": true`')],

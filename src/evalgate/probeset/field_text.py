@@ -14,7 +14,8 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
-from evalgate.probeset.normalize import confusables, normalize, strip_ignorable
+from evalgate.probeset.normalize import normalize, strip_ignorable
+from evalgate.probeset.scripts import confusables, skeleton
 
 BLANK = "___"
 
@@ -79,12 +80,22 @@ _CONTROL_NAMES = {
 
 
 def confusable_problems(candidates: list[str]) -> list[str]:
-    """One message per candidate holding full-width or Cyrillic/Greek look-alike letters."""
+    """One message per candidate holding a full-width form or a word mixing scripts through a
+    look-alike letter, and one per pair that reads the same through look-alikes (`easy` and the
+    Cyrillic `еаѕу`); pairs equal once normalised are the distinctness rule's (probeset/scripts.py)."""
     out = []
+    first: dict[str, int] = {}
     for i, cand in enumerate(candidates):
         found = confusables(cand)
         if found:
             out.append(f"item [{i}]: {json.dumps(cand, ensure_ascii=False)} holds {'; '.join(found)}")
+        key = skeleton(cand)
+        j = first.setdefault(key, i)
+        if j != i and normalize(candidates[j]) != normalize(cand):
+            out.append(
+                f"items [{j}] and [{i}] read the same ({reveal(candidates[j])} vs {reveal(cand)}): "
+                "they differ only by look-alike letters of another script"
+            )
     return out
 
 

@@ -67,7 +67,7 @@ HINT_MAP = (
     "write SOURCE=TARGET pairs separated by commas, e.g. "
     "question=prompt,choices=candidates,answer=expected,topic=slices.topic; targets: "
     + ", ".join(TARGETS)
-    + ", slices.<dimension>"
+    + ", slices.<dimension>; a constant slice value for every row: const:VALUE=slices.<dimension>"
 )
 HINT_ANSWER = "give the answer as a choice's text, a 0-based index, or a letter (A = the first choice)"
 HINT_CHOICES = 'give the choices as a list of 2 or more distinct texts, e.g. ["Service", "Deployment"]'
@@ -86,8 +86,12 @@ class Choices:
 @dataclass(frozen=True)
 class SliceColumn:
     dim: str
-    source: str
+    source: str  # the column; for a constant, `const:VALUE` as the user wrote it
     optional: bool = False  # a preset's: absent rows and undeclared dimensions are no finding
+    value: str | None = None  # a constant every row gets (`--map const:science=slices.subject`)
+
+
+CONST = "const:"
 
 
 @dataclass(frozen=True)
@@ -151,7 +155,9 @@ def parse_map(spec: str, base: ImportMap | None = None) -> ImportMap:
     """`question=prompt,choices=candidates,answer=expected,topic=slices.topic` -> an ImportMap.
 
     Each comma-separated piece is SOURCE=TARGET: SOURCE a column, dotted for a nested one
-    (`choices.text`); TARGET one of `TARGETS` or `slices.<dimension>`; `labels` names the row's
+    (`choices.text`), or `const:VALUE` for a slice every row gets (ARC has no subject column:
+    `const:science=slices.subject`; the other order is read the same); TARGET one of `TARGETS`
+    or `slices.<dimension>`; `labels` names the row's
     own labels of its choices. With `base` (a preset), the pieces replace the base's targets and add
     slices; giving `candidates` replaces the base's choices (with `labels` if given too). Without a
     base, prompt, candidates and expected are required. A bad spec raises ValueError naming the
@@ -168,18 +174,36 @@ def parse_map(spec: str, base: ImportMap | None = None) -> ImportMap:
         if piece.count("=") > 1:
             raise ValueError(f"--map piece {piece!r} has more than one '=': {HINT_MAP}")
         source, target = (part.strip() for part in piece.split("="))
+        if target.startswith(CONST) and not source.startswith(CONST):
+            source, target = target, source  # `slices.subject=const:science` reads the same
         if not source:
             raise ValueError(f"--map piece {piece!r} names no source column before '='")
         if not target:
             raise ValueError(f"--map piece {piece!r} names no target after '='")
+        if source.startswith("slices.") and target not in TARGETS and not target.startswith("slices."):
+            # TARGET=VALUE, the other way round: the value is no column and no target
+            raise ValueError(
+                f"--map piece {piece!r}: {target!r} is no target; to give every row the slice value "
+                f"{target!r}, write {CONST}{target}={source} (a constant: SOURCE is `const:VALUE`)"
+            )
         _check_target(piece, target)
+        if source.startswith(CONST):
+            value = source.removeprefix(CONST).strip()
+            if not target.startswith("slices."):
+                raise ValueError(
+                    f"--map piece {piece!r}: a constant gives a slice value (const:VALUE=slices.DIM); "
+                    f"{target} comes from a column of each row"
+                )
+            if not value:
+                raise ValueError(f"--map piece {piece!r}: the constant is empty (write const:VALUE)")
         if target in given:
             raise ValueError(
                 f"--map piece {piece!r}: target {target!r} is given twice (also by {given[target][1]!r})"
             )
         given[target] = (source, piece)
         if target.startswith("slices."):
-            slices.append(SliceColumn(target.removeprefix("slices."), source))
+            const = source.removeprefix(CONST).strip() if source.startswith(CONST) else None
+            slices.append(SliceColumn(target.removeprefix("slices."), source, value=const))
 
     def src(target: str) -> str | None:
         return given[target][0] if target in given else None
@@ -421,7 +445,12 @@ def _answer(value: Any, path: str, texts: list[str], labels: list[str] | None) -
     by_text = texts.index(text) if text in texts else None
     by_place = None
     if _DIGITS.fullmatch(text):
-        by_place = int(text)
+        # no int() of a long digit string: Python refuses one over 4,300 digits (an exit 3), and
+        # any index of more than 9 digits is past every choice list anyway
+        digits = text.lstrip("0") or "0"
+        if len(digits) > 9:
+            raise bad(f"index {_show(text)} but only {n} choices (indexes count from 0)")
+        by_place = int(digits)
     elif _LETTER.fullmatch(text):
         by_place = ord(text) - ord("A")
     if by_text is not None and by_place is not None and by_place < n and by_place != by_text:
@@ -508,7 +537,8 @@ def _declared_findings(mapping: ImportMap, dims: Sequence[str], file: str) -> li
                     None,
                     None,
                     f"slices.{dim}",
-                    f"add COLUMN=slices.{dim} to --map",
+                    f"add COLUMN=slices.{dim} to --map, or const:VALUE=slices.{dim} for one value "
+                    "every row gets",
                 )
             )
     return out
@@ -607,6 +637,9 @@ def _record(
         expected = None if index is None else texts[index]
     slice_values: dict[str, str] = {}
     for s in slices:
+        if s.value is not None:  # a constant of the mapping, the same for every row
+            slice_values[s.dim] = s.value
+            continue
         value = lookup(row, s.source)
         if not _present(value):
             if declared or not s.optional:
@@ -734,9 +767,14 @@ def array_element_lines(data: bytes) -> dict[int, int]:
             return {}
         pos = ws.match(text, pos + 1).end()  # type: ignore[union-attr]
         n = 0
+        # the line count is carried from one element to the next (counting from the start each
+        # time made an 8,000-row array quadratic: docs/probes.md, "Bounded work")
+        line, counted = 1, 0
         while pos < len(text) and text[pos] != "]":
             n += 1
-            lines[n] = text.count("\n", 0, pos) + 1
+            line += text.count("\n", counted, pos)
+            counted = pos
+            lines[n] = line
             _, pos = decoder.raw_decode(text, pos)
             pos = ws.match(text, pos).end()  # type: ignore[union-attr]
             if text[pos : pos + 1] == ",":
@@ -806,3 +844,19 @@ __all__ = [
     "parse_map",
     "read_rows",
 ]
+
+
+def preset_guess(rows: Sequence[Row], current: str) -> list[str]:
+    """The presets other than `current` that read the file's first rows without a missing column:
+    what to say when `--from` names the wrong layout (an ARC export imported `--from mmlu`)."""
+    sample = [(n, r) for n, r in rows[:5] if isinstance(r, dict)]
+    if not sample:
+        return []
+    out = []
+    for name, preset in PRESETS.items():
+        if name == current:
+            continue
+        _, found = convert(sample, preset, file="", id_prefix="guess")
+        if not any(f.check == "import-missing" for f in found):
+            out.append(name)
+    return out

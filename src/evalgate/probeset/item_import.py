@@ -19,7 +19,7 @@ from typing import Any
 
 from evalgate.probeset.items import items_from_records
 from evalgate.probeset.normalize import normalize
-from evalgate.probeset.records import HINTS, duplicate_ids
+from evalgate.probeset.records import HINTS, duplicate_ids, twins
 from evalgate.types import Finding, Probe
 
 HINT_CHANGED = (
@@ -41,6 +41,9 @@ class ItemPlan:
     skipped: list[int]  # rows identical to an item of the suite
     problems: list[Finding]  # on the rows of the import file
     rows: int  # rows read (the bad ones included)
+    # rows whose item repeats another's prompt and candidates (records.twins): refused unless
+    # allowed, and listed either way (docs/authoring.md)
+    twins: list[Finding] = dataclasses.field(default_factory=list)
 
 
 def paired_rows(
@@ -67,6 +70,7 @@ def plan_items(
     read_findings: Sequence[Finding] = (),
     rows: int | None = None,
     named: Collection[int] = (),
+    allow_twins: bool = False,
 ) -> ItemPlan:
     """Check every record as an item of the suite, against the set it joins.
 
@@ -75,6 +79,7 @@ def plan_items(
     problems found reading or mapping the rows (kept, and their rows give no item); `rows` how many
     rows were read (default: the records and the rows with a finding); `named` the rows whose id
     the import made from their row number (import_map.convert), which another import may have used.
+    A row that is a twin of an item (records.twins) is refused unless `allow_twins`.
     """
     problems = list(read_findings)
     by_id = {normalize(p.id): p for p in existing}
@@ -124,11 +129,14 @@ def plan_items(
                     evidence={"first": f"{file}:{at}", "again": f"{source}:{line}"},
                 )
             )
+    twin = [f for f in twins([*existing, *items]) if f.file == source]
+    if not allow_twins:
+        problems += twin
     bad = {f.line for f in problems}
     additions = [(p.line, dataclasses.replace(p, file="", line=0)) for p in items if p.line not in bad]
     problems.sort(key=lambda f: f.line or 0)
     read = {n for n, _ in records} | {f.line for f in read_findings if f.line is not None}
-    return ItemPlan(additions, skipped, problems, rows if rows is not None else len(read))
+    return ItemPlan(additions, skipped, problems, rows if rows is not None else len(read), twin)
 
 
 __all__ = ["HINT_CHANGED", "HINT_NAMED", "ItemPlan", "paired_rows", "plan_items"]

@@ -20,13 +20,13 @@ from evalgate.probeset.field_text import (
     short,
     space_before_blank,
 )
-from evalgate.probeset.normalize import confusables
 from evalgate.probeset.probe_file import ProbeFileRead, read_records
 from evalgate.probeset.records import (
     record_id,
     schema_findings,
     text_findings,
 )
+from evalgate.probeset.scripts import confusables, script, skeleton
 from evalgate.scoring.ordinal import KIND as ORDINAL
 from evalgate.types import BLANK, Finding, Probe
 
@@ -45,11 +45,45 @@ HINTS = {
 }
 
 
+# What reads as a blank but is not three ASCII underscores: runs of the underscore family
+# (full-width ＿, double low line ‗, low macron ˍ, the one-eighth block ▁, dashed and wavy low
+# lines ﹍ ﹏), mixed with ASCII ones or not, and a free-standing pair `__` (a pair inside a
+# word, `__init__`, is code). Without this, such a cloze would be scored as a question
+# (docs/suites.md, "Kind `multiple-choice`").
+_UNDERSCORE_LIKE = "_\uff3f\u2017\u02cd\u2581\ufe4d\ufe4e\ufe4f\u0332"
+_UNDERSCORE_RUN = re.compile(f"[{_UNDERSCORE_LIKE}]+")
+
+
+def _lookalike_blank(prompt: str) -> str | None:
+    """The first run in `prompt` that a reader takes for a blank and is not `___`, or None."""
+    for m in _UNDERSCORE_RUN.finditer(prompt):
+        run = m.group()
+        if run.isascii() and (len(run) != 2 or _glued(prompt, m.start(), m.end())):
+            continue  # ___ and longer runs are the blank rules'; `__init__` is code
+        if not run.isascii() and len(run) == 1 and _glued(prompt, m.start(), m.end()):
+            continue  # one ▁ against a word: a tokenizer's word mark, not a blank
+        return run
+    return None
+
+
+def _glued(text: str, start: int, end: int) -> bool:
+    return (start > 0 and text[start - 1].isalnum()) or (end < len(text) and text[end].isalnum())
+
+
 def _blank_problem(prompt: str) -> str | None:
-    """None for a question (no blank) or a well-formed cloze (one ___, spaced like a word)."""
+    """None for a question (no blank) or a well-formed cloze (one ___, spaced like a word, with
+    words around it)."""
+    if (odd := _lookalike_blank(prompt)) is not None:
+        named = ", ".join(f"U+{ord(ch):04X} {unicodedata.name(ch, '?')}" for ch in dict.fromkeys(odd))
+        return (
+            f"the prompt holds {odd!r} ({named}), which reads as a blank but is not one: a cloze's "
+            f"blank is exactly three ASCII underscores {BLANK}, and a question has none"
+        )
     runs = _BLANK_RUN.findall(prompt)
     if not runs:
         return None
+    if not any(ch.isalnum() for ch in prompt.replace(BLANK, "")):
+        return "the cloze has no words around its blank: there is no sentence for the answer to complete"
     if len(runs) > 1:
         return f"the prompt has {len(runs)} blanks; a cloze has exactly one {BLANK}"
     if runs[0] != BLANK:
@@ -88,16 +122,6 @@ def _slice_problems(value: Any, dims: Mapping[str, Sequence[str] | None]) -> lis
     return out
 
 
-# Scripts one language writes together (Japanese mixes kana and kanji): one script for the rule.
-_ONE_SCRIPT = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK"}
-
-
-def _script(ch: str) -> str:
-    """The script a letter belongs to, from its Unicode name ("LATIN", "GREEK", "ARMENIAN", ...)."""
-    first = unicodedata.name(ch, "UNKNOWN").split(" ")[0]
-    return _ONE_SCRIPT.get(first, first)
-
-
 def slice_lookalikes(value: str) -> list[str]:
     """What makes a slice value read like another: full-width or other compatibility forms
     (mathematical bold letters, ligatures: the value changes under NFKC), and letters of more
@@ -105,16 +129,40 @@ def slice_lookalikes(value: str) -> list[str]:
     a second slice that looks the same as the first in every table (docs/items.md). A value
     written wholly in one script, Greek or Cyrillic included, is a real name."""
     found = confusables(value)
-    latin = any(ch.isascii() and ch.isalpha() for ch in value)
-    if not latin:
-        found = [f for f in found if "full-width" in f]
     if unicodedata.normalize("NFKC", value) != value and not any("full-width" in f for f in found):
         shown = unicodedata.normalize("NFKC", value)
         found.append(f"compatibility forms (it reads as {shown!r} once normalised, NFKC)")
-    scripts = sorted({_script(ch) for ch in value if ch.isalpha()})
+    scripts = sorted({script(ch) for ch in value if ch.isalpha()})
     if len(scripts) > 1 and not found:
         found.append(f"letters of several scripts ({', '.join(s.lower() for s in scripts)})")
     return found
+
+
+def confusable_slice_values(items: Sequence[Probe]) -> list[Finding]:
+    """One finding per item whose slice value reads the same as another value of its dimension
+    (`easy` and the Cyrillic `еаѕу`, each wholly in one script): the two would be two rows that
+    look identical in every table (probeset/scripts.py, docs/items.md). The first value met is
+    kept; each item with another spelling is named."""
+    first: dict[tuple[str, str], tuple[str, Probe]] = {}
+    out = []
+    for p in items:
+        for dim, value in p.dims:
+            seen, q = first.setdefault((dim, skeleton(value)), (value, p))
+            if seen != value:
+                out.append(
+                    Finding(
+                        "slices",
+                        f"{short(value)} reads the same as {short(seen)} (the value of {q.id} at "
+                        f"{q.file}:{q.line}) but is another string: look-alike letters of another "
+                        f"script (or case) make a second '{dim}' row that reads like the first",
+                        p.file,
+                        p.line,
+                        p.id,
+                        f"slices.{dim}",
+                        HINTS["slices"],
+                    )
+                )
+    return out
 
 
 def item_findings(
@@ -180,6 +228,67 @@ def item_coverage(
             if value is not None:
                 counts[value] = counts.get(value, 0) + 1
         out[f"slices.{dim}"] = {v: {"n": n, "min": minimum} for v, n in sorted(counts.items())}
+    return out
+
+
+def unscored_warnings(
+    items: Sequence[Probe],
+    dims: Mapping[str, Sequence[str] | None],
+    minimum: int,
+    excluded: Iterable[str],
+    files: Sequence[str],
+    suite: str,
+) -> list[Finding]:
+    """`slice-empty` warnings: what items name but no live item is left to score, so the gate
+    would drop it without a word (docs/suites.md, "Retired and excluded items").
+
+    A suite whose every item is retired or excluded as a leak; a slice value whose every item is.
+    A declared value under `coverage.min_per_value` is the `coverage` error's already; a value of
+    a dimension without a list can only be retired (its items stay in the file), so it is a
+    warning, shown by `validate` and in every run's report, never silently gone.
+    """
+    skip = set(excluded)
+    where = files[0] if files else None
+
+    def gone(subset: Sequence[Probe]) -> str:
+        retired = sum(p.deprecated for p in subset)
+        leaking = sum(not p.deprecated and p.id in skip for p in subset)
+        parts = [f"{retired} retired"] * bool(retired) + [f"{leaking} excluded as leaks"] * bool(leaking)
+        return " and ".join(parts)
+
+    live = [p for p in items if not p.deprecated and p.id not in skip]
+    if items and not live:
+        return [
+            Finding(
+                "slice-empty",
+                f"suite {suite}: no live item ({gone(items)} of {len(items)}): nothing of the suite is "
+                "scored or gated",
+                where,
+                hint="add items, or take the suite out of `suites:` in evalgate.yml",
+                evidence={"suite": suite, "n": 0},
+            )
+        ]
+    out = []
+    for dim, allowed in dims.items():
+        carried: dict[str, list[Probe]] = {}
+        for p in items:
+            if (value := dict(p.dims).get(dim)) is not None:
+                carried.setdefault(value, []).append(p)
+        scored = {dict(p.dims).get(dim) for p in live}
+        for value, subset in sorted(carried.items()):
+            if value in scored or (allowed and value in allowed and minimum > 0):
+                continue
+            out.append(
+                Finding(
+                    "slice-empty",
+                    f"suite {suite}: slice {dim}:{value} has no live item ({gone(subset)} of "
+                    f"{len(subset)}): it is not scored or gated",
+                    where,
+                    field=f"slices.{dim}",
+                    hint="add live items for that value, or leave it retired knowingly",
+                    evidence={"slice": f"{dim}:{value}", "n": 0},
+                )
+            )
     return out
 
 

@@ -12,7 +12,8 @@ n-gram windows, candidate uniqueness, `expected` among the candidates, id unique
 4. case-folded (then NFKC again: folding can leave a decomposed sequence).
 
 Look-alike letters of another script (Cyrillic "а" in a Latin word) are not folded - no
-normalisation can decide which is meant - but `confusables` names them, code point and all.
+normalisation can decide which is meant - but probeset/scripts.py names a word that mixes them
+(`confusables`) and compares texts by their look-alike skeleton.
 """
 
 from __future__ import annotations
@@ -75,28 +76,3 @@ def normalize(text: str) -> str:
     text = strip_ignorable(text)  # NFKC can map a compatibility character onto an ignorable one
     text = _SPACE_RUN.sub(" ", text).strip()
     return unicodedata.normalize("NFKC", text.casefold())
-
-
-def confusables(text: str) -> list[str]:
-    """Characters of an English or Spanish text that look like a plainer one: full-width forms
-    and Cyrillic or Greek letters (the look-alikes of Latin ones; neither language uses them).
-
-    Each is named as `'x' U+XXXX NAME`, so the author can find it in an editor.
-    """
-    out: list[str] = []
-    seen: set[str] = set()
-    if text.isascii():
-        return out
-    for ch in text:
-        if ch in seen or ch.isascii():
-            continue
-        seen.add(ch)
-        name = unicodedata.name(ch, "?")
-        if 0xFF01 <= ord(ch) <= 0xFF5E:
-            why = "a full-width form"
-        elif name.startswith(("CYRILLIC", "GREEK")) and ch.isalpha():
-            why = f"a {name.split()[0].title()} letter that looks like a Latin one"
-        else:
-            continue
-        out.append(f"{ch!r} U+{ord(ch):04X} {name} ({why})")
-    return out

@@ -12,6 +12,7 @@ import difflib
 import json
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import PurePosixPath
@@ -115,8 +116,9 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
         bound = "at least" if kind == "minItems" else "at most"
         return f"{where}has {n} items, {bound} {arg} allowed"
     if kind == "uniqueItems":
-        shown = [short(v) for v in value]
-        dups = sorted({v for v in shown if shown.count(v) > 1})
+        # counted once each (list.count per element was quadratic: 108k candidates took minutes)
+        counts = Counter(short(v) for v in value)
+        dups = sorted(v for v, k in counts.items() if k > 1)
         return f"{where}repeats {', '.join(dups)}; candidates must be distinct"
     return f"{where}{err.message[:200]}"
 
@@ -144,7 +146,17 @@ def schema_findings(
     findings: list[Finding] = []
     bad: set[str] = set()
     validator = _validator() if of == "probe" else _named_validator(of)
-    errors = sorted(validator.iter_errors(rec), key=lambda e: [str(p) for p in e.absolute_path])
+    # A list far over its maxItems is validated on its first maxItems + 1 elements: the finding
+    # is the same (too many), and jsonschema's uniqueItems falls back to comparing every pair
+    # for values it cannot sort (docs/probes.md, "Bounded work"). The count shown is the real one.
+    checked, over = rec, {}
+    for name, spec in allowed.items():
+        limit = spec.get("maxItems") if isinstance(spec, dict) else None
+        value = rec.get(name)
+        if isinstance(limit, int) and isinstance(value, list) and len(value) > limit + 1:
+            checked = {**checked, name: value[: limit + 1]}
+            over[name] = (limit + 1, len(value))
+    errors = sorted(validator.iter_errors(checked), key=lambda e: [str(p) for p in e.absolute_path])
     for err in errors:
         if err.validator == "required":
             # jsonschema raises one error per missing name, each carrying the whole list
@@ -166,7 +178,11 @@ def schema_findings(
                 name = f"slices.{path[1]}"  # the dimension at fault, not the whole object
             if name:
                 bad.add(name)
-            findings.append(Finding("schema", _schema_message(err), file, line, pid, name, schema_hint))
+            message = _schema_message(err)
+            if name in over and err.validator == "maxItems":
+                cut, real = over[name]
+                message = message.replace(f"has {cut} items", f"has {real} items", 1)
+            findings.append(Finding("schema", message, file, line, pid, name, schema_hint))
     return findings, bad
 
 
@@ -465,19 +481,27 @@ def duplicate_ids(ids: Sequence[tuple[str, int, str]]) -> list[Finding]:
 
 
 def twins(probes: Sequence[Probe]) -> list[Finding]:
-    """Warnings for live probes whose prompts match once normalised (case, spacing, Unicode)."""
-    first: dict[str, Probe] = {}
+    """Warnings for live probes whose prompts match once normalised (case, spacing, Unicode).
+
+    An item of a multiple-choice suite is a twin when its prompt *and* its candidates (as a set)
+    match: a benchmark asks "Which of the following is true?" of many option lists, and each is
+    its own question (docs/authoring.md, docs/suites.md).
+    """
+    first: dict[tuple[str, ...], Probe] = {}
     out: list[Finding] = []
     for p in probes:
         if p.deprecated:
             continue  # a replacement usually keeps the retired probe's prompt
-        key = normalize_exact(p.prompt)
+        key: tuple[str, ...] = (normalize_exact(p.prompt),)
+        if p.is_item:
+            key += tuple(sorted(normalize_exact(c) for c in p.candidates))
         if key in first:
             q = first[key]
+            what = "the prompt and candidates repeat item" if p.is_item else "the prompt repeats probe"
             out.append(
                 Finding(
                     "twin",
-                    f"the prompt repeats probe {q.id}'s ({q.file}:{q.line}) ignoring case and whitespace",
+                    f"{what} {q.id}'s ({q.file}:{q.line}) ignoring case and whitespace",
                     p.file,
                     p.line,
                     p.id,

@@ -1,0 +1,141 @@
+"""Which letters look alike across scripts, and the two rules built on that (docs/validate.md,
+"Scripts and look-alikes").
+
+A Greek or Cyrillic *letter* is a real letter: π, λ, Ω and 2π are answers of maths and physics
+items, and a Russian or Greek suite is written wholly in its script. What misleads a reader is a
+*word* that mixes scripts through a look-alike (`Мoscow`: a Cyrillic М in a Latin word), or two
+strings that differ only by look-alikes (`easy` and the Cyrillic `еаѕу`): they read the same and
+are different strings to the model and to every table.
+
+No well-kept confusables library is a dependency of this project, so `_SKELETON` is a small table
+taken from the Unicode confusables data (UTS #39, confusables.txt): the Cyrillic and Greek letters
+whose prototype there is a single Latin letter. `skeleton` maps a text through it (after
+`normalize`: NFKC, case-folded), so two strings with one skeleton look the same.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from evalgate.probeset.normalize import normalize
+
+# Cyrillic and Greek letters -> the Latin letter they are confusable with (UTS #39 confusables.txt,
+# single-letter prototypes only). Lower and upper case are listed apart: `Κ` looks like `K`, `κ`
+# does not look like `k`.
+_SKELETON = {
+    # Cyrillic lower case
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "ѕ": "s", "і": "i",
+    "ј": "j", "һ": "h", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ӏ": "l", "ѵ": "v", "г": "r",
+    # Cyrillic upper case
+    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C",
+    "Т": "T", "Х": "X", "У": "Y", "Ѕ": "S", "І": "I", "Ј": "J", "Ԛ": "Q", "Ԝ": "W", "Ү": "Y",
+    "Ӏ": "l", "Ѵ": "V", "Ԍ": "G",
+    # Greek lower case
+    "α": "a", "ο": "o", "ν": "v", "ι": "i", "ρ": "p", "υ": "u", "γ": "y", "ϲ": "c", "ϳ": "j",
+    "σ": "o",
+    # Greek upper case
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
+    "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "Ϲ": "C", "Ϳ": "J",
+}  # fmt: skip
+_FOLDED = {k.casefold(): v.casefold() for k, v in _SKELETON.items() if k.casefold() not in _SKELETON}
+_FOLDED.update({k: v.casefold() for k, v in _SKELETON.items()})
+# The scripts each Latin letter has a look-alike in: `o` in Cyrillic and Greek, `k` nowhere.
+_LATIN_LOOKALIKE_IN: dict[str, set[str]] = {}
+for _ch, _latin in _SKELETON.items():
+    _LATIN_LOOKALIKE_IN.setdefault(_latin, set()).add(unicodedata.name(_ch).split(" ")[0])
+
+# Scripts one language writes together (Japanese mixes kana and kanji): one script for the rule.
+_ONE_SCRIPT = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK"}
+
+
+def script(ch: str) -> str:
+    """The script a letter belongs to, from its Unicode name ("LATIN", "GREEK", "CYRILLIC", ...)."""
+    first = unicodedata.name(ch, "UNKNOWN").split(" ")[0]
+    return _ONE_SCRIPT.get(first, first)
+
+
+def skeleton(text: str) -> str:
+    """`text` normalised, each Cyrillic or Greek look-alike replaced by its Latin letter: two texts
+    with one skeleton read the same (`easy`, `еаѕу`, `EASY`)."""
+    norm = normalize(text)
+    if norm.isascii():
+        return norm
+    return "".join(_FOLDED.get(ch, ch) for ch in norm)
+
+
+def _words(text: str) -> list[str]:
+    """Maximal runs of letters (digits, signs and spaces end a word: `2π` is the word `π`)."""
+    out, word = [], []
+    for ch in text:
+        if ch.isalpha() or unicodedata.category(ch) == "Mn":
+            word.append(ch)
+        elif word:
+            out.append("".join(word))
+            word = []
+    if word:
+        out.append("".join(word))
+    return out
+
+
+def _lookalike_scripts(ch: str) -> set[str]:
+    """The scripts other than its own in which `ch` has a look-alike letter."""
+    own = script(ch)
+    latin = ch if own == "LATIN" else _SKELETON.get(ch)
+    if latin is None:
+        return set()
+    found = set(_LATIN_LOOKALIKE_IN.get(latin, set()))
+    if own != "LATIN":
+        found.add("LATIN")
+    return found - {own}
+
+
+def _reads_as(word: str, scripts: set[str]) -> str | None:
+    """The script the word reads as, or None: one whose letters are most of the word (two at
+    least) and that would hold all of it if its few letters of another script, each a look-alike
+    of one of its own, were swapped. `Мoscow` reads as Latin; `ΔH`, `hν`, `kΩ` read as nothing:
+    notation, one letter of each script, no word to imitate."""
+    letters = [ch for ch in word if ch.isalpha()]
+    for t in sorted(scripts):
+        own = sum(script(ch) == t for ch in letters)
+        if own < 2 or own <= len(letters) - own:
+            continue
+        if all(script(ch) == t or t in _lookalike_scripts(ch) for ch in letters):
+            return t
+    return None
+
+
+def mixed_script_words(text: str) -> list[str]:
+    """Each word of `text` that mixes scripts and would read as a word of one script if its
+    look-alike letters were swapped, those letters named: `Мoscow` (a Cyrillic М in a Latin
+    word), `Мosква` (a Latin o in a Cyrillic one). A word whose letters of another script look
+    like nothing of the first (`kΩ`, `μm`, `λmax`, `2πr`), or notation with no script in the
+    majority (`ΔH`, `hν`), is not refused."""
+    if text.isascii():
+        return []
+    out = []
+    for word in _words(text):
+        scripts = {script(ch) for ch in word if ch.isalpha()}
+        if len(scripts) < 2:
+            continue
+        target = _reads_as(word, scripts)
+        if target is not None:
+            bad = [ch for ch in dict.fromkeys(word) if ch.isalpha() and script(ch) != target]
+            named = ", ".join(f"{ch!r} U+{ord(ch):04X} {unicodedata.name(ch, '?')}" for ch in bad)
+            out.append(f"the {target.title()} word {word!r} holds a look-alike of another script ({named})")
+    return out
+
+
+def confusables(text: str) -> list[str]:
+    """What makes a text read like another: full-width forms, and words that mix scripts through
+    a look-alike letter (`mixed_script_words`). A Greek or Cyrillic letter on its own (`π`, `2π`,
+    `kΩ`) or a word wholly in one script is not one. Each is named with its code point, so the
+    author can find it in an editor."""
+    if text.isascii():
+        return []
+    out: list[str] = []
+    seen: set[str] = set()
+    for ch in text:
+        if ch not in seen and 0xFF01 <= ord(ch) <= 0xFF5E:
+            seen.add(ch)
+            out.append(f"{ch!r} U+{ord(ch):04X} {unicodedata.name(ch, '?')} (a full-width form)")
+    return out + mixed_script_words(text)
