@@ -66,6 +66,7 @@ from evalgate.probeset.probe_file import read_probe_file
 from evalgate.probeset.prompt_template import check_template
 from evalgate.probeset.records import duplicate_ids, probes_from_records, twins
 from evalgate.probeset.sealed_history import baseline_findings
+from evalgate.scoring.multiple_choice import render
 from evalgate.types import Finding, Probe, sha256_text
 
 if TYPE_CHECKING:
@@ -256,6 +257,7 @@ def _leaks(
     train_files: Sequence[str] | None,
     *,
     items: bool = False,
+    template: str | None = None,
 ) -> list[Finding]:
     paths = [cfg.path(p) for p in (train_files if train_files else cfg.train)]
     wanted = cfg.leaks.detectors
@@ -277,7 +279,23 @@ def _leaks(
         sentences, found = read_sentences(data, shown)
         col.findings.extend(found)
         index.add_all(shown, sentences)
-    return find_leaks(probes, index)
+    return find_leaks(probes, index, _renderer(template))
+
+
+def _renderer(template: str | None) -> Callable[[Probe], tuple[str, str] | None] | None:
+    """The scorer's rendering (scoring/multiple_choice.render) for the leak detectors, which check
+    what the model reads as well as the filled prompt (docs/validate.md, "Leaks"); None where the
+    template adds nothing or could not be read (its own finding says so)."""
+    if template is None or template.removesuffix("\n") == "{prompt}":
+        return None
+
+    def rendered(probe: Probe) -> tuple[str, str] | None:
+        try:
+            return render(template, probe)
+        except RefusedError:  # a prompt without its blank: refused by its own finding
+            return None
+
+    return rendered
 
 
 def _baseline_findings(
@@ -431,7 +449,7 @@ def validate(
     deletion_seen = seen if not probe_files and suite is None else None
     col.findings.extend(_baseline_findings(cfg, col, probes, deletion_seen, version, manifest_shown))
 
-    leaks = _leaks(cfg, col, grammar, probes + stand_ins, train_files, items=items)
+    leaks = _leaks(cfg, col, grammar, probes + stand_ins, train_files, items=items, template=template)
     excluded, refused, left_out = leak_policy(cfg.leaks.policy, leaks)
     col.findings.extend(refused)
     col.warnings.extend(left_out)

@@ -43,7 +43,7 @@ from evalgate.types import BLANK, Finding, Probe
 
 # (context, suffix) of the rendered text around the answer, as the scorer renders it: None where
 # the suite has no template of its own (the rendered text is then the filled prompt)
-Renderer = Callable[[Probe], tuple[str, str]]
+Renderer = Callable[[Probe], tuple[str, str] | None]
 
 DETECTORS = ("exact", "template", "ngram")
 DEFAULT_WINDOW = 5
@@ -132,8 +132,9 @@ class LeakIndex:
             text = fill(probe.prompt, probe.expected)
             filled = (text, tokens_normal(normalize(text)), None)
         texts = [("the filled prompt", *filled, shared)]
-        if render is not None:
-            rendered = _answer_span(*render(probe), probe.expected)
+        around = render(probe) if render is not None else None
+        if around is not None:
+            rendered = _answer_span(*around, probe.expected)
             if rendered[1] != filled[1]:  # a template that adds words: check what the model reads
                 # the template's own words are every probe's: boilerplate, as the shared words are
                 added = set(rendered[1]) - set(filled[1])
