@@ -37,7 +37,7 @@ def suite() -> list[Probe]:
     rows = [(f"Which city is the capital of {k}?", v, ["Paris", "Rome"]) for k, v in CAPITALS.items()]
     rows += [(f"What is the chemical symbol for {k}?", v, ["Xx", "Qq"]) for k, v in SYMBOLS.items()]
     rows += [(f"Who wrote the novel {k}?", v, ["Mark Twain", "Charles Dickens"]) for k, v in NOVELS.items()]
-    rows += [(f"Which river flows through the city of {k}?", v, ["Volga", "Rhine"]) for k, v in RIVERS.items()]
+    rows += [(f"Which river flows through the city of {k}?", v, ["Volga", "Po"]) for k, v in RIVERS.items()]
     rows += [(q, a, [c for c in cands if c != a]) for q, a, cands in PLANETS]
     return [_item(i + 1, q, a, others) for i, (q, a, others) in enumerate(rows)]
 
