@@ -489,6 +489,54 @@ def _of_suite(warning: Finding, name: str) -> Finding:
     return dataclasses.replace(warning, message=f"suite {name}: {warning.message}")
 
 
+def _cross_suite_leaks(
+    cfg: GateConfig,
+    contents: Mapping[Path, bytes] | None,
+    parts: Sequence[tuple[SuiteConfig, ValidationOutcome]],
+) -> list[Finding]:
+    """Warnings for the items of one suite found in another suite's training files.
+
+    The checkpoint that a run scores learned from every suite's training material, so an item of
+    `geo` verbatim in the training file of `k8s` is as much a leak as one in its own. Each suite's
+    own files are checked by its own validation, under its `leaks.policy`; another suite's files
+    are checked here with the exact and n-gram detectors, and reported as warnings (results.json
+    `warnings`, the report), never silently (docs/suites.md).
+    """
+    detectors = [d for d in cfg.leaks.detectors if d != "template"]
+    if len(parts) < 2 or not detectors:
+        return []
+    scratch = _Collector(cfg.root, contents, cfg.roots())  # read errors are each suite's own findings
+    out: list[Finding] = []
+    for owner, _ in parts:
+        paths = [cfg.path(t) for t in owner.train]
+        index = LeakIndex(set(), window=cfg.leaks.window, detectors=detectors)
+        read = []
+        for path in paths:
+            data = scratch.read(path, "train", "training file")
+            if data is not None:
+                shown = scratch.show(path)
+                index.add_all(shown, read_sentences(data, shown)[0])
+                read.append(path.resolve())
+        if not read:
+            continue
+        for suite, part in parts:
+            own = {cfg.path(t).resolve() for t in suite.train}
+            if suite.name == owner.name or set(read) <= own:
+                continue  # its own training files: checked (and ruled on) by its own validation
+            for f in find_leaks(part.probes, index, _renderer(part.template)):
+                out.append(
+                    dataclasses.replace(
+                        f,
+                        check="leak-cross-suite",
+                        message=f"suite {suite.name}: {f.message}, a training file of suite {owner.name}: "
+                        "the checkpoint scored on both learned from it",
+                        hint="take the sentence out of that training file, or rewrite the item (if it "
+                        "was sealed: deprecate it and add a replacement with a new id)",
+                    )
+                )
+    return out
+
+
 def _validate_suites(cfg: GateConfig, contents: Mapping[Path, bytes] | None) -> ValidationOutcome:
     """Every suite validated on its own (its files, template, manifest, leaks, coverage), then
     what only the whole run can check: ids unique across suites and probes deleted since the
@@ -530,6 +578,7 @@ def _validate_suites(cfg: GateConfig, contents: Mapping[Path, bytes] | None) -> 
     seen = {p.id for p in probes} if complete else None
     col.findings.extend(_baseline_findings(cfg, col, probes, seen, None, ""))
     templates = {s.name: part.template for s, part in parts}
+    col.warnings.extend(_cross_suite_leaks(cfg, contents, parts))
     multi = cfg.multi_suite
     if multi:
         probe_set: dict[str, Any] = {
