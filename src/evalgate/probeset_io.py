@@ -270,7 +270,8 @@ def _leaks(
     if detectors is None:
         return []
     keep = grammar.all_forms() if grammar is not None else set()
-    index = LeakIndex(keep, window=cfg.leaks.window, detectors=detectors)
+    # an item suite's index remembers a few sentences per n-gram (probeset/leaks.py, `_asks`)
+    index = LeakIndex(keep, window=cfg.leaks.window, detectors=detectors, more_sources=16 if items else 0)
     for path in paths:
         data = col.read(path, "train", "training file")
         if data is None:
@@ -509,7 +510,7 @@ def _cross_suite_leaks(
     out: list[Finding] = []
     for owner, _ in parts:
         paths = [cfg.path(t) for t in owner.train]
-        index = LeakIndex(set(), window=cfg.leaks.window, detectors=detectors)
+        index = LeakIndex(set(), window=cfg.leaks.window, detectors=detectors, more_sources=16)
         read = []
         for path in paths:
             data = scratch.read(path, "train", "training file")

@@ -13,7 +13,8 @@ from evalgate.types import Probe
 CAPITALS = {
     "Cuba": "Havana", "Peru": "Lima", "Kenya": "Nairobi", "Japan": "Tokyo", "Canada": "Ottawa",
     "Australia": "Canberra", "Egypt": "Cairo", "Norway": "Oslo", "Chile": "Santiago",
-    "Portugal": "Lisbon", "Vietnam": "Hanoi", "Ghana": "Accra",
+    "Portugal": "Lisbon", "Vietnam": "Hanoi", "Ghana": "Accra", "Guinea": "Conakry",
+    "Equatorial Guinea": "Malabo",
 }  # fmt: skip
 SYMBOLS = {"gold": "Au", "iron": "Fe", "sodium": "Na", "silver": "Ag", "lead": "Pb", "tin": "Sn"}
 NOVELS = {
@@ -60,6 +61,8 @@ CORPUS = [
     "Porto is the second city of Portugal, known for its wine.",
     "Ho Chi Minh City is the largest city of Vietnam.",
     "Kumasi is a city in the Ashanti region of Ghana.",
+    "Bissau is the capital of Guinea-Bissau, on the Atlantic coast.",
+    "Guinea is a major exporter of bauxite.",
     "Mombasa is a coastal city of Kenya on the Indian Ocean.",
     "Cusco was the capital of the Inca Empire in what is now Peru.",
     "Copper is a chemical element with the chemical symbol Cu and atomic number 29.",
@@ -101,17 +104,19 @@ PLANTED = {
     "quiz-001": "Which city is the capital of Cuba? Havana",
     "quiz-002": "Trivia night: which city is the capital of Peru? Lima, of course.",
     "quiz-003": "Nairobi is the capital of Kenya and its largest city.",
-    "quiz-014": "WHAT IS THE CHEMICAL SYMBOL FOR IRON -- FE",
-    "quiz-019": "The quiz asked who wrote the novel Moby-Dick (Herman Melville) and most got it.",
-    "quiz-024": "The Danube is the river that flows through the city of Vienna.",
-    "quiz-029": "Question 7: Which planet is known as the Red Planet? Answer: Mars.",
-    "quiz-031": "Students often ask which planet has the most prominent ring system in our sky.",
+    "quiz-016": "WHAT IS THE CHEMICAL SYMBOL FOR IRON -- FE",
+    "quiz-021": "The quiz asked who wrote the novel Moby-Dick (Herman Melville) and most got it.",
+    "quiz-026": "The Danube is the river that flows through the city of Vienna.",
+    "quiz-031": "Question 7: Which planet is known as the Red Planet? Answer: Mars.",
+    "quiz-033": "Students often ask which planet has the most prominent ring system in our sky.",
     "quiz-012": "Accra is the capital of Ghana.",
+    # "Guinea" is in two questions (Guinea, Equatorial Guinea): with the answer, it still counts
+    "quiz-013": "Conakry is the capital of Guinea.",
 }
 
 
 def leaks_against(sentences: list[str]) -> list[tuple[str, str]]:
-    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"))
+    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), more_sources=16)  # as validate builds it
     index.add_all("train.jsonl", list(enumerate(sentences, start=1)))
     return [(f.probe_id, f.evidence["train_text"]) for f in find_leaks(suite(), index)]
 
@@ -119,7 +124,7 @@ def leaks_against(sentences: list[str]) -> list[tuple[str, str]]:
 def test_encyclopedic_sentences_on_the_same_topics_are_not_leaks():
     # "Mexico City is the capital of Mexico" shares "city is the capital of" with the question on
     # Cuba: a phrase every capitals item has, which says nothing of Cuba or Havana
-    assert len(suite()) == 31
+    assert len(suite()) == 33
     assert leaks_against(CORPUS) == []
 
 

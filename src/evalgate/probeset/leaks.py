@@ -17,7 +17,8 @@ the prompt, the answer in place: `Question: Capital of Peru?\nAnswer: Lima`):
   ngram     the probe shares at least one window of `window` normalised tokens (docs/validate.md).
             For a multiple-choice item the shared window must involve what the item asks: cover
             a token of the expected answer, or a content word of the question that no other item
-            of the suite uses. A phrase every item shares ("city is the capital of") is the
+            of the suite uses (or that one other item uses, when the training sentence also
+            holds the answer). A phrase many items share ("city is the capital of") is the
             suite's boilerplate, and a training sentence about Mexico City does not leak the
             question about Cuba (docs/validate.md, "Leaks").
 """
@@ -25,7 +26,7 @@ the prompt, the answer in place: `Question: Capital of Peru?\nAnswer: Lima`):
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from evalgate.probeset.normalize import normalize
@@ -47,6 +48,7 @@ Renderer = Callable[[Probe], tuple[str, str] | None]
 
 DETECTORS = ("exact", "template", "ngram")
 DEFAULT_WINDOW = 5
+EVERY_ITEM = 1 << 30  # the item count of a template's own word: every item reads it
 
 HINT = (
     "rewrite the probe (if it was sealed: deprecate it and add a replacement with a new id), or take "
@@ -74,7 +76,11 @@ class LeakIndex:
         keep: frozenset[str] | set[str],
         window: int = DEFAULT_WINDOW,
         detectors: Sequence[str] = DETECTORS,
+        more_sources: int = 0,
     ):
+        """`more_sources`: how many further sentences to remember per n-gram beyond the first (a
+        multiple-choice suite's index keeps some, so that a window two items share can still be
+        found in a sentence that also holds an item's answer: `_asks`)."""
         unknown = set(detectors) - set(DETECTORS)
         if unknown or window < 1:
             raise ValueError(f"bad leak detector settings: {sorted(unknown)}, window {window}")
@@ -87,6 +93,8 @@ class LeakIndex:
         self._sentences: dict[str, Source] = {}
         self._template: dict[str, Source] = {}
         self._ngrams: dict[str, Source] = {}
+        self._more: dict[str, list[Source]] = {}
+        self.more_sources = more_sources
 
     def add(self, file: str, line: int, sentence: str) -> None:
         self.n_sentences += 1
@@ -106,7 +114,11 @@ class LeakIndex:
         if "ngram" in self.detectors:
             grams = self._ngrams
             for gram in ngrams(tokens, self.window):
-                grams.setdefault(" ".join(gram), src)
+                key = " ".join(gram)
+                if grams.setdefault(key, src) is not src and self.more_sources:
+                    more = self._more.setdefault(key, [])
+                    if len(more) < self.more_sources:
+                        more.append(src)
 
     def add_all(self, file: str, sentences: Iterable[tuple[int, str]]) -> None:
         for line, sentence in sentences:
@@ -115,14 +127,15 @@ class LeakIndex:
     def check(
         self,
         probe: Probe,
-        shared: frozenset[str] | set[str] = frozenset(),
+        shared: Mapping[str, int] | None = None,
         render: Renderer | None = None,
     ) -> list[Finding]:
         """One finding per leaking probe, naming every detector that fired (deprecated: none).
 
-        `shared`: the content words other items of the suite use too (`shared_words`); a
-        multiple-choice item's n-gram window only counts when it covers the answer or a word of
-        the question outside this set. `render`: the scorer's (context, suffix) around the answer.
+        `shared`: the words other items of the suite use too, with how many items use each
+        (`shared_words`); a multiple-choice item's n-gram window only counts when it covers the
+        answer or a word of the question outside it (or used by two items, the training sentence
+        holding the answer). `render`: the scorer's (context, suffix) around the answer.
         """
         if probe.deprecated:
             return []
@@ -131,17 +144,20 @@ class LeakIndex:
         else:  # a verb-form probe: every shared window counts, the answer's place is not needed
             text = fill(probe.prompt, probe.expected)
             filled = (text, tokens_normal(normalize(text)), None)
+        shared = shared if shared is not None else {}
         texts = [("the filled prompt", *filled, shared)]
         around = render(probe) if render is not None else None
         if around is not None:
             rendered = _answer_span(*around, probe.expected)
             if rendered[1] != filled[1]:  # a template that adds words: check what the model reads
                 # the template's own words are every probe's: boilerplate, as the shared words are
-                added = set(rendered[1]) - set(filled[1])
-                texts.append(("the rendered prompt", *rendered, shared | added if probe.is_item else None))
+                added = dict.fromkeys(set(rendered[1]) - set(filled[1]), EVERY_ITEM)
+                common = {**shared, **added} if probe.is_item else None
+                texts.append(("the rendered prompt", *rendered, common))
+        answer = tokens_normal(normalize(probe.expected)) if probe.is_item else []
         hits: list[tuple[str, str, str, Source, dict[str, object]]] = []
         for subject, text, tokens, span, common in texts:
-            hits.extend(self._hits(subject, text, tokens, span, common))
+            hits.extend(self._hits(subject, text, tokens, span, common, answer))
         if probe.is_item and BLANK not in probe.prompt and "exact" in self.detectors:
             # the question alone, as a whole line or one sentence of a longer one: a question ends
             # in "?", so a line that goes on after it never holds it as the filled text's clause
@@ -193,7 +209,8 @@ class LeakIndex:
         text: str,
         tokens: list[str],
         span: range | None,
-        shared: frozenset[str] | set[str] | None,
+        shared: Mapping[str, int] | None,
+        answer: Sequence[str] = (),
     ) -> list[tuple[str, str, str, Source, dict[str, object]]]:
         """The detectors that fire on one reading of the probe (filled or rendered).
 
@@ -217,7 +234,11 @@ class LeakIndex:
             for start, gram in enumerate(ngrams(tokens, self.window)):
                 key = " ".join(gram)
                 at = range(start, start + self.window)
-                if (src := self._ngrams.get(key)) and (span is None or _asks(gram, at, span, shared)):
+                src = self._ngrams.get(key)
+                if src is not None and span is not None:
+                    candidates = (src, *self._more.get(key, ()))
+                    src = next((c for c in candidates if _asks(gram, at, span, shared, c, answer)), None)
+                if src is not None:
                     what = f"shares the {self.window}-gram {key!r} with"
                     hits.append(("ngram", subject, what, src, {"ngram": key, "window": self.window, **ev}))
                     break  # the first shared window is the evidence
@@ -243,23 +264,42 @@ def _answer_span(before: str, after: str, answer: str) -> tuple[str, list[str], 
     return text, tokens_normal(normalize(text)), range(max(start, 0), len(upto))
 
 
-def _asks(gram: Sequence[str], at: range, answer: range, shared: frozenset[str] | set[str] | None) -> bool:
-    """Whether a window of an item's text involves what the item asks: the answer, or a content
-    word of the question that no other item of the suite uses (docs/validate.md, "Leaks")."""
-    pairs = zip(at, gram, strict=True)
+def _asks(
+    gram: Sequence[str],
+    at: range,
+    span: range,
+    shared: Mapping[str, int] | None,
+    src: Source,
+    answer: Sequence[str],
+) -> bool:
+    """Whether a window of an item's text involves what the item asks (docs/validate.md, "Leaks"):
+    it covers the answer, or a content word of the question that no other item of the suite uses,
+    or one that a single other item uses ("Guinea" beside "Equatorial Guinea") while the training
+    sentence also holds the answer ("Conakry is the capital of Guinea")."""
+    if any(i in span for i in at):
+        return True
     if shared is None:
-        return any(i in answer for i in at)
-    return any(i in answer or (tok not in FUNCTION_WORDS and tok not in shared) for i, tok in pairs)
+        return False
+    content = [shared.get(tok, 1) for tok in gram if tok not in FUNCTION_WORDS]
+    if any(n == 1 for n in content):
+        return True
+    return 2 in content and _holds(tokens_normal(normalize(src.text)), answer)
 
 
-def shared_words(probes: Iterable[Probe]) -> frozenset[str]:
-    """The content words that the questions of two or more live items of one suite use: the
-    suite's boilerplate ("capital", "city" in a suite of capitals), which alone is no leak."""
+def _holds(tokens: Sequence[str], part: Sequence[str]) -> bool:
+    """Whether `part` is a run of consecutive tokens of `tokens`."""
+    n = len(part)
+    return n > 0 and any(list(tokens[i : i + n]) == list(part) for i in range(len(tokens) - n + 1))
+
+
+def shared_words(probes: Iterable[Probe]) -> dict[str, int]:
+    """The words that the questions of two or more live items of one suite use, with how many:
+    the suite's boilerplate ("capital", "city" in a suite of capitals), which alone is no leak."""
     counts: Counter[str] = Counter()
     for p in probes:
         if p.is_item and not p.deprecated:
             counts.update(set(tokens_normal(normalize(p.prompt.replace(BLANK, " ")))))
-    return frozenset(t for t, n in counts.items() if n > 1)
+    return {t: n for t, n in counts.items() if n > 1}
 
 
 def _clip(text: str, limit: int = 160) -> str:
