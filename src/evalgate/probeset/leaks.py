@@ -139,21 +139,25 @@ class LeakIndex:
         """
         if probe.deprecated:
             return []
+        filled: tuple[str, list[str], range | None]
         if probe.is_item:
             filled = _answer_span(*_around(probe.prompt), probe.expected)
         else:  # a verb-form probe: every shared window counts, the answer's place is not needed
             text = fill(probe.prompt, probe.expected)
             filled = (text, tokens_normal(normalize(text)), None)
         shared = shared if shared is not None else {}
-        texts = [("the filled prompt", *filled, shared)]
+        # (what is read, its text, its tokens, the answer's place, the words that alone are no leak)
+        texts: list[tuple[str, str, list[str], range | None, Mapping[str, int] | None]] = [
+            ("the filled prompt", *filled, shared)
+        ]
         around = render(probe) if render is not None else None
         if around is not None:
             rendered = _answer_span(*around, probe.expected)
             if rendered[1] != filled[1]:  # a template that adds words: check what the model reads
                 # the template's own words are every probe's: boilerplate, as the shared words are
                 added = dict.fromkeys(set(rendered[1]) - set(filled[1]), EVERY_ITEM)
-                common = {**shared, **added} if probe.is_item else None
-                texts.append(("the rendered prompt", *rendered, common))
+                words = {**shared, **added} if probe.is_item else None
+                texts.append(("the rendered prompt", *rendered, words))
         answer = tokens_normal(normalize(probe.expected)) if probe.is_item else []
         hits: list[tuple[str, str, str, Source, dict[str, object]]] = []
         for subject, text, tokens, span, common in texts:
