@@ -81,6 +81,8 @@ def test_init_with_leak_policy_exclude_leaves_the_leaking_item_out(repo, cli):
     done = init(cli, "--train", "verbatim.jsonl", "--leak-policy", "exclude")
     assert done.code == 0, done.out + done.err
     assert config(repo)["leaks"] == {"policy": "exclude"}
+    said = "leaks: 1 leaking item(s) left out of the gated series (leaks.policy: exclude): quiz-mmlu-00010"
+    assert said in done.out
     checked = cli("validate", "--format", "json")
     doc = json.loads(checked.out)
     assert checked.code == 0

@@ -474,6 +474,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
         raise
     inputs = [checkpoint, *train, *([test] if test else []), *([template] if template else [])]
     _say_done(layout, dims, imported, sealed, previous, results, action, inputs)
+    _say_excluded(outcome.excluded)
     _say_power(seen, floors)
     return EXIT_PASS
 
@@ -500,6 +501,17 @@ def _why_low(row: Mapping[str, Any]) -> str:
     if at["mde"] is None:
         return "no drop it can have is seen with power 0.8"
     return f"the smallest drop it detects is {100 * at['mde']:.1f} points"
+
+
+def _say_excluded(excluded: frozenset[str]) -> None:
+    """Items left out as leaks under --leak-policy exclude: scored by no baseline, so said here."""
+    if excluded:
+        ids = sorted(excluded)
+        shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        print(
+            f"\nleaks: {len(ids)} leaking item(s) left out of the gated series (leaks.policy: exclude): "
+            f"{shown}; `evalgate validate` names the training line of each"
+        )
 
 
 def _say_power(seen: Mapping[str, Any], floors: Mapping[str, Mapping[str, Any]]) -> None:
