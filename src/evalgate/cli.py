@@ -407,6 +407,18 @@ def build_parser() -> argparse.ArgumentParser:
         "a placeholder to replace)",
     )
     init.add_argument(
+        "--leak-policy",
+        choices=("refuse", "exclude"),
+        help="what a leak does (the `leaks.policy` evalgate.yml key): refuse (default) the set, or "
+        "exclude the leaking items and gate the rest",
+    )
+    init.add_argument(
+        "--leak-window",
+        type=int,
+        metavar="N",
+        help="the n-gram leak detector's window in words, 2-50 (the `leaks.window` key; default 5)",
+    )
+    init.add_argument(
         "--force",
         action="store_true",
         help="replace an existing evalgate.yml, baseline and workflows (the items are added to the "

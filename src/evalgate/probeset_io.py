@@ -69,6 +69,7 @@ from evalgate.probeset.probe_file import read_probe_file
 from evalgate.probeset.prompt_template import check_template
 from evalgate.probeset.records import duplicate_ids, probes_from_records, twins
 from evalgate.probeset.sealed_history import baseline_findings
+from evalgate.scoring.multiple_choice import render
 from evalgate.types import Finding, Probe, sha256_text
 
 if TYPE_CHECKING:
@@ -259,6 +260,7 @@ def _leaks(
     train_files: Sequence[str] | None,
     *,
     items: bool = False,
+    template: str | None = None,
 ) -> list[Finding]:
     paths = [cfg.path(p) for p in (train_files if train_files else cfg.train)]
     wanted = cfg.leaks.detectors
@@ -271,7 +273,8 @@ def _leaks(
     if detectors is None:
         return []
     keep = grammar.all_forms() if grammar is not None else set()
-    index = LeakIndex(keep, window=cfg.leaks.window, detectors=detectors)
+    # an item suite's index remembers a few sentences per n-gram (probeset/leaks.py, `_asks`)
+    index = LeakIndex(keep, window=cfg.leaks.window, detectors=detectors, more_sources=16 if items else 0)
     for path in paths:
         data = col.read(path, "train", "training file")
         if data is None:
@@ -280,7 +283,23 @@ def _leaks(
         sentences, found = read_sentences(data, shown)
         col.findings.extend(found)
         index.add_all(shown, sentences)
-    return find_leaks(probes, index)
+    return find_leaks(probes, index, _renderer(template))
+
+
+def _renderer(template: str | None) -> Callable[[Probe], tuple[str, str] | None] | None:
+    """The scorer's rendering (scoring/multiple_choice.render) for the leak detectors, which check
+    what the model reads as well as the filled prompt (docs/validate.md, "Leaks"); None where the
+    template adds nothing or could not be read (its own finding says so)."""
+    if template is None or template.removesuffix("\n") == "{prompt}":
+        return None
+
+    def rendered(probe: Probe) -> tuple[str, str] | None:
+        try:
+            return render(template, probe)
+        except RefusedError:  # a prompt without its blank: refused by its own finding
+            return None
+
+    return rendered
 
 
 def _baseline_findings(
@@ -436,7 +455,7 @@ def validate(
     deletion_seen = seen if not probe_files and suite is None else None
     col.findings.extend(_baseline_findings(cfg, col, probes, deletion_seen, version, manifest_shown))
 
-    leaks = _leaks(cfg, col, grammar, probes + stand_ins, train_files, items=items)
+    leaks = _leaks(cfg, col, grammar, probes + stand_ins, train_files, items=items, template=template)
     excluded, refused, left_out = leak_policy(cfg.leaks.policy, leaks)
     col.findings.extend(refused)
     col.warnings.extend(left_out)
@@ -481,6 +500,54 @@ def _of_suite(warning: Finding, name: str) -> Finding:
     return dataclasses.replace(warning, message=f"suite {name}: {warning.message}")
 
 
+def _cross_suite_leaks(
+    cfg: GateConfig,
+    contents: Mapping[Path, bytes] | None,
+    parts: Sequence[tuple[SuiteConfig, ValidationOutcome]],
+) -> list[Finding]:
+    """Warnings for the items of one suite found in another suite's training files.
+
+    The checkpoint that a run scores learned from every suite's training material, so an item of
+    `geo` verbatim in the training file of `k8s` is as much a leak as one in its own. Each suite's
+    own files are checked by its own validation, under its `leaks.policy`; another suite's files
+    are checked here with the exact and n-gram detectors, and reported as warnings (results.json
+    `warnings`, the report), never silently (docs/suites.md).
+    """
+    detectors = [d for d in cfg.leaks.detectors if d != "template"]
+    if len(parts) < 2 or not detectors:
+        return []
+    scratch = _Collector(cfg.root, contents, cfg.roots())  # read errors are each suite's own findings
+    out: list[Finding] = []
+    for owner, _ in parts:
+        paths = [cfg.path(t) for t in owner.train]
+        index = LeakIndex(set(), window=cfg.leaks.window, detectors=detectors, more_sources=16)
+        read = []
+        for path in paths:
+            data = scratch.read(path, "train", "training file")
+            if data is not None:
+                shown = scratch.show(path)
+                index.add_all(shown, read_sentences(data, shown)[0])
+                read.append(path.resolve())
+        if not read:
+            continue
+        for suite, part in parts:
+            own = {cfg.path(t).resolve() for t in suite.train}
+            if suite.name == owner.name or set(read) <= own:
+                continue  # its own training files: checked (and ruled on) by its own validation
+            for f in find_leaks(part.probes, index, _renderer(part.template)):
+                out.append(
+                    dataclasses.replace(
+                        f,
+                        check="leak-cross-suite",
+                        message=f"suite {suite.name}: {f.message}, a training file of suite {owner.name}: "
+                        "the checkpoint scored on both learned from it",
+                        hint="take the sentence out of that training file, or rewrite the item (if it "
+                        "was sealed: deprecate it and add a replacement with a new id)",
+                    )
+                )
+    return out
+
+
 def _validate_suites(cfg: GateConfig, contents: Mapping[Path, bytes] | None) -> ValidationOutcome:
     """Every suite validated on its own (its files, template, manifest, leaks, coverage), then
     what only the whole run can check: ids unique across suites and probes deleted since the
@@ -522,6 +589,7 @@ def _validate_suites(cfg: GateConfig, contents: Mapping[Path, bytes] | None) -> 
     seen = {p.id for p in probes} if complete else None
     col.findings.extend(_baseline_findings(cfg, col, probes, seen, None, ""))
     templates = {s.name: part.template for s, part in parts}
+    col.warnings.extend(_cross_suite_leaks(cfg, contents, parts))
     multi = cfg.multi_suite
     if multi:
         probe_set: dict[str, Any] = {

@@ -1,5 +1,6 @@
 """`evalgate init --suite NAME --items FILE [--from mmlu|arc|hellaswag] [--map MAPPING] --checkpoint DIR
-[--train FILE ...] [--test FILE] [--slices DIM,DIM] [--action OWNER/evalgate@SHA] [--force]`.
+[--train FILE ...] [--test FILE] [--slices DIM,DIM] [--leak-policy refuse|exclude] [--leak-window N]
+[--action OWNER/evalgate@SHA] [--force]`.
 
 Sets up the gate in the current folder (the repository's root), from one multiple-choice suite:
 
@@ -317,11 +318,13 @@ def config_text(
     template: str | None = None,
     floors: Mapping[str, Mapping[str, Any]] | None = None,
     mde_max: float = 0.10,
+    leaks: Mapping[str, Any] | None = None,
 ) -> str:
     """evalgate.yml for one multiple-choice suite, commented for the person who reads it next.
 
     `floors` (slice key -> {"floor", "n", "correct", "chance", "why"}): init's floors for the
-    slices the paired test cannot see well, written as the suite's `gate.min_accuracy`."""
+    slices the paired test cannot see well, written as the suite's `gate.min_accuracy`. `leaks`:
+    the run-wide `leaks:` keys --leak-policy and --leak-window set (none: the block is left out)."""
     name = layout.name
     gate_block = (
         floors_text(floors, mde_max)
@@ -360,7 +363,7 @@ suites:
     # Live items each slice value needs at least.
     coverage: {{min_per_value: 1}}
 {gate_block}
-
+{_leaks_text(leaks)}
 # Held-out text for perplexity (null: none is measured).
 test: {_yaml(test) if test else "null"}
 # The checkpoint the gate scores: a native or Hugging Face folder of this repository.
@@ -369,6 +372,30 @@ checkpoint: {_yaml(checkpoint)}
 # (.github/workflows/update-baseline.yml, docs/approval.md).
 baseline: {_yaml(layout.baseline)}
 """
+
+
+def _leaks_text(leaks: Mapping[str, Any] | None) -> str:
+    """The run-wide `leaks:` block init's flags set (docs/validate.md, "Leaks"), or nothing."""
+    if not leaks:
+        return ""
+    keys = ", ".join(f"{k}: {v}" for k, v in leaks.items())
+    return (
+        '\n# Leak detection against every suite\'s `train:` files (docs/validate.md, "Leaks"): `policy`\n'
+        "# refuse (a leak refuses the set) or exclude (leaking items are left out, the rest gated);\n"
+        "# `window`: the n-gram detector's length in words.\n"
+        f"leaks: {{{keys}}}\n"
+    )
+
+
+def _leak_options(policy: str | None, window: int | None) -> dict[str, Any]:
+    """--leak-policy / --leak-window as `leaks:` keys, the window checked against the schema's range
+    here, so the refusal names the flag rather than a staged configuration file."""
+    if window is not None and not 2 <= window <= 50:
+        raise RefusedError(
+            f"--leak-window {window}: the n-gram window is 2 to 50 words",
+            hint="e.g. --leak-window 8 (longer windows flag only longer shared passages; default 5)",
+        )
+    return {k: v for k, v in (("policy", policy), ("window", window)) if v is not None}
 
 
 def _refusal(source: str, imported: ItemImport) -> str:
@@ -393,7 +420,8 @@ def main(args: argparse.Namespace, console: Console) -> int:
     test = _input_file(args.test, "--test", root) if args.test else None
     template = _input_file(args.template, "--template", root) if args.template else None
     action = _action(args.action)
-    text = config_text(layout, dims, train, test, checkpoint, template)
+    leaks = _leak_options(args.leak_policy, args.leak_window)
+    text = config_text(layout, dims, train, test, checkpoint, template, leaks=leaks)
 
     staging = _Staging()
     try:
@@ -425,7 +453,9 @@ def main(args: argparse.Namespace, console: Console) -> int:
         if any(f["floor"] is not None for f in floors.values()):
             # The floors go into evalgate.yml, and the baseline pins the configuration it was
             # made with: pinned again from the final text, so the first run is no gate change.
-            text = config_text(layout, dims, train, test, checkpoint, template, floors, cfg.gate.mde_max)
+            text = config_text(
+                layout, dims, train, test, checkpoint, template, floors, cfg.gate.mde_max, leaks
+            )
             atomic_write_bytes(staged_config, text.encode("utf-8"))
             cfg = load_config(staged_config)
             results["config"] = cfg.pin()
@@ -452,6 +482,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
             "(twins; `evalgate validate` lists them; deprecate one of each pair or make them differ):"
         )
         print("\n".join(f"    {args.items}:{w.line}: {w.probe_id}: {w.message}" for w in twins))
+    _say_excluded(outcome.excluded)
     _say_power(seen, floors)
     return EXIT_PASS
 
@@ -478,6 +509,17 @@ def _why_low(row: Mapping[str, Any]) -> str:
     if at["mde"] is None:
         return "no drop it can have is seen with power 0.8"
     return f"the smallest drop it detects is {100 * at['mde']:.1f} points"
+
+
+def _say_excluded(excluded: frozenset[str]) -> None:
+    """Items left out as leaks under --leak-policy exclude: scored by no baseline, so said here."""
+    if excluded:
+        ids = sorted(excluded)
+        shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        print(
+            f"\nleaks: {len(ids)} leaking item(s) left out of the gated series (leaks.policy: exclude): "
+            f"{shown}; `evalgate validate` names the training line of each"
+        )
 
 
 def _say_power(seen: Mapping[str, Any], floors: Mapping[str, Mapping[str, Any]]) -> None:

@@ -136,8 +136,9 @@ ITEM_FIELD_CHECKS: dict[str, list[tuple[str, str]]] = {
         ("text-form", "NFC, no invisible characters"),
         ("twin", "no other live item of the suite has the same prompt and candidates (as a set) once "
          "normalised (warning; `probes import` refuses unless `--allow-twins`, `init` lists them)"),
-        ("leak-exact / leak-ngram", "the prompt followed by (or filled with) `expected` is not in the "
-         "suite's training files"),
+        ("leak-exact / leak-ngram", "the prompt followed by (or filled with) `expected`, also as the "
+         "suite's template renders it, and a question alone as a sentence, are not in the suite's "
+         "training files (an n-gram must involve the answer or the item's own words; docs/validate.md)"),
     ],
     "candidates": [
         ("text-form", "distinct once normalised, no surrounding whitespace"),

@@ -6,26 +6,49 @@ every window of `window` word tokens, each mapped to the first (file, line) that
 Checking a probe is then a handful of dictionary look-ups: O(probes + sentences), never a
 probe x sentence scan (10,000 probes against 100,000 sentences: see bench/validate.py).
 
-The detectors read `fill(prompt, expected)`, the sentence the model would see completed:
+The detectors read `fill(prompt, expected)`, the sentence the model would see completed, and,
+where the suite has a prompt template, the rendered text the scorer builds (the template around
+the prompt, the answer in place: `Question: Capital of Peru?\nAnswer: Lima`):
   exact     the probe's word tokens (punctuation and case aside) equal a training sentence's, or
             one sentence or comma-separated clause of a longer training line (a short probe has
-            fewer tokens than the n-gram window: this is what protects it);
+            fewer tokens than the n-gram window: this is what protects it); a question item's
+            question alone is also matched against whole lines and the sentences of longer ones;
   template  the same after content nouns become <NOUN>, verb forms and time markers kept;
   ngram     the probe shares at least one window of `window` normalised tokens (docs/validate.md).
+            For a multiple-choice item the shared window must involve what the item asks: cover
+            a token of the expected answer, or a content word of the question that no other item
+            of the suite uses (or that one other item uses, when the training sentence also
+            holds the answer). A phrase many items share ("city is the capital of") is the
+            suite's boilerplate, and a training sentence about Mexico City does not leak the
+            question about Cuba (docs/validate.md, "Leaks").
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from evalgate.probeset.normalize import normalize
 from evalgate.probeset.records import record_id
-from evalgate.probeset.text import clause_keys_normal, fill, masked_tokens, ngrams, tokens_normal
-from evalgate.types import Finding, Probe
+from evalgate.probeset.text import (
+    FUNCTION_WORDS,
+    clause_keys_normal,
+    fill,
+    masked_tokens,
+    ngrams,
+    sentence_keys_normal,
+    tokens_normal,
+)
+from evalgate.types import BLANK, Finding, Probe
+
+# (context, suffix) of the rendered text around the answer, as the scorer renders it: None where
+# the suite has no template of its own (the rendered text is then the filled prompt)
+Renderer = Callable[[Probe], tuple[str, str] | None]
 
 DETECTORS = ("exact", "template", "ngram")
 DEFAULT_WINDOW = 5
+EVERY_ITEM = 1 << 30  # the item count of a template's own word: every item reads it
 
 HINT = (
     "rewrite the probe (if it was sealed: deprecate it and add a replacement with a new id), or take "
@@ -53,7 +76,11 @@ class LeakIndex:
         keep: frozenset[str] | set[str],
         window: int = DEFAULT_WINDOW,
         detectors: Sequence[str] = DETECTORS,
+        more_sources: int = 0,
     ):
+        """`more_sources`: how many further sentences to remember per n-gram beyond the first (a
+        multiple-choice suite's index keeps some, so that a window two items share can still be
+        found in a sentence that also holds an item's answer: `_asks`)."""
         unknown = set(detectors) - set(DETECTORS)
         if unknown or window < 1:
             raise ValueError(f"bad leak detector settings: {sorted(unknown)}, window {window}")
@@ -63,8 +90,11 @@ class LeakIndex:
         self.n_sentences = 0
         self._exact: dict[str, Source] = {}
         self._clauses: dict[str, Source] = {}
+        self._sentences: dict[str, Source] = {}
         self._template: dict[str, Source] = {}
         self._ngrams: dict[str, Source] = {}
+        self._more: dict[str, list[Source]] = {}
+        self.more_sources = more_sources
 
     def add(self, file: str, line: int, sentence: str) -> None:
         self.n_sentences += 1
@@ -77,58 +107,90 @@ class LeakIndex:
             self._exact.setdefault(" ".join(tokens), src)
             for key in clause_keys_normal(norm):
                 self._clauses.setdefault(key, src)
+            for key in sentence_keys_normal(norm):
+                self._sentences.setdefault(key, src)
         if "template" in self.detectors:
             self._template.setdefault(" ".join(masked_tokens(tokens, self.keep)), src)
         if "ngram" in self.detectors:
             grams = self._ngrams
             for gram in ngrams(tokens, self.window):
-                grams.setdefault(" ".join(gram), src)
+                key = " ".join(gram)
+                if grams.setdefault(key, src) is not src and self.more_sources:
+                    more = self._more.setdefault(key, [])
+                    if len(more) < self.more_sources:
+                        more.append(src)
 
     def add_all(self, file: str, sentences: Iterable[tuple[int, str]]) -> None:
         for line, sentence in sentences:
             self.add(file, line, sentence)
 
-    def check(self, probe: Probe) -> list[Finding]:
-        """One finding per leaking probe, naming every detector that fired (deprecated: none)."""
+    def check(
+        self,
+        probe: Probe,
+        shared: Mapping[str, int] | None = None,
+        render: Renderer | None = None,
+    ) -> list[Finding]:
+        """One finding per leaking probe, naming every detector that fired (deprecated: none).
+
+        `shared`: the words other items of the suite use too, with how many items use each
+        (`shared_words`); a multiple-choice item's n-gram window only counts when it covers the
+        answer or a word of the question outside it (or used by two items, the training sentence
+        holding the answer). `render`: the scorer's (context, suffix) around the answer.
+        """
         if probe.deprecated:
             return []
-        text = fill(probe.prompt, probe.expected)
-        tokens = tokens_normal(normalize(text))
-        joined = " ".join(tokens)
-        hits: list[tuple[str, str, Source, dict[str, object]]] = []
-        if "exact" in self.detectors:
-            if src := self._exact.get(joined):
-                hits.append(("exact", "equals (ignoring case, whitespace and punctuation)", src, {}))
-            elif src := self._clauses.get(joined):
-                hits.append(("exact", "is one sentence or clause of", src, {"contained": True}))
-        form = " ".join(masked_tokens(tokens, self.keep))
-        if "template" in self.detectors and (src := self._template.get(form)):
-            hits.append(("template", f"has the same template {form!r} as", src, {"template": form}))
-        if "ngram" in self.detectors:
-            for gram in ngrams(tokens, self.window):
-                key = " ".join(gram)
-                if src := self._ngrams.get(key):
-                    what = f"shares the {self.window}-gram {key!r} with"
-                    hits.append(("ngram", what, src, {"ngram": key, "window": self.window}))
-                    break  # the first shared window is the evidence
+        filled: tuple[str, list[str], range | None]
+        if probe.is_item:
+            filled = _answer_span(*_around(probe.prompt), probe.expected)
+        else:  # a verb-form probe: every shared window counts, the answer's place is not needed
+            text = fill(probe.prompt, probe.expected)
+            filled = (text, tokens_normal(normalize(text)), None)
+        shared = shared if shared is not None else {}
+        # (what is read, its text, its tokens, the answer's place, the words that alone are no leak)
+        texts: list[tuple[str, str, list[str], range | None, Mapping[str, int] | None]] = [
+            ("the filled prompt", *filled, shared)
+        ]
+        around = render(probe) if render is not None else None
+        if around is not None:
+            rendered = _answer_span(*around, probe.expected)
+            if rendered[1] != filled[1]:  # a template that adds words: check what the model reads
+                # the template's own words are every probe's: boilerplate, as the shared words are
+                added = dict.fromkeys(set(rendered[1]) - set(filled[1]), EVERY_ITEM)
+                words = {**shared, **added} if probe.is_item else None
+                texts.append(("the rendered prompt", *rendered, words))
+        answer = tokens_normal(normalize(probe.expected)) if probe.is_item else []
+        hits: list[tuple[str, str, str, Source, dict[str, object]]] = []
+        for subject, text, tokens, span, common in texts:
+            hits.extend(self._hits(subject, text, tokens, span, common, answer))
+        if probe.is_item and BLANK not in probe.prompt and "exact" in self.detectors:
+            # the question alone, as a whole line or one sentence of a longer one: a question ends
+            # in "?", so a line that goes on after it never holds it as the filled text's clause
+            question = tokens_normal(normalize(probe.prompt))
+            key = " ".join(question)
+            if any(t not in FUNCTION_WORDS for t in question):
+                src = self._exact.get(key) or self._sentences.get(key)
+                if src is not None:
+                    what = "is, as a sentence of its own,"
+                    hits.append(("exact", "the question", what, src, {"contained": True, "question": key}))
         if not hits:
             return []
+        hits.sort(key=lambda h: DETECTORS.index(h[0]))  # stable: the filled prompt first within a detector
         # One problem, one finding: the detectors that agree are listed in it (docs/probes.md).
-        detector, what, src, _ = hits[0]
-        message = (
-            f"the filled prompt {_clip(text)!r} {what} training sentence {src.where()} {_clip(src.text)!r}"
-        )
-        for _, more, other, _ in hits[1:]:
-            message += f"; also {more} " + (
+        detector, subject, what, src, _ = hits[0]
+        text = next((t[1] for t in texts if t[0] == subject), probe.prompt)
+        message = f"{subject} {_clip(text)!r} {what} training sentence {src.where()} {_clip(src.text)!r}"
+        for _, other_subject, more, other, _ in hits[1:]:
+            message += f"; also {'' if other_subject == subject else other_subject + ' '}{more} " + (
                 "it" if other == src else f"{other.where()} {_clip(other.text)!r}"
             )
         merged: dict[str, object] = {}
-        for _, _, _, ev in reversed(hits):
+        for *_, ev in reversed(hits):
             merged.update(ev)
+        detectors = list(dict.fromkeys(h[0] for h in hits))
         return [
             Finding(
                 f"leak-{detector}",
-                message + f" (detectors: {', '.join(h[0] for h in hits)})",
+                message + f" (detectors: {', '.join(detectors)})",
                 probe.file,
                 probe.line,
                 probe.id,
@@ -139,21 +201,122 @@ class LeakIndex:
                     "train_file": src.file,
                     "train_line": src.line,
                     "train_text": _clip(src.text, 500),
-                    "detectors": [h[0] for h in hits],
+                    "detectors": detectors,
                     **merged,
                 },
             )
         ]
+
+    def _hits(
+        self,
+        subject: str,
+        text: str,
+        tokens: list[str],
+        span: range | None,
+        shared: Mapping[str, int] | None,
+        answer: Sequence[str] = (),
+    ) -> list[tuple[str, str, str, Source, dict[str, object]]]:
+        """The detectors that fire on one reading of the probe (filled or rendered).
+
+        `span`: where the answer's tokens are (None: every shared n-gram window counts);
+        `shared`: the words that alone make no leak (None: only a window over the answer counts).
+        """
+        joined = " ".join(tokens)
+        hits: list[tuple[str, str, str, Source, dict[str, object]]] = []
+        ev: dict[str, object] = {} if subject == "the filled prompt" else {"rendered": text}
+        if "exact" in self.detectors:
+            if src := self._exact.get(joined):
+                hits.append(("exact", subject, "equals (ignoring case, whitespace and punctuation)", src, ev))
+            elif src := self._clauses.get(joined):
+                what = "is one sentence or clause of"
+                hits.append(("exact", subject, what, src, {"contained": True, **ev}))
+        form = " ".join(masked_tokens(tokens, self.keep))
+        if "template" in self.detectors and (src := self._template.get(form)):
+            what = f"has the same template {form!r} as"
+            hits.append(("template", subject, what, src, {"template": form, **ev}))
+        if "ngram" in self.detectors:
+            for start, gram in enumerate(ngrams(tokens, self.window)):
+                key = " ".join(gram)
+                at = range(start, start + self.window)
+                src = self._ngrams.get(key)
+                if src is not None and span is not None:
+                    candidates = (src, *self._more.get(key, ()))
+                    src = next((c for c in candidates if _asks(gram, at, span, shared, c, answer)), None)
+                if src is not None:
+                    what = f"shares the {self.window}-gram {key!r} with"
+                    hits.append(("ngram", subject, what, src, {"ngram": key, "window": self.window, **ev}))
+                    break  # the first shared window is the evidence
+        return hits
+
+
+def _around(prompt: str) -> tuple[str, str]:
+    """(before, after) the answer in the filled prompt (`fill`: the blank, or after a question)."""
+    if BLANK not in prompt:
+        return prompt + " ", ""
+    before, after = prompt.split(BLANK, 1)
+    return before, after
+
+
+def _answer_span(before: str, after: str, answer: str) -> tuple[str, list[str], range]:
+    """(the text, its normalised tokens, the positions of the answer's tokens among them)."""
+    text = before + answer + after
+    head = tokens_normal(normalize(before))
+    upto = tokens_normal(normalize(before + answer))
+    start = len(head)
+    if head and upto[: len(head)] != head:
+        start -= 1  # the answer glued to the word before it: that token is partly the answer
+    return text, tokens_normal(normalize(text)), range(max(start, 0), len(upto))
+
+
+def _asks(
+    gram: Sequence[str],
+    at: range,
+    span: range,
+    shared: Mapping[str, int] | None,
+    src: Source,
+    answer: Sequence[str],
+) -> bool:
+    """Whether a window of an item's text involves what the item asks (docs/validate.md, "Leaks"):
+    it covers the answer, or a content word of the question that no other item of the suite uses,
+    or one that a single other item uses ("Guinea" beside "Equatorial Guinea") while the training
+    sentence also holds the answer ("Conakry is the capital of Guinea")."""
+    if any(i in span for i in at):
+        return True
+    if shared is None:
+        return False
+    content = [shared.get(tok, 1) for tok in gram if tok not in FUNCTION_WORDS]
+    if any(n == 1 for n in content):
+        return True
+    return 2 in content and _holds(tokens_normal(normalize(src.text)), answer)
+
+
+def _holds(tokens: Sequence[str], part: Sequence[str]) -> bool:
+    """Whether `part` is a run of consecutive tokens of `tokens`."""
+    n = len(part)
+    return n > 0 and any(list(tokens[i : i + n]) == list(part) for i in range(len(tokens) - n + 1))
+
+
+def shared_words(probes: Iterable[Probe]) -> dict[str, int]:
+    """The words that the questions of two or more live items of one suite use, with how many:
+    the suite's boilerplate ("capital", "city" in a suite of capitals), which alone is no leak."""
+    counts: Counter[str] = Counter()
+    for p in probes:
+        if p.is_item and not p.deprecated:
+            counts.update(set(tokens_normal(normalize(p.prompt.replace(BLANK, " ")))))
+    return {t: n for t, n in counts.items() if n > 1}
 
 
 def _clip(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def find_leaks(probes: Iterable[Probe], index: LeakIndex) -> list[Finding]:
+def find_leaks(probes: Iterable[Probe], index: LeakIndex, render: Renderer | None = None) -> list[Finding]:
+    """Every probe checked; the probes are one suite's, whose shared words are its boilerplate."""
+    probes = list(probes)
+    shared = shared_words(probes)
     out: list[Finding] = []
     for probe in probes:
-        out.extend(index.check(probe))
+        out.extend(index.check(probe, shared, render))
     return out
 
 

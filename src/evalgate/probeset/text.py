@@ -118,6 +118,13 @@ def clause_keys_normal(norm: str) -> set[str]:
     return out
 
 
+def sentence_keys_normal(norm: str) -> set[str]:
+    """Token keys of each sentence of a normalised text of two sentences or more (not its clauses:
+    a short question matched against commas would meet every list in the corpus)."""
+    keys = [key for part in _SENTENCE_END.split(norm) if (key := " ".join(_WORD.findall(part)))]
+    return set(keys) if len(keys) > 1 else set()
+
+
 def ngrams(tokens: list[str], n: int) -> Iterable[tuple[str, ...]]:
     for i in range(len(tokens) - n + 1):
         yield tuple(tokens[i : i + n])

@@ -1,0 +1,127 @@
+"""An item of one suite in another suite's training file is reported (docs/suites.md): the run
+scores both suites with one checkpoint, which learned from every suite's training material."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers.paths import REPO, allow_shipped_data
+from helpers.probeset_factory import dump_jsonl
+
+CHECKPOINT = REPO / "data" / "checkpoints" / "demo"
+
+
+QUESTIONS = {
+    "quiz": [
+        (
+            "Which gas do plants take in for photosynthesis?",
+            ["carbon dioxide", "oxygen", "helium"],
+            "biology",
+        ),
+        ("Which organ pumps blood through the body?", ["heart", "liver", "lung"], "biology"),
+        ("What is the boiling point of water at sea level in Celsius?", ["100", "90", "80"], "physics"),
+        (
+            "Which force keeps the planets in orbit around the Sun?",
+            ["gravity", "magnetism", "friction"],
+            "physics",
+        ),
+        ("Which metal is liquid at room temperature?", ["mercury", "iron", "zinc"], "chemistry"),
+    ],
+    "trivia": [
+        ("Who painted the Mona Lisa?", ["Leonardo da Vinci", "Rembrandt", "Monet"], "art"),
+        ("Which instrument has 88 keys?", ["piano", "violin", "flute"], "music"),
+        ("In which country were the first Olympic Games held?", ["Greece", "Italy", "Egypt"], "history"),
+        ("Which composer wrote the Moonlight Sonata?", ["Beethoven", "Mozart", "Bach"], "music"),
+        ("Which city was once called Constantinople?", ["Istanbul", "Athens", "Rome"], "history"),
+    ],
+}
+
+
+def two_suites(root: Path) -> Path:
+    """Suites `quiz` (with a training file of ordinary text) and `trivia` (its own template)."""
+    for name, rows in QUESTIONS.items():
+        (root / name).mkdir(parents=True)
+        recs = [
+            {"id": f"{name}-{i:03d}", "prompt": q, "candidates": c, "expected": c[0], "slices": {"topic": t}}
+            for i, (q, c, t) in enumerate(rows)
+        ]
+        (root / name / "items.jsonl").write_bytes(dump_jsonl(recs))
+    (root / "trivia/prompt.txt").write_text("Question: {prompt}\nAnswer:\n", encoding="utf-8")
+    (root / "quiz/train.jsonl").write_bytes(
+        dump_jsonl([{"text": "The garden behind the old stone house floods every spring."}])
+    )
+    (root / "trivia/train.jsonl").write_bytes(dump_jsonl([{"text": "Clouds drift over the river."}]))
+    suite = {"kind": "multiple-choice", "slices": ["topic"], "coverage": {"min_per_value": 1}}
+    config = {
+        "suites": {
+            "quiz": {**suite, "probes": ["quiz/items.jsonl"], "train": ["quiz/train.jsonl"]},
+            "trivia": {
+                **suite,
+                "probes": ["trivia/items.jsonl"],
+                "template": "trivia/prompt.txt",
+                "train": ["trivia/train.jsonl"],
+            },
+        },
+        "test": None,
+        "baseline": "none",
+        "checkpoint": str(CHECKPOINT),
+    }
+    plain = json.loads(json.dumps(config))  # no shared objects: no YAML anchors
+    (root / "evalgate.yml").write_text(yaml.safe_dump(plain, sort_keys=False), encoding="utf-8")
+    return root
+
+
+def plant(root: Path, suite: str, text: str) -> None:
+    with (root / suite / "train.jsonl").open("ab") as fh:
+        fh.write(dump_jsonl([{"text": text}]))
+
+
+def item(root: Path, name: str, i: int) -> dict:
+    return json.loads((root / name / "items.jsonl").read_text(encoding="utf-8").splitlines()[i])
+
+
+def cross(doc: dict) -> list[tuple[str, int]]:
+    return [
+        (w["probe_id"], w["evidence"]["train_line"])
+        for w in doc["warnings"]
+        if w["check"] == "leak-cross-suite"
+    ]
+
+
+def test_an_item_in_another_suites_training_file_is_a_warning_naming_both(tmp_path, cli):
+    root = two_suites(tmp_path)
+    trivia = item(root, "trivia", 2)
+    quiz = item(root, "quiz", 4)
+    plant(root, "quiz", f"{trivia['prompt']} {trivia['expected']}")  # trivia-002 verbatim
+    plant(root, "trivia", f"Question: {quiz['prompt']}\nAnswer: {quiz['expected']}")  # quiz-004 rendered
+    done = cli("validate", "--format", "json", "--config", root / "evalgate.yml")
+    doc = json.loads(done.out)
+    assert done.code == 0 and doc["findings"] == []  # each suite's own files are clean
+    assert sorted(cross(doc)) == [("quiz-004", 2), ("trivia-002", 2)]
+    text = {w["probe_id"]: w["message"] for w in doc["warnings"] if w["check"] == "leak-cross-suite"}
+    assert text["trivia-002"].startswith("suite trivia: the filled prompt")
+    assert (
+        "quiz/train.jsonl:2" in text["trivia-002"] and "a training file of suite quiz" in text["trivia-002"]
+    )
+    assert (
+        "trivia/train.jsonl:2" in text["quiz-004"] and "a training file of suite trivia" in text["quiz-004"]
+    )
+
+    shown = cli("validate", "--config", root / "evalgate.yml")
+    assert "[leak-cross-suite]" in shown.out
+
+
+@pytest.mark.slow
+def test_the_run_carries_the_cross_suite_leak_into_its_results(tmp_path, monkeypatch, cli):
+    root = two_suites(tmp_path)
+    trivia = item(root, "trivia", 2)
+    plant(root, "quiz", f"{trivia['prompt']} {trivia['expected']}")
+    monkeypatch.chdir(root)
+    allow_shipped_data(monkeypatch)
+    done = cli("run", "--out", "out")
+    assert done.code in (0, 1), done.err
+    res = json.loads((root / "out/results.json").read_text(encoding="utf-8"))
+    assert cross(res) == [("trivia-002", 2)]

@@ -1,0 +1,133 @@
+"""Leak detection of a multiple-choice suite against ordinary training text (docs/validate.md, "Leaks").
+
+A suite of capitals, chemical symbols, authors, planets and rivers, and an encyclopedic corpus
+about the same topics that states none of the items' answers to their questions: every finding
+on it is a false positive. Then leaks planted into that corpus, each of which must be caught.
+"""
+
+from __future__ import annotations
+
+from evalgate.probeset.leaks import LeakIndex, find_leaks
+from evalgate.types import Probe
+
+CAPITALS = {
+    "Cuba": "Havana", "Peru": "Lima", "Kenya": "Nairobi", "Japan": "Tokyo", "Canada": "Ottawa",
+    "Australia": "Canberra", "Egypt": "Cairo", "Norway": "Oslo", "Chile": "Santiago",
+    "Portugal": "Lisbon", "Vietnam": "Hanoi", "Ghana": "Accra", "Guinea": "Conakry",
+    "Equatorial Guinea": "Malabo",
+}  # fmt: skip
+SYMBOLS = {"gold": "Au", "iron": "Fe", "sodium": "Na", "silver": "Ag", "lead": "Pb", "tin": "Sn"}
+NOVELS = {
+    "Moby-Dick": "Herman Melville", "Pride and Prejudice": "Jane Austen", "War and Peace": "Leo Tolstoy",
+    "Don Quixote": "Miguel de Cervantes", "Dracula": "Bram Stoker",
+}  # fmt: skip
+RIVERS = {"Vienna": "Danube", "Paris": "Seine", "London": "Thames", "Cairo": "Nile", "Baghdad": "Tigris"}
+PLANETS = [
+    ("Which planet is known as the Red Planet?", "Mars", ["Mars", "Venus", "Jupiter", "Mercury"]),
+    ("Which planet is the largest in the Solar System?", "Jupiter", ["Jupiter", "Saturn", "Earth", "Mars"]),
+    ("Which planet has the most prominent ring system?", "Saturn", ["Saturn", "Uranus", "Mars", "Venus"]),
+]
+
+
+def _item(n: int, prompt: str, expected: str, others: list[str]) -> Probe:
+    rec = {"id": f"quiz-{n:03d}", "prompt": prompt, "candidates": [expected, *others], "expected": expected}
+    return Probe.from_item(rec, "quiz/items.jsonl", n)
+
+
+def suite() -> list[Probe]:
+    rows = [(f"Which city is the capital of {k}?", v, ["Paris", "Rome"]) for k, v in CAPITALS.items()]
+    rows += [(f"What is the chemical symbol for {k}?", v, ["Xx", "Qq"]) for k, v in SYMBOLS.items()]
+    rows += [(f"Who wrote the novel {k}?", v, ["Mark Twain", "Charles Dickens"]) for k, v in NOVELS.items()]
+    rows += [(f"Which river flows through the city of {k}?", v, ["Volga", "Po"]) for k, v in RIVERS.items()]
+    rows += [(q, a, [c for c in cands if c != a]) for q, a, cands in PLANETS]
+    return [_item(i + 1, q, a, others) for i, (q, a, others) in enumerate(rows)]
+
+
+# Encyclopedic sentences on the suite's topics: other countries, elements, novels and rivers, and
+# other facts about the same ones. None gives an item's answer to its question.
+CORPUS = [
+    "Mexico City is the capital of Mexico and its most populous city.",
+    "Buenos Aires is the capital of Argentina and a major port on the Rio de la Plata.",
+    "Madrid is the capital of Spain and the largest city of the country.",
+    "Berlin is the capital of Germany and its largest city by population.",
+    "Kingston is the capital of Jamaica, on the southeast coast of the island.",
+    "Quito is the capital of Ecuador and sits high in the Andes.",
+    "Santiago de Cuba is the second largest city of the island.",
+    "Osaka is a large port city in Japan, known for its food.",
+    "Toronto is the largest city in Canada by population.",
+    "Sydney is the largest city in Australia and home to a famous opera house.",
+    "Alexandria is the second largest city of Egypt, founded by Alexander the Great.",
+    "Bergen is a city on the west coast of Norway.",
+    "Porto is the second city of Portugal, known for its wine.",
+    "Ho Chi Minh City is the largest city of Vietnam.",
+    "Kumasi is a city in the Ashanti region of Ghana.",
+    "Bissau is the capital of Guinea-Bissau, on the Atlantic coast.",
+    "Guinea is a major exporter of bauxite.",
+    "Mombasa is a coastal city of Kenya on the Indian Ocean.",
+    "Cusco was the capital of the Inca Empire in what is now Peru.",
+    "Copper is a chemical element with the chemical symbol Cu and atomic number 29.",
+    "K is the chemical symbol for potassium, from the Latin word kalium.",
+    "Hg is the chemical symbol for mercury, a metal that is liquid at room temperature.",
+    "Gold has been used for coins and jewellery for thousands of years.",
+    "Iron is the most common element on Earth by mass.",
+    "Sodium reacts violently with water and is stored under oil.",
+    "Silver has the highest electrical conductivity of any element.",
+    "Lead was used in water pipes by the Romans.",
+    "Tin is alloyed with copper to make bronze.",
+    "Mark Twain wrote the novel Adventures of Huckleberry Finn in 1884.",
+    "Charles Dickens wrote the novel Oliver Twist as a serial.",
+    "Leo Tolstoy also wrote the novel Anna Karenina.",
+    "Moby-Dick was poorly received when it was first published.",
+    "Pride and Prejudice has been adapted for film and television many times.",
+    "War and Peace follows several aristocratic families during the Napoleonic era.",
+    "Don Quixote is often called the first modern novel.",
+    "Dracula was published in 1897 and popularised the vampire in fiction.",
+    "The Danube river flows through the city of Budapest as well as Belgrade.",
+    "The Vltava river flows through the city of Prague.",
+    "The Rhine river flows through the city of Cologne on its way to the North Sea.",
+    "Vienna is famous for its coffee houses and classical music.",
+    "Paris is the capital of France and is known for the Eiffel Tower.",
+    "London is the capital of the United Kingdom.",
+    "Baghdad was a centre of learning during the Islamic Golden Age.",
+    "Venus is the planet known as the morning star.",
+    "Mercury is the planet closest to the Sun.",
+    "Saturn is the second largest planet in the Solar System.",
+    "Uranus has a faint ring system discovered in 1977.",
+    "Mars has two small moons called Phobos and Deimos.",
+    "Jupiter has a giant storm known as the Great Red Spot.",
+    "Neptune is the farthest known planet from the Sun in the Solar System.",
+]
+
+# Leaks planted into that corpus: the item copied, re-cased, inside a longer line, or its answer
+# stated with its question's own words. Each names the item it leaks.
+PLANTED = {
+    "quiz-001": "Which city is the capital of Cuba? Havana",
+    "quiz-002": "Trivia night: which city is the capital of Peru? Lima, of course.",
+    "quiz-003": "Nairobi is the capital of Kenya and its largest city.",
+    "quiz-016": "WHAT IS THE CHEMICAL SYMBOL FOR IRON -- FE",
+    "quiz-021": "The quiz asked who wrote the novel Moby-Dick (Herman Melville) and most got it.",
+    "quiz-026": "The Danube is the river that flows through the city of Vienna.",
+    "quiz-031": "Question 7: Which planet is known as the Red Planet? Answer: Mars.",
+    "quiz-033": "Students often ask which planet has the most prominent ring system in our sky.",
+    "quiz-012": "Accra is the capital of Ghana.",
+    # "Guinea" is in two questions (Guinea, Equatorial Guinea): with the answer, it still counts
+    "quiz-013": "Conakry is the capital of Guinea.",
+}
+
+
+def leaks_against(sentences: list[str]) -> list[tuple[str, str]]:
+    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), more_sources=16)  # as validate builds it
+    index.add_all("train.jsonl", list(enumerate(sentences, start=1)))
+    return [(f.probe_id, f.evidence["train_text"]) for f in find_leaks(suite(), index)]
+
+
+def test_encyclopedic_sentences_on_the_same_topics_are_not_leaks():
+    # "Mexico City is the capital of Mexico" shares "city is the capital of" with the question on
+    # Cuba: a phrase every capitals item has, which says nothing of Cuba or Havana
+    assert len(suite()) == 33
+    assert leaks_against(CORPUS) == []
+
+
+def test_every_leak_planted_in_ordinary_text_is_caught():
+    found = dict(leaks_against(CORPUS + list(PLANTED.values())))
+    assert found == PLANTED
