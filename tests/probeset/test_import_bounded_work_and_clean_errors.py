@@ -1,11 +1,11 @@
 """Import does bounded work and refuses cleanly (docs/validate.md, "Bounded work"): a JSON
 array's element lines in one pass, a huge candidate list checked in linear time, a 5,001-digit
-answer index refused (exit 2, never 3), and the right hint for same-stem exports."""
+answer index refused (exit 2, never 3), and the right hint for same-stem exports. The speed itself
+is measured by bench/validate.py (a 100,000-row import), never timed here: the machine is shared."""
 
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -29,11 +29,8 @@ def test_json_array_element_lines_are_found_in_one_pass():
            "choices": ["alpha", "beta", "gamma", "delta"], "answer": 1}  # fmt: skip
     rows = [row] * 15000
     data = json.dumps(rows, indent=1).encode()
-    start = time.perf_counter()
     lines = array_element_lines(data)
-    took = time.perf_counter() - start
     assert lines[1] == 2 and lines[2] == 13 and lines[15000] == 1 + 11 * 14999 + 1
-    assert took < 3.0, f"{took:.1f} s for 15,000 elements: counting lines from the start each time"
 
 
 @pytest.mark.parametrize(
@@ -47,12 +44,9 @@ def test_a_huge_candidate_list_is_refused_in_linear_time(candidates):
         "expected": "x",
         "slices": {"t": "a"},
     }
-    start = time.perf_counter()
     got = read_item_file((json.dumps(rec) + "\n").encode(), "items.jsonl", {"t": None}, None)
-    took = time.perf_counter() - start
     said = [f.message for f in got.findings if f.field == "candidates"]
     assert any(f"has {len(candidates)} items, at most 26 allowed" in m for m in said), said
-    assert took < 3.0, f"{took:.1f} s for {len(candidates)} candidates"
 
 
 @pytest.fixture
