@@ -345,6 +345,7 @@ def gate(
     approve_gate_changes: bool = False,
     probe_files: Mapping[str, str] | None = None,
     base_inputs_changed: Sequence[str] = (),
+    history: Any = None,
 ) -> dict[str, Any]:
     """Compare with the baseline (if any) and set verdict + reasons.
 
@@ -357,7 +358,11 @@ def gate(
 
     # `evalgate compare` may re-gate a results.json that was gated before: the baseline it was
     # gated against then is no input of this verdict, and must not sit in the SHA-256 table.
-    inputs = {k: v for k, v in results["inputs"].items() if v.get("role") != "baseline"}
+    inputs = {
+        k: v
+        for k, v in results["inputs"].items()
+        if v.get("role") not in ("baseline", "baseline-history", "baseline-anchor")
+    }
     if baseline is None:
         # No baseline (`baseline: none`): a scoring run, not a gate. It passes unless a floor
         # fails, and the report says that nothing was compared (docs/gate.md, "Verdict").
@@ -379,7 +384,7 @@ def gate(
     regressions = regression_reasons(comparison)
     _, reasons = hold_perplexity(results, doc, comparison, "fail" if regressions else "pass", regressions)
     results = dict(results)
-    results["inputs"] = dict(sorted({**inputs, **record}.items()))
+    results["inputs"] = dict(sorted({**inputs, **record, **(history.inputs if history else {})}.items()))
     results["comparison"] = comparison
     results["gate_changes_vs_baseline"] = changes
     reasons = [*reasons, *_with_floors(results, cfg, doc)]
@@ -724,3 +729,128 @@ def probe_set_power(
     if note:
         doc["baseline_note"] = note
     return power.with_floors(doc, counts, cfg.gate.z)
+
+
+# ---------------------------------------------------------------------------------------------
+# A baseline's history and anchor (gate/history.py, docs/gate.md "Drift"): written with the
+# baseline, through the journal, so a reader sees the old three files or the new three.
+
+
+def _history_files(target: Path) -> tuple[Path, Path]:
+    from evalgate.gate.history import history_paths
+
+    history, anchor = history_paths(target.name)
+    return target.parent / history, target.parent / anchor
+
+
+def _read_own(path: Path, what: str, shown: str) -> bytes | None:
+    """A file of the baseline folder, or None when there is none (a link or a folder refused)."""
+    if not os.path.lexists(path):
+        return None
+    return read_checked(path, "baseline", what, shown=shown)
+
+
+def _verified_history(cfg: GateConfig, target: Path, baseline: bytes) -> Any:
+    """The history beside `target`, verified against the baseline bytes `baseline`; an empty one
+    when there is none. Refused when broken: a baseline is never written over a broken chain."""
+    from evalgate.gate import history as hist
+
+    history_path, anchor_path = _history_files(target)
+    if history_path.parent.is_symlink() or (
+        history_path.parent.exists() and not history_path.parent.is_dir()
+    ):
+        raise RefusedError(
+            f"{display_path(cfg, history_path.parent)}: a symbolic link or not a folder: the history "
+            "is not written through it",
+            hint="make baselines/history a real folder (restore it from the default branch)",
+        )
+    shown = display_path(cfg, history_path)
+    anchor_shown = display_path(cfg, anchor_path)
+    data = _read_own(history_path, "baseline history", shown)
+    anchor = _read_own(anchor_path, "baseline anchor", anchor_shown)
+    if data is None:
+        if anchor is not None:
+            raise RefusedError(f"{anchor_shown}: an anchor without its history {shown}")
+        return hist.History()
+    history = hist.parse_history(data, shown)
+    hist.verify(
+        history,
+        baseline_sha256=hist.sha256_hex(baseline),
+        anchor=anchor,
+        history_shown=shown,
+        anchor_shown=anchor_shown,
+        baseline_shown=display_path(cfg, target),
+    )
+    return history
+
+
+def write_baseline(cfg: GateConfig, target: Path, doc: dict[str, Any]) -> str | None:
+    """Write baselines/NAME.json; when it replaces another baseline, append the history line (and
+    keep the replaced one as the anchor the first time), all or nothing (edges/journal.py).
+    Returns what was added to the history, for the command's output; None when nothing was."""
+    from evalgate.edges import journal
+    from evalgate.edges.files import dump_json
+    from evalgate.gate import history as hist
+
+    new = dump_json(doc).encode()
+    folder = target.parent
+    journal.recover(folder)
+    shown = display_path(cfg, target)
+    old = _read_own(target, "baseline", shown)
+    files: dict[Path, bytes] = {target: new}
+    note = None
+    if old is not None and old != new:
+        try:
+            old_doc = json.loads(old)
+            validate_baseline(old_doc, shown)
+        except (ValueError, RecursionError, RefusedError):
+            old_doc = None
+        history_path, anchor_path = _history_files(target)
+        if old_doc is None and not os.path.lexists(history_path):
+            note = f"{shown} held no valid baseline: no history line is written for it"
+        else:
+            # a history that does not chain to the file replaced is refused here, with its line
+            history = _verified_history(cfg, target, old)
+            records = []
+            if not history.records:  # the first replacement: the replaced baseline is the anchor
+                records.append(hist.anchor_record(doc["name"], old))
+                files[anchor_path] = old
+            records.append(hist.update_record(doc["name"], old, old_doc or {}, new))
+            files[history_path] = hist.appended(history, records)
+            since = history.updates_since_anchor + 1
+            note = (
+                f"{display_path(cfg, history_path)}: update {since} since the anchor "
+                f"{display_path(cfg, anchor_path)}"
+            )
+    folder.mkdir(parents=True, exist_ok=True)
+    if len(files) > 1:
+        _history_files(target)[0].parent.mkdir(exist_ok=True)
+    journal.commit(folder, files)
+    return note
+
+
+def anchor_baseline(cfg: GateConfig, name: str) -> tuple[Path, bool]:
+    """`evalgate baseline anchor`: mark baselines/NAME.json as the anchor drift is measured from
+    (docs/gate.md, "Drift"). Returns (the anchor file, whether anything changed)."""
+    from evalgate.edges import journal
+    from evalgate.gate import history as hist
+
+    target = baseline_home(cfg) / "baselines" / f"{name}.json"
+    shown = display_path(cfg, target)
+    journal.recover(target.parent)
+    current = _read_own(target, "baseline", shown)
+    if current is None:
+        raise RefusedError(
+            f"{shown}: baseline not found", hint="write it first with `evalgate baseline update --name NAME`"
+        )
+    from evalgate.edges.json_input import parse_json_object
+
+    validate_baseline(parse_json_object(current, shown, "baseline"), shown)
+    history = _verified_history(cfg, target, current)
+    history_path, anchor_path = _history_files(target)
+    if history.anchor_sha256 == hist.sha256_hex(current):
+        return anchor_path, False
+    history_path.parent.mkdir(exist_ok=True)
+    lines = hist.appended(history, [hist.anchor_record(name, current)])
+    journal.commit(target.parent, {history_path: lines, anchor_path: current})
+    return anchor_path, True
