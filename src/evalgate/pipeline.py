@@ -23,7 +23,7 @@ from evalgate.edges.input_files import read_input
 from evalgate.edges.inputs import read_checked
 from evalgate.errors import EvalgateError, RefusedError
 from evalgate.gate import results as results_mod
-from evalgate.gate.baseline import baseline_from_results, validate_baseline
+from evalgate.gate.baseline import BASELINE_KIND, baseline_from_results, validate_baseline
 from evalgate.gate.holds import count_unscorable_as_wrong, hold_perplexity
 from evalgate.gate.perplexity_test import sentence_record
 from evalgate.gate.shards import blocks, select_shard
@@ -346,6 +346,7 @@ def gate(
     probe_files: Mapping[str, str] | None = None,
     base_inputs_changed: Sequence[str] = (),
     history: Any = None,
+    baseline_update: bool = False,
 ) -> dict[str, Any]:
     """Compare with the baseline (if any) and set verdict + reasons.
 
@@ -388,14 +389,78 @@ def gate(
     results["comparison"] = comparison
     results["gate_changes_vs_baseline"] = changes
     reasons = [*reasons, *_with_floors(results, cfg, doc)]
+    drifted = _drift(
+        results, history, baseline, cfg, baseline_update=baseline_update, approved=approve_gate_changes
+    )
+    undecided = inconclusive_reasons(comparison) if comparison.get("inconclusive") else []
+    if drifted is not None:
+        results["drift"] = drifted
+        if drifted["status"] == "fail" and not drifted.get("approved"):
+            reasons = [*reasons, *drifted["reasons"]]
+        elif drifted["status"] == "inconclusive":
+            undecided = [*undecided, *drifted["reasons"]]
     # fail dominates inconclusive, which dominates pass (docs/gate.md, "Verdict")
     if reasons:
         results["verdict"], results["reasons"] = "fail", reasons
-    elif comparison.get("inconclusive"):
-        results["verdict"], results["reasons"] = "inconclusive", inconclusive_reasons(comparison)
+    elif undecided:
+        results["verdict"], results["reasons"] = "inconclusive", undecided
     else:
         results["verdict"], results["reasons"] = "pass", []
     return results_mod.round_floats(results)
+
+
+def _drift(
+    results: dict[str, Any],
+    history: Any,
+    baseline: tuple[dict[str, Any], str, dict[str, Any]],
+    cfg: GateConfig,
+    *,
+    baseline_update: bool,
+    approved: bool,
+) -> dict[str, Any] | None:
+    """results.json's `drift` (gate/drift.py, docs/gate.md "Drift"); None (no key, results as
+    before drift existed) when there is no history and no drift tolerance.
+
+    A baseline-update run (`--verify-baseline`, the label's) whose checkpoint drifted beyond the
+    tolerance since the anchor is refused (exit 2) unless a maintainer approved this head's gate
+    changes (`--approve-gate-changes`, the label evalgate:approve-gate-change): the new baseline
+    would carry the drift into every later comparison. Approved, the drift is shown, marked
+    approved, and does not fail the run; any other run fails on it."""
+    from evalgate.gate.drift import drift, drifting, trend
+    from evalgate.gate.slice_order import slice_sort_key
+    from evalgate.gate.slices import aggregate_slices
+
+    if history is None and not cfg.gate.drift_on:
+        return None
+    anchor, shown, sha, since = None, None, None, 0
+    if history is not None:
+        anchor, shown = history.anchor, history.anchor_shown
+        sha, since = history.history.anchor_sha256, history.history.updates_since_anchor
+    elif baseline[0].get("kind") == BASELINE_KIND:
+        # no history yet: the baseline is the first one, so it is the anchor (look 1)
+        anchor, shown = baseline[0], baseline[1]
+        sha = (baseline[2].get(shown) or {}).get("sha256")
+    view = count_unscorable_as_wrong(results, anchor)[0] if anchor is not None else results
+    out = drift(view, anchor, shown, sha, since, cfg.gate)
+    # each regressed or drifting slice's accuracy over the last baselines (report/drift.py)
+    keys = sorted(
+        {*(results.get("comparison") or {}).get("regressed", []), *drifting(out)}, key=slice_sort_key
+    )
+    if keys:
+        earlier = list(history.history.earlier) if history is not None else []
+        current = (baseline[2].get(baseline[1]) or {}).get("sha256"), baseline[0].get("slices") or {}
+        out["trend"] = trend(keys, earlier, current, aggregate_slices(results["probes"], cfg.gate.z))
+    if out["status"] == "fail" and baseline_update:
+        if not approved:
+            raise RefusedError(
+                "this baseline update drifts beyond gate.drift_tolerance since the anchor "
+                f"{shown}: " + "; ".join(r.split(": ", 1)[1] for r in out["reasons"]),
+                hint="a maintainer accepts the drift by approving this head with the label "
+                "evalgate:approve-gate-change; then mark the new baseline as the anchor "
+                '(`evalgate baseline anchor --name NAME`, docs/gate.md "Drift")',
+            )
+        out["approved"] = True
+    return out
 
 
 def exit_code(results: Mapping[str, Any], cfg: GateConfig, fail_on_inconclusive: bool = False) -> int:

@@ -177,3 +177,29 @@ def test_the_baseline_and_its_history_are_written_all_or_nothing(tmp_path):
         assert consistent(work) == "new"
         assert evalgate(work, "compare", str(second), "baselines/m.json", "--out", "out").returncode == 0
     assert seen == {"old", "new", "refused"}
+
+
+def test_run_refuses_a_rewritten_history_before_any_model_is_loaded(tmp_path, monkeypatch, cli):
+    """The demo copy after one update; its anchor line rewritten to name another anchor: `run`
+    refuses with the file, line and field (the next line no longer chains to it), and writes a
+    refused report: nothing was scored."""
+    from evalgate.config import load_config
+    from evalgate.pipeline import write_baseline
+
+    repo = make_repo(tmp_path, monkeypatch)
+    demo = repo / "baselines" / "demo.json"
+    doc = json.loads(demo.read_text(encoding="utf-8"))
+    doc["provenance"]["pr_number"] = 7
+    write_baseline(load_config(None), demo, doc)
+    history = repo / "baselines" / "history" / "demo.jsonl"
+    records = hist.parse_history(history.read_bytes(), "h").records
+    forged = hist.appended(
+        hist.History(), [{**records[0], "anchor_sha256": "e" * 64, "baseline_sha256": "e" * 64}]
+    )
+    history.write_bytes(forged + history.read_bytes().splitlines(True)[1])
+    got = cli("run", "--out", tmp_path / "out")
+    assert got.code == 2
+    assert "baselines/history/demo.jsonl:2: field" in got.err
+    assert (
+        "nothing was scored" in (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8").splitlines()[0]
+    )

@@ -166,6 +166,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
                 probe_files={p.id: p.file for p in outcome.probes},
                 base_inputs_changed=base_changed,
                 history=history,
+                baseline_update=bool(getattr(args, "verify_baseline", False)),
             )
         if gate_changes:
             results["gate_changes"] = gate_changes
