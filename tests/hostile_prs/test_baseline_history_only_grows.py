@@ -143,3 +143,21 @@ def test_without_the_label_the_history_is_the_bases(tmp_path, workflow):
     work, replaced = restore(tmp_path, workflow, BASE, pr, approved=False)
     assert (work / HISTORY).read_bytes() == BASE[HISTORY] and (work / ANCHOR).read_bytes() == B0
     assert replaced == [HISTORY, ANCHOR]
+
+
+def test_a_journal_planted_beside_the_baseline_is_never_rolled_forward(tmp_path, monkeypatch, cli):
+    """Attack: the PR commits `baselines/.evalgate-journal.json` and a staged
+    `.demo.json.evalgate-new` holding its own baseline, hoping the gate "finishes" the update and
+    gates against it. A reader never finishes an update in the baseline folder: it refuses."""
+    from helpers.hostile_repo import make_repo
+
+    repo = make_repo(tmp_path, monkeypatch)
+    folder = repo / "baselines"
+    before = (folder / "demo.json").read_bytes()
+    (folder / ".demo.json.evalgate-new").write_bytes(b'{"forged": true}\n')
+    entry = {"target": "demo.json", "staged": ".demo.json.evalgate-new"}
+    (folder / ".evalgate-journal.json").write_text(json.dumps({"replace": [entry]}), encoding="utf-8")
+    got = cli("run", "--out", tmp_path / "out")
+    assert got.code == 2 and "an unfinished baseline update" in got.err
+    assert (folder / "demo.json").read_bytes() == before
+    assert (folder / ".demo.json.evalgate-new").exists()  # nothing was followed
