@@ -184,6 +184,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--commit", metavar="SHA", help="git commit for the provenance (default: git rev-parse HEAD)"
     )
 
+    anc = base_sub.add_parser(
+        "anchor",
+        help="mark baselines/NAME.json as the anchor drift is measured from",
+        description="Mark the current baseline as the anchor: every later run also compares with it "
+        "under gate.drift_tolerance (docs/gate.md, 'Drift'). Appends an anchor line to "
+        "baselines/history/NAME.jsonl and keeps the baseline as NAME.anchor.json.",
+    )
+    _add_config(anc)
+    anc.add_argument("--name", metavar="NAME", required=True, help="the baseline: baselines/NAME.json")
+
     cmp_ = sub.add_parser(
         "compare",
         help="gate two existing results (no model needed)",

@@ -203,10 +203,10 @@ class GateConfig:
 _PATH_KEYS = ("probes", "template", "manifest", "grammar", "train", "test", "checkpoint", "baseline")
 # What a suite declares for itself; with `suites:` these top-level keys are not read (docs/suites.md).
 _SUITE_KEYS = ("probes", "template", "manifest", "grammar", "train", "coverage")
-_UNSET_IF_EMPTY = ("min_accuracy", "tolerances")
+_UNSET_IF_EMPTY = ("min_accuracy", "tolerances", "drift_tolerances")
 # optional scalars, left out of the pin when unset (pinned as before they existed): gate.multiplicity
 # (unset: Holm) and gate.cluster (unset: probe by probe)
-_UNSET_IF_NONE = ("multiplicity", "cluster")
+_UNSET_IF_NONE = ("multiplicity", "cluster", "drift_tolerance")
 
 
 def _plain(value: Any) -> Any:
@@ -684,7 +684,18 @@ def _suites(data: dict[str, Any]) -> tuple[tuple[SuiteConfig, ...], dict[str, An
     gate["min_accuracy"] = tuple(floors)
     gate["tolerances"] = tuple(tolerances)
     gate["min_ns"] = tuple(min_ns)
-    return tuple(suites), gate
+    return tuple(suites), _drift(gate)
+
+
+def _drift(gate: dict[str, Any]) -> dict[str, Any]:
+    """`gate.drift_tolerance`: a number for every gated slice, or a map of slice keys (only those
+    slices are checked for drift); GateRules holds them apart (docs/gate.md, "Drift")."""
+    value = gate.pop("drift_tolerance", None)
+    if isinstance(value, dict):
+        gate["drift_tolerances"] = tuple((k, float(v)) for k, v in value.items())
+    elif value is not None:
+        gate["drift_tolerance"] = float(value)
+    return gate
 
 
 def _build(data: dict[str, Any], root: Path, source: str, explicit: tuple[str, ...] = ()) -> GateConfig:
@@ -702,6 +713,7 @@ def _build(data: dict[str, Any], root: Path, source: str, explicit: tuple[str, .
     else:
         gate["min_accuracy"] = tuple(_floors(gate.get("min_accuracy"), ""))
         gate["tolerances"] = tuple((k, float(v)) for k, v in (gate.get("tolerances") or {}).items())
+        gate = _drift(gate)
     report = data["report"]
     scoring = data["scoring"]
     return GateConfig(

@@ -23,7 +23,7 @@ from evalgate.edges.input_files import read_input
 from evalgate.edges.inputs import read_checked
 from evalgate.errors import EvalgateError, RefusedError
 from evalgate.gate import results as results_mod
-from evalgate.gate.baseline import baseline_from_results, validate_baseline
+from evalgate.gate.baseline import BASELINE_KIND, baseline_from_results, validate_baseline
 from evalgate.gate.holds import count_unscorable_as_wrong, hold_perplexity
 from evalgate.gate.perplexity_test import sentence_record
 from evalgate.gate.shards import blocks, select_shard
@@ -345,6 +345,8 @@ def gate(
     approve_gate_changes: bool = False,
     probe_files: Mapping[str, str] | None = None,
     base_inputs_changed: Sequence[str] = (),
+    history: Any = None,
+    baseline_update: bool = False,
 ) -> dict[str, Any]:
     """Compare with the baseline (if any) and set verdict + reasons.
 
@@ -357,7 +359,11 @@ def gate(
 
     # `evalgate compare` may re-gate a results.json that was gated before: the baseline it was
     # gated against then is no input of this verdict, and must not sit in the SHA-256 table.
-    inputs = {k: v for k, v in results["inputs"].items() if v.get("role") != "baseline"}
+    inputs = {
+        k: v
+        for k, v in results["inputs"].items()
+        if v.get("role") not in ("baseline", "baseline-history", "baseline-anchor")
+    }
     if baseline is None:
         # No baseline (`baseline: none`): a scoring run, not a gate. It passes unless a floor
         # fails, and the report says that nothing was compared (docs/gate.md, "Verdict").
@@ -379,18 +385,82 @@ def gate(
     regressions = regression_reasons(comparison)
     _, reasons = hold_perplexity(results, doc, comparison, "fail" if regressions else "pass", regressions)
     results = dict(results)
-    results["inputs"] = dict(sorted({**inputs, **record}.items()))
+    results["inputs"] = dict(sorted({**inputs, **record, **(history.inputs if history else {})}.items()))
     results["comparison"] = comparison
     results["gate_changes_vs_baseline"] = changes
     reasons = [*reasons, *_with_floors(results, cfg, doc)]
+    drifted = _drift(
+        results, history, baseline, cfg, baseline_update=baseline_update, approved=approve_gate_changes
+    )
+    undecided = inconclusive_reasons(comparison) if comparison.get("inconclusive") else []
+    if drifted is not None:
+        results["drift"] = drifted
+        if drifted["status"] == "fail" and not drifted.get("approved"):
+            reasons = [*reasons, *drifted["reasons"]]
+        elif drifted["status"] == "inconclusive":
+            undecided = [*undecided, *drifted["reasons"]]
     # fail dominates inconclusive, which dominates pass (docs/gate.md, "Verdict")
     if reasons:
         results["verdict"], results["reasons"] = "fail", reasons
-    elif comparison.get("inconclusive"):
-        results["verdict"], results["reasons"] = "inconclusive", inconclusive_reasons(comparison)
+    elif undecided:
+        results["verdict"], results["reasons"] = "inconclusive", undecided
     else:
         results["verdict"], results["reasons"] = "pass", []
     return results_mod.round_floats(results)
+
+
+def _drift(
+    results: dict[str, Any],
+    history: Any,
+    baseline: tuple[dict[str, Any], str, dict[str, Any]],
+    cfg: GateConfig,
+    *,
+    baseline_update: bool,
+    approved: bool,
+) -> dict[str, Any] | None:
+    """results.json's `drift` (gate/drift.py, docs/gate.md "Drift"); None (no key, results as
+    before drift existed) when there is no history and no drift tolerance.
+
+    A baseline-update run (`--verify-baseline`, the label's) whose checkpoint drifted beyond the
+    tolerance since the anchor is refused (exit 2) unless a maintainer approved this head's gate
+    changes (`--approve-gate-changes`, the label evalgate:approve-gate-change): the new baseline
+    would carry the drift into every later comparison. Approved, the drift is shown, marked
+    approved, and does not fail the run; any other run fails on it."""
+    from evalgate.gate.drift import drift, drifting, trend
+    from evalgate.gate.slice_order import slice_sort_key
+    from evalgate.gate.slices import aggregate_slices
+
+    if history is None and not cfg.gate.drift_on:
+        return None
+    anchor, shown, sha, since = None, None, None, 0
+    if history is not None:
+        anchor, shown = history.anchor, history.anchor_shown
+        sha, since = history.history.anchor_sha256, history.history.updates_since_anchor
+    elif baseline[0].get("kind") == BASELINE_KIND:
+        # no history yet: the baseline is the first one, so it is the anchor (look 1)
+        anchor, shown = baseline[0], baseline[1]
+        sha = (baseline[2].get(shown) or {}).get("sha256")
+    view = count_unscorable_as_wrong(results, anchor)[0] if anchor is not None else results
+    out = drift(view, anchor, shown, sha, since, cfg.gate)
+    # each regressed or drifting slice's accuracy over the last baselines (report/drift.py)
+    keys = sorted(
+        {*(results.get("comparison") or {}).get("regressed", []), *drifting(out)}, key=slice_sort_key
+    )
+    if keys:
+        earlier = list(history.history.earlier) if history is not None else []
+        current = (baseline[2].get(baseline[1]) or {}).get("sha256"), baseline[0].get("slices") or {}
+        out["trend"] = trend(keys, earlier, current, aggregate_slices(results["probes"], cfg.gate.z))
+    if out["status"] == "fail" and baseline_update:
+        if not approved:
+            raise RefusedError(
+                "this baseline update drifts beyond gate.drift_tolerance since the anchor "
+                f"{shown}: " + "; ".join(r.split(": ", 1)[1] for r in out["reasons"]),
+                hint="a maintainer accepts the drift by approving this head with the label "
+                "evalgate:approve-gate-change; then mark the new baseline as the anchor "
+                '(`evalgate baseline anchor --name NAME`, docs/gate.md "Drift")',
+            )
+        out["approved"] = True
+    return out
 
 
 def exit_code(results: Mapping[str, Any], cfg: GateConfig, fail_on_inconclusive: bool = False) -> int:
@@ -724,3 +794,128 @@ def probe_set_power(
     if note:
         doc["baseline_note"] = note
     return power.with_floors(doc, counts, cfg.gate.z)
+
+
+# ---------------------------------------------------------------------------------------------
+# A baseline's history and anchor (gate/history.py, docs/gate.md "Drift"): written with the
+# baseline, through the journal, so a reader sees the old three files or the new three.
+
+
+def _history_files(target: Path) -> tuple[Path, Path]:
+    from evalgate.gate.history import history_paths
+
+    history, anchor = history_paths(target.name)
+    return target.parent / history, target.parent / anchor
+
+
+def _read_own(path: Path, what: str, shown: str) -> bytes | None:
+    """A file of the baseline folder, or None when there is none (a link or a folder refused)."""
+    if not os.path.lexists(path):
+        return None
+    return read_checked(path, "baseline", what, shown=shown)
+
+
+def _verified_history(cfg: GateConfig, target: Path, baseline: bytes) -> Any:
+    """The history beside `target`, verified against the baseline bytes `baseline`; an empty one
+    when there is none. Refused when broken: a baseline is never written over a broken chain."""
+    from evalgate.gate import history as hist
+
+    history_path, anchor_path = _history_files(target)
+    if history_path.parent.is_symlink() or (
+        history_path.parent.exists() and not history_path.parent.is_dir()
+    ):
+        raise RefusedError(
+            f"{display_path(cfg, history_path.parent)}: a symbolic link or not a folder: the history "
+            "is not written through it",
+            hint="make baselines/history a real folder (restore it from the default branch)",
+        )
+    shown = display_path(cfg, history_path)
+    anchor_shown = display_path(cfg, anchor_path)
+    data = _read_own(history_path, "baseline history", shown)
+    anchor = _read_own(anchor_path, "baseline anchor", anchor_shown)
+    if data is None:
+        if anchor is not None:
+            raise RefusedError(f"{anchor_shown}: an anchor without its history {shown}")
+        return hist.History()
+    history = hist.parse_history(data, shown)
+    hist.verify(
+        history,
+        baseline_sha256=hist.sha256_hex(baseline),
+        anchor=anchor,
+        history_shown=shown,
+        anchor_shown=anchor_shown,
+        baseline_shown=display_path(cfg, target),
+    )
+    return history
+
+
+def write_baseline(cfg: GateConfig, target: Path, doc: dict[str, Any]) -> str | None:
+    """Write baselines/NAME.json; when it replaces another baseline, append the history line (and
+    keep the replaced one as the anchor the first time), all or nothing (edges/journal.py).
+    Returns what was added to the history, for the command's output; None when nothing was."""
+    from evalgate.edges import journal
+    from evalgate.edges.files import dump_json
+    from evalgate.gate import history as hist
+
+    new = dump_json(doc).encode()
+    folder = target.parent
+    journal.recover(folder)
+    shown = display_path(cfg, target)
+    old = _read_own(target, "baseline", shown)
+    files: dict[Path, bytes] = {target: new}
+    note = None
+    if old is not None and old != new:
+        try:
+            old_doc = json.loads(old)
+            validate_baseline(old_doc, shown)
+        except (ValueError, RecursionError, RefusedError):
+            old_doc = None
+        history_path, anchor_path = _history_files(target)
+        if old_doc is None and not os.path.lexists(history_path):
+            note = f"{shown} held no valid baseline: no history line is written for it"
+        else:
+            # a history that does not chain to the file replaced is refused here, with its line
+            history = _verified_history(cfg, target, old)
+            records = []
+            if not history.records:  # the first replacement: the replaced baseline is the anchor
+                records.append(hist.anchor_record(doc["name"], old))
+                files[anchor_path] = old
+            records.append(hist.update_record(doc["name"], old, old_doc or {}, new))
+            files[history_path] = hist.appended(history, records)
+            since = history.updates_since_anchor + 1
+            note = (
+                f"{display_path(cfg, history_path)}: update {since} since the anchor "
+                f"{display_path(cfg, anchor_path)}"
+            )
+    folder.mkdir(parents=True, exist_ok=True)
+    if len(files) > 1:
+        _history_files(target)[0].parent.mkdir(exist_ok=True)
+    journal.commit(folder, files)
+    return note
+
+
+def anchor_baseline(cfg: GateConfig, name: str) -> tuple[Path, bool]:
+    """`evalgate baseline anchor`: mark baselines/NAME.json as the anchor drift is measured from
+    (docs/gate.md, "Drift"). Returns (the anchor file, whether anything changed)."""
+    from evalgate.edges import journal
+    from evalgate.gate import history as hist
+
+    target = baseline_home(cfg) / "baselines" / f"{name}.json"
+    shown = display_path(cfg, target)
+    journal.recover(target.parent)
+    current = _read_own(target, "baseline", shown)
+    if current is None:
+        raise RefusedError(
+            f"{shown}: baseline not found", hint="write it first with `evalgate baseline update --name NAME`"
+        )
+    from evalgate.edges.json_input import parse_json_object
+
+    validate_baseline(parse_json_object(current, shown, "baseline"), shown)
+    history = _verified_history(cfg, target, current)
+    history_path, anchor_path = _history_files(target)
+    if history.anchor_sha256 == hist.sha256_hex(current):
+        return anchor_path, False
+    history_path.parent.mkdir(exist_ok=True)
+    lines = hist.appended(history, [hist.anchor_record(name, current)])
+    journal.commit(target.parent, {history_path: lines, anchor_path: current})
+    return anchor_path, True

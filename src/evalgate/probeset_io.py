@@ -344,6 +344,22 @@ def config_input(cfg: GateConfig) -> dict[str, dict[str, Any]]:
     return {display_path(cfg.root, path): {**bytes_record(data), "role": "config"}}
 
 
+def refuse_unfinished_update(folder: Path, shown: str) -> None:
+    """A baseline update killed after its commit point leaves a journal in the baseline's folder
+    (edges/journal.py). A reader never finishes it: the folder is a gate input, and a journal there
+    may be a pull request's, naming its own files to put in place of the base's baseline. Only
+    `evalgate baseline update` / `anchor` finish it; until then the gate is refused."""
+    from evalgate.edges.journal import JOURNAL
+
+    if os.path.lexists(folder / JOURNAL):
+        raise RefusedError(
+            f"{shown}: an unfinished baseline update ({JOURNAL} beside it): the baseline and its "
+            "history may be half replaced",
+            hint="run `evalgate baseline update` again (it finishes or drops the interrupted one), or "
+            f"delete {JOURNAL} and restore baselines/ from the default branch",
+        )
+
+
 def load_baseline(cfg: GateConfig) -> tuple[dict[str, Any], str, dict[str, Any]] | None:
     """The baseline document, its display path and its input record; None for `--baseline none`.
 
@@ -359,6 +375,7 @@ def load_baseline(cfg: GateConfig) -> tuple[dict[str, Any], str, dict[str, Any]]
             f"{cfg.baseline}: baseline not found",
             hint="create it with `evalgate baseline update --name NAME`, or run with `--baseline none`",
         )
+    refuse_unfinished_update(path.parent, cfg.baseline)
     # one read: the document parsed is the one hashed (a folder, a FIFO or a link to a device
     # is refused here by what it is)
     data = read_checked(path, "baseline", "baseline", roots=cfg.roots(), shown=cfg.baseline)
@@ -369,6 +386,69 @@ def load_baseline(cfg: GateConfig) -> tuple[dict[str, Any], str, dict[str, Any]]
         validate_baseline(doc, str(cfg.baseline))
     shown = display_path(cfg.root, path)
     return doc, shown, {shown: {**bytes_record(data), "role": "baseline"}}
+
+
+@dataclass(frozen=True)
+class BaselineHistory:
+    """A configured baseline's verified history and anchor (gate/history.py, docs/gate.md
+    "Drift"); `inputs` are their records for results.json's SHA-256 table."""
+
+    history: Any  # gate.history.History
+    anchor: dict[str, Any]
+    anchor_shown: str
+    inputs: dict[str, Any]
+
+
+def load_history(
+    cfg: GateConfig, baseline: tuple[dict[str, Any], str, dict[str, Any]] | None
+) -> BaselineHistory | None:
+    """The history beside the configured baseline file, verified: its chain, its last line naming
+    the baseline read, its anchor file the one it names. None when the baseline has none (no
+    drift check). A broken or rewritten history is refused (exit 2, file, line and field named).
+
+    Read like the baseline, from where the baseline is (the workflow restores both from the base
+    commit, docs/approval.md)."""
+    from evalgate.gate import history as hist
+
+    if baseline is None or cfg.baseline is None:
+        return None
+    doc, shown, record = baseline
+    if "probes" in doc and isinstance(doc.get("probes"), list):
+        return None  # a results file as the baseline (compare): it has no history
+    history_rel, anchor_rel = hist.history_paths(str(cfg.baseline))
+    paths = {"history": cfg.path(history_rel), "anchor": cfg.path(anchor_rel)}
+    present = {k: os.path.lexists(p) for k, p in paths.items()}
+    shown_of = {k: display_path(cfg.root, p) for k, p in paths.items()}
+    if not any(present.values()):
+        return None
+    if not present["history"]:
+        raise RefusedError(
+            f"{shown_of['anchor']}: an anchor without its history {shown_of['history']}",
+            hint="restore baselines/history from the default branch: the history is append-only",
+        )
+    inputs: dict[str, Any] = {}
+    read: dict[str, bytes] = {}
+    # beside the baseline: inside the repository's roots, or the folder of a baseline the operator
+    # named on the command line (its own history, followed by no link out of it)
+    roots = [*cfg.roots(), cfg.path(cfg.baseline).parent.resolve()]
+    for key, what in (("history", "baseline history"), ("anchor", "baseline anchor")):
+        if not present[key]:
+            continue
+        check_input(paths[key], roots, what, shown_of[key])
+        read[key] = read_checked(paths[key], "baseline", what, roots=roots, shown=shown_of[key])
+        inputs[shown_of[key]] = {**bytes_record(read[key]), "role": f"baseline-{key}"}
+    history = hist.parse_history(read["history"], shown_of["history"])
+    hist.verify(
+        history,
+        baseline_sha256=record[shown]["sha256"],
+        anchor=read.get("anchor"),
+        history_shown=shown_of["history"],
+        anchor_shown=shown_of["anchor"],
+        baseline_shown=shown,
+    )
+    anchor = parse_json_object(read["anchor"], paths["anchor"], "baseline anchor")
+    validate_baseline(anchor, shown_of["anchor"])
+    return BaselineHistory(history, anchor, shown_of["anchor"], inputs)
 
 
 def read_test_sentences(cfg: GateConfig) -> tuple[list[str], dict[str, dict[str, Any]]]:

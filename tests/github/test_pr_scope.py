@@ -136,7 +136,13 @@ def test_the_decision_is_three_output_lines(tmp_path):
     assert result.code == 0, result.err
     assert [line.partition("=")[0] for line in result.lines] == ["relevant", "gate-paths", "base-inputs"]
     assert result.relevant
-    assert result.base_inputs == ["evalgate.yml", "baselines/mine.json"]
+    # the baseline's history and anchor are the base's too (docs/gate.md, "Drift")
+    assert result.base_inputs == [
+        "evalgate.yml",
+        "baselines/mine.json",
+        "baselines/history/mine.jsonl",
+        "baselines/history/mine.anchor.json",
+    ]
     assert "models/mine" in result.gate_paths and "baselines" in result.gate_paths
 
 

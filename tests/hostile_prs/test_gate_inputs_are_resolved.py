@@ -133,7 +133,12 @@ def test_base_inputs_name_a_baseline_outside_baselines(tmp_path):
     work, sha = repo_with(tmp_path, base, {"eval/baseline.json": '{"loosened": true}\n'})
     result = scope(work, sha)
     assert result.code == 0, result.err
-    assert result.base_inputs == ["evalgate.yml", "eval/baseline.json"]
+    assert result.base_inputs == [
+        "evalgate.yml",
+        "eval/baseline.json",
+        "eval/history/baseline.jsonl",  # its history and anchor, beside it (docs/gate.md "Drift")
+        "eval/history/baseline.anchor.json",
+    ]
     assert result.relevant
 
 
@@ -157,6 +162,8 @@ def test_base_inputs_name_a_linked_baseline_and_its_target(tmp_path):
         "ci/gate.yml",
         "baselines/current.json",
         "baselines/v2.json",
+        "baselines/history/current.jsonl",  # named after the baseline as configured
+        "baselines/history/current.anchor.json",
     ]
     assert result.relevant
 

@@ -1,5 +1,9 @@
 """`evalgate baseline update`: score a checkpoint and write baselines/NAME.json atomically.
 
+Replacing a baseline appends one line to its history, baselines/history/NAME.jsonl (the first
+time, the replaced baseline is kept as the anchor, NAME.anchor.json), all or nothing with the
+baseline (pipeline.write_baseline, docs/gate.md "Drift").
+
 The baseline is the one file the gate trusts; it moves only through a labelled PR (see the
 update-baseline workflow). It carries no wall-clock time, so rewriting it from the same inputs on
 the same commit changes no byte. How it is made is pipeline.py's, shared with `evalgate init`.
@@ -14,7 +18,7 @@ from typing import Any
 from evalgate.commands._args import cli_loader, cli_path
 from evalgate.config import load_config
 from evalgate.console import Console
-from evalgate.edges.files import atomic_write_json, refused_if_unwritable
+from evalgate.edges.files import refused_if_unwritable
 from evalgate.edges.json_input import load_json_file
 from evalgate.errors import EXIT_PASS, RefusedError
 from evalgate.gate.results import refuse_partial, validate_results
@@ -25,6 +29,7 @@ from evalgate.pipeline import (
     display_path,
     rederive,
     score,
+    write_baseline,
 )
 
 
@@ -61,9 +66,11 @@ def main(args: argparse.Namespace, console: Console) -> int:
         "the baseline",
         "the baseline goes to baselines/NAME.json beside evalgate.yml: make that folder writable",
     ):
-        atomic_write_json(target, doc)
+        note = write_baseline(cfg, target, doc)
     overall = (results.get("slices") or {}).get("overall") or {}
     acc = overall.get("accuracy")
     shown = f"{acc:.1%}" if isinstance(acc, float) else "n/a"
     print(f"evalgate: wrote {display_path(cfg, target)} (overall accuracy {shown})")
+    if note:
+        print(f"evalgate: {note}")
     return EXIT_PASS

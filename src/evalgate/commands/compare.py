@@ -32,11 +32,14 @@ def main(args: argparse.Namespace, console: Console) -> int:
         refuse_partial(
             results, str(results_path), "holds only part of the probes; there is nothing to gate yet"
         )
-        from evalgate.probeset_io import load_baseline
+        from evalgate.probeset_io import load_baseline, load_history
 
         baseline = load_baseline(cfg)
         if baseline is not None:
             read.update(baseline[2])
+        history = load_history(cfg, baseline)
+        if history is not None:
+            read.update(history.inputs)
         shown = results_path.as_posix()
         # The scores come from the results file; the gate (rule, thresholds, slices) and the
         # baseline come from this command's configuration: pin and hash that one too, so the
@@ -53,7 +56,11 @@ def main(args: argparse.Namespace, console: Console) -> int:
             shown: {**file_record(results_path), "role": "results"},
         }
         results = gate(
-            results, baseline, cfg, approve_gate_changes=bool(getattr(args, "approve_gate_changes", False))
+            results,
+            baseline,
+            cfg,
+            approve_gate_changes=bool(getattr(args, "approve_gate_changes", False)),
+            history=history,
         )
     except RefusedError as exc:
         refused = refused_results(cfg, exc, extra_inputs=read)

@@ -18,7 +18,7 @@ from evalgate.errors import RefusedError
 from evalgate.gate.results import validate_results
 from evalgate.gate.shards import merge_parts, pin_differences
 from evalgate.pipeline import BASE_KEYS, exit_code, finalize, gate, refused_results
-from evalgate.probeset_io import load_baseline
+from evalgate.probeset_io import load_baseline, load_history
 
 
 def main(args: argparse.Namespace, console: Console) -> int:
@@ -51,11 +51,13 @@ def main(args: argparse.Namespace, console: Console) -> int:
             # the baseline is this merge's choice (the shards never load one): record it
             base["config"] = {**base["config"], "baseline": pin["baseline"]}
             results = finalize(base, entries)
+        baseline = load_baseline(cfg)
         results = gate(
             results,
-            load_baseline(cfg),
+            baseline,
             cfg,
             approve_gate_changes=bool(getattr(args, "approve_gate_changes", False)),
+            history=load_history(cfg, baseline),
         )
     except RefusedError as exc:
         write_outputs(refused_results(cfg, exc), out_dir, cfg)

@@ -24,7 +24,7 @@ from evalgate.pipeline import (
     refused_results,
     score,
 )
-from evalgate.probeset_io import load_baseline
+from evalgate.probeset_io import load_baseline, load_history
 
 
 def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -139,6 +139,9 @@ def main(args: argparse.Namespace, console: Console) -> int:
         baseline = None if shard else load_baseline(cfg)
         if baseline is not None:
             read.update(baseline[2])
+        history = load_history(cfg, baseline)  # its chain checked before any model is loaded
+        if history is not None:
+            read.update(history.inputs)
         approve = bool(getattr(args, "approve_gate_changes", False))
         refuse_before_scoring(cfg, outcome, baseline, approve, base_changed)  # docs/approval.md
         refuse_blind_clusters(cfg, outcome, baseline)  # a gate.cluster that could never fail
@@ -162,6 +165,8 @@ def main(args: argparse.Namespace, console: Console) -> int:
                 approve_gate_changes=approve,
                 probe_files={p.id: p.file for p in outcome.probes},
                 base_inputs_changed=base_changed,
+                history=history,
+                baseline_update=bool(getattr(args, "verify_baseline", False)),
             )
         if gate_changes:
             results["gate_changes"] = gate_changes

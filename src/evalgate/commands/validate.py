@@ -195,6 +195,20 @@ def text_report(cfg: GateConfig, outcome: ValidationOutcome, s: dict) -> str:
 SECTION = "power: the smallest drop each gated slice detects with power 0.8 (MDE, points; `evalgate power`)"
 
 
+def check_history(cfg: GateConfig) -> None:
+    """The configured baseline's history (docs/gate.md, "Drift"): a broken or rewritten chain is
+    refused here as in `run` (exit 2, file, line and field named). A baseline that cannot be read
+    is the power section's to say, not this check's."""
+    from evalgate.errors import EvalgateError
+    from evalgate.probeset_io import load_baseline, load_history
+
+    try:
+        baseline = load_baseline(cfg)
+    except EvalgateError:
+        return
+    load_history(cfg, baseline)
+
+
 def main(args: argparse.Namespace, console: Console) -> int:
     cfg = load_config(args.config)
     from evalgate.edges.journal import refuse_pending
@@ -210,6 +224,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
                     "edit the suite instead"
                 )
     outcome = validate(cfg, cli_paths(args.probes), cli_paths(args.train))
+    check_history(cfg)
     s = summary(cfg, outcome)
     text = text_report(cfg, outcome, s)
     if outcome.ok:

@@ -65,17 +65,31 @@ def commit(folder: Path, files: Mapping[Path, bytes]) -> None:
     """Replace every target in `files` (all inside `folder`) with its bytes, all or nothing."""
     folder = Path(folder)
     recover(folder)
-    for target in files:
-        if Path(target).parent.resolve() != folder.resolve():
-            raise ValueError(f"{target} is not in {folder}")  # a bug of the caller
+    names = {Path(t): _relative(folder, Path(t)) for t in files}
     steps = _Steps()
     for target, data in files.items():
         atomic_write_bytes(staged_name(Path(target)), data)
         steps.step()
-    entries = [{"target": Path(t).name, "staged": staged_name(Path(t)).name} for t in files]
+    entries = [{"target": names[Path(t)], "staged": _staged(names[Path(t)])} for t in files]
     atomic_write_text(folder / JOURNAL, json.dumps({"replace": entries}, indent=2) + "\n")
     steps.step()
     _roll_forward(folder, entries, steps)
+
+
+def _relative(folder: Path, target: Path) -> str:
+    """`target`'s name in the journal: a plain name in `folder`, or SUB/NAME one real folder down
+    (a baseline's `history/`, docs/gate.md "Drift")."""
+    parent = target.parent.resolve()
+    if parent == folder.resolve():
+        return target.name
+    if parent.parent == folder.resolve() and not target.parent.is_symlink():
+        return f"{target.parent.name}/{target.name}"
+    raise ValueError(f"{target} is not in {folder}")  # a bug of the caller
+
+
+def _staged(target: str) -> str:
+    sub, slash, name = target.rpartition("/")
+    return f"{sub}{slash}.{name}{STAGED_SUFFIX}"
 
 
 def _roll_forward(folder: Path, entries: list[dict[str, str]], steps: _Steps | None = None) -> None:
@@ -125,14 +139,19 @@ def _entries(folder: Path) -> list[dict[str, str]]:
         ):
             raise bad("an entry is not {target, staged}")
         target, staged = e["target"], e["staged"]
+        parts = target.split("/")
         if (
-            target in ("", ".", "..")
-            or "/" in target
+            len(parts) > 2
+            or any(part in ("", ".", "..") for part in parts)
             or "\\" in target
             or "\x00" in target
-            or staged != f".{target}{STAGED_SUFFIX}"
+            or staged != _staged(target)
         ):
             raise bad(f"entry {clean(target, 60)!r} names a file outside its folder")
+        if len(parts) == 2:  # one real folder down (a baseline's history/), never through a link
+            sub = folder / parts[0]
+            if sub.is_symlink() or not sub.is_dir():
+                raise bad(f"{clean(parts[0], 60)} is not a folder")
         for name in (target, staged):
             p = folder / name
             if p.is_symlink() or (p.exists() and not p.is_file()):
@@ -174,10 +193,12 @@ def recover(folder: Path) -> None:
     if (folder / JOURNAL).exists() or (folder / JOURNAL).is_symlink():
         _roll_forward(folder, _entries(folder))
         return
-    for leftover in folder.glob(f".*{STAGED_SUFFIX}"):
-        with contextlib.suppress(OSError):
-            leftover.unlink()
-    for pattern in (f".*{STAGED_SUFFIX}.*.tmp", f".{JOURNAL}.*.tmp"):  # a kill inside a write
+    for pattern in (f".*{STAGED_SUFFIX}", f"history/.*{STAGED_SUFFIX}"):
+        for leftover in folder.glob(pattern):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+    for pattern in (f".*{STAGED_SUFFIX}.*.tmp", f"history/.*{STAGED_SUFFIX}.*.tmp", f".{JOURNAL}.*.tmp"):
+        # a kill inside a write
         for leftover in folder.glob(pattern):
             with contextlib.suppress(OSError):
                 leftover.unlink()

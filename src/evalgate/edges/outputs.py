@@ -6,7 +6,8 @@ Order, and why:
 2. render everything in memory (REPORT.md, badges, CSV, PNG), so a rendering failure writes
    nothing at all;
 3. write REPORT.md, badge.json, badge.svg, per_slice.csv, per_slice.png (and ordinal.png when
-   the run has ordinal probes), each through a temporary file and a rename (readers see the old
+   the run has ordinal probes, trend.png when results.json's `drift` has a trend), each through a
+   temporary file and a rename (readers see the old
    file or the new one, never half of one);
 4. write results.json last. It is the record other tools trust (`evalgate compare`, the comment
    job, baseline updates): once it is the new one, every other file of the run is complete; a
@@ -44,11 +45,12 @@ from evalgate.types import DEFAULT_REVIEW_ENTROPY
 
 RESULTS, REPORT, CSV, PNG = "results.json", "REPORT.md", "per_slice.csv", "per_slice.png"
 ORDINAL_PNG = "ordinal.png"  # only when the run has ordinal probes (results.json "ordinal")
+TREND_PNG = "trend.png"  # only when a slice regressed or drifted (results.json "drift.trend")
 BADGE_JSON, BADGE_SVG = "badge.json", "badge.svg"
 DEFAULTS = {"max_chars": 65000, "max_flipped": 50, "review_entropy": DEFAULT_REVIEW_ENTROPY}
 
 
-OUTPUT_NAMES = (RESULTS, REPORT, CSV, PNG, ORDINAL_PNG, BADGE_JSON, BADGE_SVG)
+OUTPUT_NAMES = (RESULTS, REPORT, CSV, PNG, ORDINAL_PNG, TREND_PNG, BADGE_JSON, BADGE_SVG)
 
 
 def refuse_symlinked(out_dir: Path) -> None:
@@ -121,6 +123,10 @@ def render_outputs(results: Mapping[str, Any], report_cfg: Any = None) -> dict[s
             from evalgate.edges.plot_ordinal import render_ordinal_png
 
             files[ORDINAL_PNG] = render_ordinal_png(results)
+        if (results.get("drift") or {}).get("trend"):
+            from evalgate.edges.plot_trend import render_trend_png
+
+            files[TREND_PNG] = render_trend_png(results)
     files[RESULTS] = dump_json(results).encode("utf-8")
     return files
 
@@ -145,9 +151,10 @@ def write_rendered(files: Mapping[str, bytes], out_dir: Path) -> dict[str, Path]
         for stale in (CSV, PNG):
             with contextlib.suppress(FileNotFoundError):
                 (out_dir / stale).unlink()
-    if ORDINAL_PNG not in files:  # a run without ordinal probes must not show an earlier run's curves
-        with contextlib.suppress(FileNotFoundError):
-            (out_dir / ORDINAL_PNG).unlink()
+    for optional in (ORDINAL_PNG, TREND_PNG):  # a run without them must not show an earlier run's
+        if optional not in files:
+            with contextlib.suppress(FileNotFoundError):
+                (out_dir / optional).unlink()
     atomic_write_text(out_dir / RESULTS, files[RESULTS].decode("utf-8"))
     written[RESULTS] = out_dir / RESULTS
     return written

@@ -286,6 +286,56 @@ class Inconclusive(TypedDict):
     largest_n: NotRequired[int]
 
 
+class DriftSlice(TypedDict):
+    """results.json `drift.slices`: one slice compared with the anchor (gate/drift.py)."""
+
+    anchor_accuracy: NotRequired[float | None]
+    accuracy: NotRequired[float | None]
+    delta: NotRequired[float | None]
+    n_shared: NotRequired[int]
+    b: NotRequired[int]
+    c: NotRequired[int]
+    p_value: NotRequired[float | None]
+    p_adjusted: NotRequired[float | None]
+    mde: NotRequired[float | None]
+    underpowered: NotRequired[bool]
+    gated: NotRequired[bool]
+    status: SliceStatus
+    tolerance: NotRequired[float]
+
+
+class TrendPoint(TypedDict):
+    """One baseline's (or this run's, `sha256` "run") accuracy of a slice, in `drift.trend`."""
+
+    sha256: str
+    accuracy: float | None
+    n: NotRequired[int | None]
+
+
+class Drift(TypedDict):
+    """results.json `drift` (gate/drift.py, docs/gate.md "Drift")."""
+
+    status: Literal["pass", "fail", "inconclusive", "off", "no_anchor", "not_comparable"]
+    anchor: NotRequired[str]
+    anchor_sha256: NotRequired[str]
+    updates_since_anchor: NotRequired[int]
+    tolerance: NotRequired[float | None]
+    tolerances: NotRequired[dict[str, float]]
+    look: NotRequired[int]
+    alpha: NotRequired[float]
+    alpha_total: NotRequired[float]
+    spending: NotRequired[str]
+    n_changed_since_anchor: NotRequired[int]
+    reason: NotRequired[str]
+    n_paired: NotRequired[int]
+    slices: NotRequired[dict[str, DriftSlice]]
+    regressed: NotRequired[list[str]]
+    inconclusive: NotRequired[list[Inconclusive]]
+    reasons: NotRequired[list[str]]
+    approved: NotRequired[bool]
+    trend: NotRequired[dict[str, list[TrendPoint]]]
+
+
 class Comparison(TypedDict):
     baseline: NotRequired[str]
     rule: NotRequired[Literal["paired", "wilson"]]
@@ -461,3 +511,4 @@ class ResultsDocument(TypedDict):
     gate_changes_vs_baseline: NotRequired[list[GateChange]]
     shard: NotRequired[Shard]
     floors: NotRequired[dict[str, Floor]]
+    drift: NotRequired[Drift]

@@ -41,6 +41,15 @@ class GateRules:
     # exits 1. The verdict itself stays `inconclusive` either way; `--fail-on-inconclusive` (the
     # Action's `fail-on-inconclusive`) makes it 1 whatever this says.
     inconclusive: str = "pass"
+    # Drift since the anchor baseline (gate/drift.py, docs/gate.md "Drift"): the tolerance of every
+    # gated slice, and per-slice ones (`gate.drift_tolerance` as a map: only the slices it names
+    # are checked). Both unset: no drift check, and pinned exactly as before the key existed.
+    drift_tolerance: float | None = None
+    drift_tolerances: tuple[tuple[str, float], ...] = field(default=())
+
+    @property
+    def drift_on(self) -> bool:
+        return self.drift_tolerance is not None or bool(self.drift_tolerances)
 
     def min_n_for(self, key: str) -> int:
         """The fewest shared probes that gate one slice: its suite's `min_n`, else the run's."""

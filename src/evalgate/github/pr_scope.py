@@ -22,9 +22,10 @@ Prints GITHUB_OUTPUT lines and exits 0:
 
     relevant=true|false
     gate-paths=P P ...    every resolved gate input (plain names only, `_PLAIN`), for the report's diff
-    base-inputs=P P ...   evalgate.yml and the baseline the BASE configuration names, resolved in the
-                          base tree (a link and its target both): what the workflow restores from
-                          the base commit before the gate runs
+    base-inputs=P P ...   evalgate.yml and the baseline the BASE configuration names, and the
+                          baseline's history and anchor (baselines/history/NAME.jsonl,
+                          NAME.anchor.json), resolved in the base tree (a link and its target both):
+                          what the workflow restores from the base commit before the gate runs
 
 Exits 2 with the bootstrap steps when the base branch has no evalgate.yml or no baseline yet (the
 first PR adding evalgate is never gated against the bundled demo), and 2 when the base's inputs
@@ -42,6 +43,7 @@ from typing import Any
 
 from evalgate.config import CONFIG_FILENAME, default_config_dict, parse_config_text
 from evalgate.errors import EXIT_REFUSED, ConfigError
+from evalgate.gate.history import history_paths
 from evalgate.github.git_tree import GitTree, Resolved, TreeError, git
 from evalgate.schemas import loader_spec
 
@@ -131,6 +133,8 @@ def spelled_paths(configs: Iterable[dict[str, Any] | None]) -> set[str]:
             for item in value if isinstance(value, list) else [value]:
                 if isinstance(item, str) and item.lower() != "none":
                     out |= spellings(item)
+                    if key == "baseline":  # its history and anchor (gate/history.py)
+                        out |= {p for spelled in spellings(item) for p in history_paths(spelled)}
         package = loader_package(cfg)
         if package:
             out |= {package, f"{package}.py"}
@@ -237,7 +241,10 @@ def base_inputs(base: GitTree, base_cfg: dict[str, Any]) -> list[str]:
     """evalgate.yml and every baseline the base configuration names (the run's `baseline`; suites
     have none of their own, docs/suites.md), each resolved in the base tree: the links on the way
     and the file they lead to. Refused when one cannot be named for the restore."""
-    wanted = [CONFIG_FILENAME, base_cfg["baseline"]]
+    # the baseline's history and anchor (gate/history.py) too: restored from the base commit like
+    # the baseline (absent there: absent for the gate), taken from the PR only under the label and
+    # only as an extension of the base's (github/history_scope.py)
+    wanted = [CONFIG_FILENAME, base_cfg["baseline"], *history_paths(base_cfg["baseline"])]
     out: list[str] = []
     for name in wanted:
         where = base.resolve(name)

@@ -128,7 +128,10 @@ def render_comment(results: ResultsDocument, provenance: Mapping[str, Any] | Non
     """The sticky comment for `results`; `provenance` (head_sha, run_url, conclusion, head_repo,
     head_branch) comes from the trusted workflow_run event, never from the artifact."""
     prov = provenance or {}
-    parts = [_provenance(prov), _verdict(results), _slices(results), _gate_changes(results)]
+    from evalgate.report.drift import comment as drift_comment
+
+    parts = [_provenance(prov), _verdict(results), _slices(results), drift_comment(results)]
+    parts += [_gate_changes(results)]
     parts += [_new_probes(results), _links(prov), _accept(results)]
     body = "\n\n".join(p for p in parts if p)
     verdict = re.sub(r"[^a-z]", "", str(results["verdict"]))
@@ -190,6 +193,10 @@ def _verdict(results: ResultsDocument) -> str:
     if v != "refused" and headline.run_accuracy(results)[1]:
         # like with like: the pair is on the probes both runs scored (report/headline.py)
         line += f" — {inline(headline.overall_text(results))}"
+    if v == "fail" and (drifted := headline.drifted_names(results)):
+        line += "\n\nDrifted beyond `gate.drift_tolerance` since the anchor: " + ", ".join(
+            inline(n, 120) for n in drifted
+        )
     if v == "inconclusive":
         line += "\n\nThe gate could not decide: " + "; ".join(
             inline(n, 300) for n in headline.undecided_names(results)

@@ -22,6 +22,7 @@ from evalgate.gate.baseline_diff import baseline_changes, change_table
 from evalgate.gate.document import Comparison, FindingDict, ResultsDocument, SliceComparison
 from evalgate.gate.slice_order import ordered, split_suite
 from evalgate.report import coverage as report_coverage
+from evalgate.report import drift as report_drift
 from evalgate.report import facts, headline, suites, yardstick
 from evalgate.report import ordinal as report_ordinal
 from evalgate.report import probes as lists
@@ -83,6 +84,7 @@ def _sections(
     compared = bool(results.get("comparison"))
     out.append(gate.gated_table(results) if compared else gate.slices_table(results))
     out.append(gate.floors_table(results))
+    out.append(report_drift.section(results))
     out.append(gate.leak_series(results, budget))
     bars = render_bars(results)
     if bars:
@@ -173,6 +175,15 @@ def verdict(results: ResultsDocument) -> Section:
         # several suites: "; " between them, as a comma already separates the slices of one
         joined = ("; " if several else ", ").join(names)
         line = "## ❌ evalgate: fail" + (" — regressed: " + joined if names else "")
+        if drifted := headline.drifted_names(results):
+            drift: Mapping[str, Any] = results.get("drift") or {}
+            approved = drift.get("approved")
+            if not approved:
+                line += (
+                    ("; " if names else " — ")
+                    + "drifted since the anchor: "
+                    + ", ".join(inline(n) for n in drifted)
+                )
         if below := _below_floors(results):
             line += ("; " if names else " — ") + "below the floor: " + ", ".join(below)
     elif v == "inconclusive":

@@ -64,9 +64,25 @@ def overall_text(results: Mapping[str, Any]) -> str:
 
 
 def undecided(results: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """`comparison.inconclusive`, each entry as read (the schema checked it)."""
+    """`comparison.inconclusive`, each entry as read (the schema checked it), then the drift's
+    (gate/drift.py), its slice named "drift SLICE"."""
     entries = (results.get("comparison") or {}).get("inconclusive") or []
-    return [dict(e) for e in entries if isinstance(e, Mapping)]
+    out = [dict(e) for e in entries if isinstance(e, Mapping)]
+    drift = results.get("drift") or {}
+    for e in drift.get("inconclusive") or [] if drift.get("status") == "inconclusive" else []:
+        if isinstance(e, Mapping):
+            name = f"drift {e.get('slice')}" if e.get("slice") else "drift"
+            out.append({**e, "slice": name})
+    return out
+
+
+def drifted_names(results: Mapping[str, Any]) -> list[str]:
+    """The slices that drifted beyond gate.drift_tolerance since the anchor: "language:es (-5.7 pts)"."""
+    drift = results.get("drift") or {}
+    if drift.get("status") != "fail":
+        return []
+    rows = drift.get("slices") or {}
+    return [f"{k} ({points((rows.get(k) or {}).get('delta'))} pts)" for k in drift.get("regressed") or []]
 
 
 def points(x: Any) -> str:
