@@ -49,9 +49,9 @@ def test_plain_evalgate_gates_the_demo_and_passes(tmp_path):
     assert res["comparison"]["baseline"] == "baselines/demo.json"
     assert all(row["status"] in ("ok", "too_small") for row in res["comparison"]["slices"].values())
     assert res["slices"]["overall"]["accuracy"] >= 0.8
-    # The perplexity is gated by the paired per-sentence test against the shipped baseline.
+    # The perplexity is gated by the paired per-sentence betting test against the shipped baseline.
     ppl = res["comparison"]["perplexity"]
-    assert ppl["test"] == "paired-t-token-weighted" and ppl["status"] == "ok" and ppl["p_value"] == 1.0
+    assert ppl["test"] == "betting-nll-ratio" and ppl["status"] == "ok" and ppl["p_value"] == 1.0
     assert (
         len(res["perplexity"]["sentence_nll"])
         == ppl["n_sentences"]

@@ -243,9 +243,10 @@ class CountedWrong(TypedDict):
 
 class PerplexityComparison(TypedDict):
     status: NotRequired[Literal["ok", "regressed", "failed", "missing", "not_comparable"]]
-    test: NotRequired[Literal["paired-t-token-weighted", "ratio"]]
+    test: NotRequired[Literal["betting-nll-ratio", "paired-t-token-weighted", "ratio"]]
     note: NotRequired[str]
     p_value: NotRequired[float | None]
+    p_adjusted: NotRequired[float | None]  # in one family with the gated slices
     nll_increase: NotRequired[float | None]
     ratio_low: NotRequired[float | None]
     ratio_high: NotRequired[float | None]

@@ -433,3 +433,21 @@ def _flip_adjust(
     adjusted = np.where(raw >= 1.0, 1.0, np.minimum(1.0, adjusted))
     out = {canon[k]: float(v) for k, v in zip(order, adjusted, strict=True)}
     return {k: out[k] for k in keys}
+
+
+def with_others(within: Mapping[str, float], others: Mapping[str, float]) -> dict[str, float]:
+    """Westfall–Young-adjusted slice p-values (`within`) joined in one family with other tests'
+    p-values (`others`: the perplexity checks, whose dependence on the slices is unknown).
+
+    Bonferroni between the blocks, weighted by their sizes: with m slices and k others, the
+    slices' block is tested at alpha * m / (m + k) (its Westfall–Young values scaled by
+    (m + k) / m) and each other test at alpha / (m + k), so by the union bound the family's
+    error is at most alpha whatever the dependence (docs/gate.md, "Multiplicity"). Never below
+    the values it is given; without others, `within` itself.
+    """
+    if not others:
+        return dict(within)
+    total = len(within) + len(others)
+    out = {k: min(1.0, float(v) * total / len(within)) for k, v in within.items()} if within else {}
+    out.update({k: min(1.0, float(p) * total) for k, p in others.items()})
+    return out
