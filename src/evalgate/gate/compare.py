@@ -432,13 +432,18 @@ def _adjusted(
     change) giving it the sign-flip null at tolerance 0, joined with the perplexities by
     Bonferroni between the two blocks (`westfall_young.with_others`)."""
     raw = {k: _shared(rows[k]["p_value"]) for k in gated}
-    if rules.multiplicity != westfall_young.METHOD or not gated:
+    tolerances = {k: _tolerance(rows[k], rules) for k in gated}
+    if (
+        rules.multiplicity != westfall_young.METHOD
+        or not gated
+        or westfall_young.too_large({k: members[k] for k in gated}, tolerances, flips)
+    ):
         return holm({**raw, **others})
     within = westfall_young.adjust(
         raw,
         {k: members[k] for k in gated},
         {k: (rows[k]["b"], rows[k]["c"]) for k in gated},
-        {k: _tolerance(rows[k], rules) for k in gated},
+        tolerances,
         flips,
     )
     return westfall_young.with_others(within, others)
@@ -669,6 +674,13 @@ def compare(
         row["underpowered"] = bool(row["n_shared"]) and (mde is None or exceeds(mde, rules.mde_max))
     if rules.cluster and gated and all("clusters_needed" in rows[k] for k in gated):
         _refuse_blind_clusters(rows, gated, rules, mde_level)
+    fallback = (
+        westfall_young.too_large(
+            {k: members[k] for k in gated}, {k: _tolerance(rows[k], rules) for k in gated}, flips
+        )
+        if rules.rule == "paired" and rules.multiplicity == westfall_young.METHOD
+        else None
+    )
     others = {k: float(c["p_value"]) for k, c in tested.items()}  # type: ignore[arg-type]
     # the Wilson rule has no p-values for its slices: its perplexities are a family of their own
     adjusted = (
@@ -726,9 +738,15 @@ def compare(
         **(
             {"multiplicity_null": westfall_young.null_kind({k: _tolerance(rows[k], rules) for k in gated})}
             # a family of one slice is not adjusted at all: no null to name
-            if rules.rule == "paired" and rules.multiplicity == westfall_young.METHOD and len(gated) > 1
+            if rules.rule == "paired"
+            and rules.multiplicity == westfall_young.METHOD
+            and len(gated) > 1
+            and not fallback
             else {}
         ),
+        # present only when Westfall-Young fell back to Holm for its memory bound (docs/gate.md,
+        # "Multiplicity"), so results that did not keep their bytes
+        **({"multiplicity_fallback": fallback} if fallback else {}),
         "slices": rows,
         **({"cluster": cluster_info} if cluster_info is not None else {}),
         "regressed": [k for k, r in rows.items() if r["status"] == "regressed"],

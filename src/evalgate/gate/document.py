@@ -298,6 +298,7 @@ class Comparison(TypedDict):
     mde_design_effect: NotRequired[float]  # gate.cluster: the MDEs' effective n is n / this
     multiplicity: NotRequired[Literal["holm", "westfall-young"]]  # absent: Holm (gate.multiplicity unset)
     multiplicity_null: NotRequired[Literal["sign-flip", "boundary"]]  # with westfall-young only
+    multiplicity_fallback: NotRequired[str]  # westfall-young replaced by Holm for its memory bound
     perplexity: NotRequired[PerplexityComparison | None]
     suite_perplexity: NotRequired[dict[str, PerplexityComparison]]
     cluster: NotRequired[ClusterSummary]
