@@ -19,13 +19,13 @@ P(sup_k W_k >= 1/alpha) <= alpha, and p = min(1, 1 / sup_k W_k) is a valid p-val
 distribution of the sentences: no normality, no symmetry, whatever the skew. That is why it
 replaced the paired t-test (and why not a sign-flip test): with left-skewed per-sentence
 differences (a few sentences the new model does much better on) both are liberal, the t-test's
-size 0.16 at 30 sentences and 0.07-0.09 at 2,000 for lognormal(sigma = 1) differences, and a
+size 0.16 at 30 sentences and 0.08 at 2,000 for lognormal(sigma = 1) differences, and a
 sign-flip test's the same, since symmetry is what such differences lack (bench/perplexity_size.py,
 table M). The price is power: the bet can never risk more than a sentence's whole NLL, so a
-test set of m sentences shows an increase only once the product clears 1/alpha (about ln(1/p)/m
-in mean z). When the increase does not depend on the sentence (the change of per-token NLL is
-independent of the sentence's length and difficulty), E[z] <= 0 is exactly "the ratio is at most
-max_ratio"; otherwise it is its sentence-averaged version.
+test set of m sentences shows an increase only once the wealth clears 1/alpha (a mean z of
+about ln(1/alpha)/m at the least). When the increase does not depend on the sentence (the
+change of per-token NLL is independent of the sentence's length and difficulty), E[z] <= 0 is
+exactly "the ratio is at most max_ratio"; otherwise it is its sentence-averaged version.
 
 The bets follow aGRAPA (ibid., section 5): lambda_i = mu / (var + mu^2) of the earlier z's
 (shrunk towards 0 and a variance of 1/4 by one pseudo-sentence), clipped to [0, 0.9] so that one
