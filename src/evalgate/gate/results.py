@@ -11,12 +11,12 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
-
-import jsonschema
 
 from evalgate import SCORING_VERSION, __version__
 from evalgate.errors import RefusedError
+from evalgate.gate.bulk_schema import BulkValidator
 from evalgate.gate.document import (
     LeakGroup,
     LeakSummary,
@@ -191,10 +191,16 @@ def _one_line(value: Any) -> str:
     return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), str(value))
 
 
+@cache
+def _results_validator() -> BulkValidator:
+    # the per-probe records checked by a compiled predicate, the rest by jsonschema, with
+    # jsonschema's own errors either way (gate/bulk_schema.py)
+    return BulkValidator(schema("results"), ("properties", "probes", "items"))
+
+
 def validate_results(doc: Any, source: str) -> None:
     """Schema-check a results document (ours before writing, or an untrusted artifact's)."""
-    validator = jsonschema.Draft202012Validator(schema("results"))
-    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    errors = sorted(_results_validator().iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:
         lines = [
             f"{'/'.join(_one_line(p) for p in e.absolute_path) or '(top level)'}: "
