@@ -99,75 +99,101 @@ def _resolve(ref: str, root: Mapping[str, Any]) -> Any:
     return node
 
 
+def _all_of(checks: list[Check]) -> Check:
+    def check(v: Any) -> bool:
+        return all(c(v) for c in checks)
+
+    return check
+
+
+def _keyword(key: str, arg: Any, schema: Mapping[str, Any], root: Mapping[str, Any], depth: int) -> Check:
+    """The predicate of one keyword of `schema`, or _Unsupported."""
+    if key == "$ref":
+        return _compile(_resolve(arg, root), root, depth + 1)
+    if key == "type":
+        names = [arg] if isinstance(arg, str) else list(arg)
+        for name in names:
+            _is_type(None, name)  # an unknown type name is refused here, not at run time
+
+        def typed(v: Any) -> bool:
+            return any(_is_type(v, n) for n in names)
+
+        return typed
+    if key in ("enum", "const"):
+        options = list(arg) if key == "enum" else [arg]
+
+        def one_of(v: Any) -> bool:
+            return any(_equal(v, o) for o in options)
+
+        return one_of
+    if key in ("minimum", "maximum"):
+        low = key == "minimum"
+
+        def within(v: Any) -> bool:
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                return True
+            return bool(v >= arg) if low else bool(v <= arg)
+
+        return within
+    if key == "pattern":
+        rx = re.compile(arg)
+
+        def matches(v: Any) -> bool:
+            return not isinstance(v, str) or rx.search(v) is not None
+
+        return matches
+    if key == "required":
+        names = list(arg)
+
+        def present(v: Any) -> bool:
+            return not isinstance(v, dict) or all(n in v for n in names)
+
+        return present
+    if key == "properties":
+        props = {name: _compile(sub, root, depth + 1) for name, sub in arg.items()}
+
+        def each_property(v: Any) -> bool:
+            return not isinstance(v, dict) or all(c(v[n]) for n, c in props.items() if n in v)
+
+        return each_property
+    if key == "additionalProperties":
+        if "patternProperties" in schema:
+            raise _Unsupported("patternProperties")
+        known = frozenset(schema.get("properties", {}))
+        extra = _compile(arg, root, depth + 1)
+
+        def others(v: Any) -> bool:
+            return not isinstance(v, dict) or all(extra(x) for k, x in v.items() if k not in known)
+
+        return others
+    if key == "propertyNames":
+        name_ok = _compile(arg, root, depth + 1)
+
+        def names_ok(v: Any) -> bool:
+            return not isinstance(v, dict) or all(name_ok(k) for k in v)
+
+        return names_ok
+    if key == "items":
+        if "prefixItems" in schema:
+            raise _Unsupported("prefixItems")
+        item_ok = _compile(arg, root, depth + 1)
+
+        def items_ok(v: Any) -> bool:
+            return not isinstance(v, list) or all(item_ok(x) for x in v)
+
+        return items_ok
+    raise _Unsupported(key)
+
+
 def _compile(schema: Any, root: Mapping[str, Any], depth: int = 0) -> Check:
     """A predicate equal to jsonschema's `is_valid` for this (sub)schema, or _Unsupported."""
     if depth > 32:
         raise _Unsupported("nesting")
-    if schema is True:
-        return lambda _: True
-    if schema is False:
-        return lambda _: False
+    if isinstance(schema, bool):
+        return _all_of([]) if schema else _all_of([lambda _: False])
     if not isinstance(schema, Mapping):
         raise _Unsupported("schema")
-    checks: list[Check] = []
-    for key, arg in schema.items():
-        if key in _ANNOTATIONS:
-            continue
-        if key == "$ref":
-            checks.append(_compile(_resolve(arg, root), root, depth + 1))
-        elif key == "type":
-            names = [arg] if isinstance(arg, str) else list(arg)
-            for name in names:
-                _is_type(None, name)  # an unknown type name is refused here, not at run time
-            checks.append(lambda v, names=names: any(_is_type(v, n) for n in names))
-        elif key == "enum":
-            options = list(arg)
-            checks.append(lambda v, options=options: any(_equal(v, o) for o in options))
-        elif key == "const":
-            checks.append(lambda v, want=arg: _equal(v, want))
-        elif key in ("minimum", "maximum"):
-            bound = arg
-
-            def within(v: Any, bound: Any = bound, low: bool = key == "minimum") -> bool:
-                if isinstance(v, bool) or not isinstance(v, int | float):
-                    return True
-                return v >= bound if low else v <= bound
-
-            checks.append(within)
-        elif key == "pattern":
-            rx = re.compile(arg)
-            checks.append(lambda v, rx=rx: not isinstance(v, str) or rx.search(v) is not None)
-        elif key == "required":
-            names = list(arg)
-            checks.append(lambda v, names=names: not isinstance(v, dict) or all(n in v for n in names))
-        elif key == "properties":
-            props = {name: _compile(sub, root, depth + 1) for name, sub in arg.items()}
-            checks.append(
-                lambda v, props=props: (
-                    not isinstance(v, dict) or all(check(v[n]) for n, check in props.items() if n in v)
-                )
-            )
-        elif key == "additionalProperties":
-            if "patternProperties" in schema:
-                raise _Unsupported("patternProperties")
-            known = frozenset(schema.get("properties", {}))
-            extra = _compile(arg, root, depth + 1)
-            checks.append(
-                lambda v, known=known, extra=extra: (
-                    not isinstance(v, dict) or all(extra(x) for k, x in v.items() if k not in known)
-                )
-            )
-        elif key == "propertyNames":
-            names_ok = _compile(arg, root, depth + 1)
-            checks.append(lambda v, ok=names_ok: not isinstance(v, dict) or all(ok(k) for k in v))
-        elif key == "items":
-            if "prefixItems" in schema:
-                raise _Unsupported("prefixItems")
-            each = _compile(arg, root, depth + 1)
-            checks.append(lambda v, each=each: not isinstance(v, list) or all(each(x) for x in v))
-        else:
-            raise _Unsupported(key)
-    return lambda v: all(check(v) for check in checks)
+    return _all_of([_keyword(k, a, schema, root, depth) for k, a in schema.items() if k not in _ANNOTATIONS])
 
 
 class BulkValidator:
