@@ -100,10 +100,42 @@ def _resolve(ref: str, root: Mapping[str, Any]) -> Any:
 
 
 def _all_of(checks: list[Check]) -> Check:
+    if len(checks) == 1:
+        return checks[0]
+
     def check(v: Any) -> bool:
-        return all(c(v) for c in checks)
+        # a loop, not all(generator): this runs for every field of every record
+        for c in checks:  # noqa: SIM110
+            if not c(v):
+                return False
+        return True
 
     return check
+
+
+_SIMPLE_TYPES: dict[str, type] = {
+    "string": str,
+    "object": dict,
+    "array": list,
+    "boolean": bool,
+    "null": type(None),
+}
+
+
+def _type_check(names: list[str]) -> Check:
+    for name in names:
+        _is_type(None, name)  # an unknown type name is refused here, not at run time
+    simple = tuple(_SIMPLE_TYPES[n] for n in names if n in _SIMPLE_TYPES)
+    number, integer = "number" in names, "integer" in names
+
+    def typed(v: Any) -> bool:
+        if isinstance(v, simple):
+            return True
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            return False  # a bool is no number (and matched above when "boolean" is allowed)
+        return number or (integer and (isinstance(v, int) or v.is_integer()))
+
+    return typed
 
 
 def _keyword(key: str, arg: Any, schema: Mapping[str, Any], root: Mapping[str, Any], depth: int) -> Check:
@@ -111,16 +143,16 @@ def _keyword(key: str, arg: Any, schema: Mapping[str, Any], root: Mapping[str, A
     if key == "$ref":
         return _compile(_resolve(arg, root), root, depth + 1)
     if key == "type":
-        names = [arg] if isinstance(arg, str) else list(arg)
-        for name in names:
-            _is_type(None, name)  # an unknown type name is refused here, not at run time
-
-        def typed(v: Any) -> bool:
-            return any(_is_type(v, n) for n in names)
-
-        return typed
+        return _type_check([arg] if isinstance(arg, str) else list(arg))
     if key in ("enum", "const"):
         options = list(arg) if key == "enum" else [arg]
+        if all(isinstance(o, str) for o in options):
+            strings = frozenset(options)
+
+            def one_of_strings(v: Any) -> bool:
+                return isinstance(v, str) and v in strings  # only a string equals a string
+
+            return one_of_strings
 
         def one_of(v: Any) -> bool:
             return any(_equal(v, o) for o in options)
@@ -146,14 +178,26 @@ def _keyword(key: str, arg: Any, schema: Mapping[str, Any], root: Mapping[str, A
         names = list(arg)
 
         def present(v: Any) -> bool:
-            return not isinstance(v, dict) or all(n in v for n in names)
+            if not isinstance(v, dict):
+                return True
+            for n in names:  # noqa: SIM110 (a loop: see _all_of)
+                if n not in v:
+                    return False
+            return True
 
         return present
     if key == "properties":
         props = {name: _compile(sub, root, depth + 1) for name, sub in arg.items()}
 
+        pairs = list(props.items())
+
         def each_property(v: Any) -> bool:
-            return not isinstance(v, dict) or all(c(v[n]) for n, c in props.items() if n in v)
+            if not isinstance(v, dict):
+                return True
+            for n, c in pairs:  # noqa: SIM110 (a loop: see _all_of)
+                if n in v and not c(v[n]):
+                    return False
+            return True
 
         return each_property
     if key == "additionalProperties":
@@ -179,7 +223,12 @@ def _keyword(key: str, arg: Any, schema: Mapping[str, Any], root: Mapping[str, A
         item_ok = _compile(arg, root, depth + 1)
 
         def items_ok(v: Any) -> bool:
-            return not isinstance(v, list) or all(item_ok(x) for x in v)
+            if not isinstance(v, list):
+                return True
+            for x in v:  # noqa: SIM110 (a loop: see _all_of)
+                if not item_ok(x):
+                    return False
+            return True
 
         return items_ok
     raise _Unsupported(key)
