@@ -35,6 +35,15 @@ ROUND_DIGITS = 7
 
 def round_floats(obj: Any, digits: int = ROUND_DIGITS) -> Any:
     """Round every float (recursively); NaN/inf become None (they are not JSON); -0.0 becomes 0.0."""
+    # exact types first (a results file of 100,000 probes holds millions of values); subclasses
+    # (bool is an int, never a float) fall through to the isinstance checks below
+    kind = type(obj)
+    if kind is str or kind is int or kind is bool or obj is None:
+        return obj
+    if kind is dict:
+        return {k: round_floats(v, digits) for k, v in obj.items()}
+    if kind is list:
+        return [round_floats(v, digits) for v in obj]
     if isinstance(obj, float):
         if not math.isfinite(obj):
             return None
