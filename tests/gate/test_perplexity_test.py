@@ -146,6 +146,8 @@ def test_sentence_record_is_rounded_and_only_when_finite():
         ({"sentence_nll": [1.0, 2.0], "sentence_tokens": [2, 1]}, "token counts differ"),
         ({"sentence_nll": [1.0, "x"], "sentence_tokens": [1, 2]}, "not all finite numbers"),
         ({"sentence_nll": [1.0, 2.0], "sentence_tokens": [1, True]}, "not all non-negative integers"),
+        # a negative NLL would let the betting test's wealth go below 0 (z < -1): refused
+        ({"sentence_nll": [1.0, -2.0], "sentence_tokens": [1, 2]}, "NLLs are not all non-negative"),
     ],
 )
 def test_sentences_that_do_not_pair_are_named(new, said):
