@@ -49,9 +49,9 @@ def test_plain_evalgate_gates_the_demo_and_passes(tmp_path):
     assert res["comparison"]["baseline"] == "baselines/demo.json"
     assert all(row["status"] in ("ok", "too_small") for row in res["comparison"]["slices"].values())
     assert res["slices"]["overall"]["accuracy"] >= 0.8
-    # The perplexity is gated by the paired per-sentence test against the shipped baseline.
+    # The perplexity is gated by the paired per-sentence betting test against the shipped baseline.
     ppl = res["comparison"]["perplexity"]
-    assert ppl["test"] == "paired-t-token-weighted" and ppl["status"] == "ok" and ppl["p_value"] == 1.0
+    assert ppl["test"] == "betting-nll-ratio" and ppl["status"] == "ok" and ppl["p_value"] == 1.0
     assert (
         len(res["perplexity"]["sentence_nll"])
         == ppl["n_sentences"]
@@ -83,7 +83,7 @@ def test_regressed_checkpoint_fails_naming_the_regressed_slices(tmp_path):
     assert res["comparison"]["flipped"]["right_to_wrong"]
     # Its perplexity rose about x1.18: significantly above the x1.10 tolerance over 2,000 sentences.
     ppl = res["comparison"]["perplexity"]
-    assert ppl["status"] == "regressed" and ppl["p_value"] < 1e-6 and ppl["ratio_low"] > 1.10
+    assert ppl["status"] == "regressed" and ppl["p_value"] < 1e-6 and ppl["p_adjusted"] < 1e-5
     assert any(r.startswith("perplexity rose") and "paired test" in r for r in res["reasons"])
     report = (tmp_path / "REPORT.md").read_text(encoding="utf-8")
     assert report.startswith("## ❌") and "tense:past\\_simple" in report

@@ -1,19 +1,33 @@
-"""The paired perplexity test (gate/perplexity_test.py): reference values, the null, pairing, gating."""
+"""The paired perplexity test (gate/perplexity_test.py): reference values, the null, pairing, gating.
+
+The gate's test is the betting test; the paired t-test it replaced is kept for the bench and keeps
+its reference tests here (Student's sleep data)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
 from importlib import resources
+from statistics import NormalDist
 
 import jsonschema
+import numpy as np
 import pytest
 from helpers.factories import make_entry, make_results, make_rules
 
 from evalgate.gate.baseline import baseline_from_results, validate_baseline
 from evalgate.gate.compare import compare, verdict
-from evalgate.gate.perplexity_test import paired_nll_test, pairing_problem, sentence_record, t_isf, t_sf
+from evalgate.gate.perplexity_test import (
+    betting_test,
+    paired_nll_test,
+    pairing_problem,
+    sentence_record,
+    t_isf,
+    t_sf,
+)
+from evalgate.gate.stats import holm
 from evalgate.report.full_report import render_report
 
 BASE = "baselines/demo.json"
@@ -132,6 +146,8 @@ def test_sentence_record_is_rounded_and_only_when_finite():
         ({"sentence_nll": [1.0, 2.0], "sentence_tokens": [2, 1]}, "token counts differ"),
         ({"sentence_nll": [1.0, "x"], "sentence_tokens": [1, 2]}, "not all finite numbers"),
         ({"sentence_nll": [1.0, 2.0], "sentence_tokens": [1, True]}, "not all non-negative integers"),
+        # a negative NLL would let the betting test's wealth go below 0 (z < -1): refused
+        ({"sentence_nll": [1.0, -2.0], "sentence_tokens": [1, 2]}, "NLLs are not all non-negative"),
     ],
 )
 def test_sentences_that_do_not_pair_are_named(new, said):
@@ -171,20 +187,21 @@ def test_compare_gates_perplexity_with_the_paired_test_and_says_so():
     cmp = compare(results, base, make_rules(), BASE)
     ppl = cmp["perplexity"]
     jsonschema.validate(ppl, _comparison_schema())
-    assert ppl["test"] == "paired-t-token-weighted" and ppl["status"] == "regressed"
-    assert ppl["p_value"] < 1e-6 and ppl["ratio_low"] > 1.10 and ppl["n_sentences"] == 400
+    assert ppl["test"] == "betting-nll-ratio" and ppl["status"] == "regressed"
+    assert ppl["p_value"] < 1e-3 and ppl["p_adjusted"] < 0.01 and ppl["n_sentences"] == 400
+    assert ppl["ratio_low"] is None and ppl["interval_level"] is None
     status, reasons = verdict(cmp)
-    assert status == "fail" and "paired test" in reasons[-1] and "p = " in reasons[-1]
+    assert status == "fail" and "paired test" in reasons[-1] and "Holm-adjusted" in reasons[-1]
     results["comparison"] = cmp
     report = render_report(results)
-    assert "Paired test over 400 sentences" in report and "interval of the ratio" in report
+    assert "Paired test over 400 sentences" in report and "adjusted with the gated slices" in report
 
 
 def test_a_ratio_above_the_limit_within_noise_passes_the_gate():
     results, base = _pair(math.log(1.12), m=10, noise=0.5)
     cmp = compare(results, base, make_rules(), BASE)
     ppl = cmp["perplexity"]
-    assert ppl["ratio"] > 1.10 and ppl["test"] == "paired-t-token-weighted"
+    assert ppl["ratio"] > 1.10 and ppl["test"] == "betting-nll-ratio"
     assert ppl["p_value"] >= 0.05 and ppl["status"] == "ok" and verdict(cmp)[0] == "pass"
 
 
@@ -211,3 +228,147 @@ def test_a_baseline_with_malformed_sentence_nlls_is_refused_by_its_schema():
         validate_baseline(base, BASE)
     text = str(err.value)
     assert "perplexity.sentence_nll.3" in text and "perplexity.sentence_tokens.4" in text
+
+
+# --- the betting test -------------------------------------------------------------------------
+
+
+def _reference_betting_p(new, old, tokens, max_ratio):
+    """The betting test written out loop by loop (gate/perplexity_test.py's docstring): aGRAPA
+    bets from the earlier sentences, one pseudo-sentence at z = 0 with variance 1/4, bets in
+    [0, 0.9], p = 1 / the largest wealth."""
+    zs, log_wealth, best = [], 0.0, 0.0
+    for a, b, n in zip(new, old, tokens, strict=True):
+        t = b + n * math.log(max_ratio)
+        z = a / t - 1 if t > 0 else 0.0
+        k = len(zs)
+        mean = sum(zs) / (k + 1)
+        var = max((0.25 + sum(x * x for x in zs) - (k + 1) * mean * mean) / (k + 1), 1e-12)
+        bet = min(0.9, max(0.0, mean / (var + mean * mean)))
+        log_wealth += math.log1p(bet * z)
+        best = max(best, log_wealth)
+        zs.append(z)
+    return math.exp(-best)
+
+
+def test_betting_test_matches_the_procedure_written_out():
+    new, old, tok = _sentences(50, 11, math.log(1.2), noise=0.5)
+    res = betting_test(new, old, tok, 1.10)
+    assert res["p_value"] == pytest.approx(_reference_betting_p(new, old, tok, 1.10), rel=1e-9)
+    assert res["test"] == "betting-nll-ratio" and res["n_sentences"] == 50
+    assert res["nll_increase"] == pytest.approx((sum(new) - sum(old)) / sum(tok), rel=1e-12)
+
+
+def test_betting_test_wealth_in_closed_form():
+    # Every sentence 20% above its tolerated NLL: z = 0.2 throughout. The first bet sees only the
+    # pseudo-sentence: mean 0, bet 0. The second: mean 0.2 / 2 = 0.1, variance (0.25 + 0.04 -
+    # 2 * 0.01) / 2 = 0.135, bet 0.1 / 0.145. From the third on mean / (var + mean^2) > 0.9, so
+    # every bet is clipped at 0.9: the wealth is (1 + 0.2 * 0.1 / 0.145) * 1.18 ** 10.
+    tok = [10] * 12
+    old = [30.0] * 12
+    new = [1.2 * (30.0 + 10 * math.log(1.1))] * 12
+    res = betting_test(new, old, tok, 1.10)
+    assert res["p_value"] == pytest.approx(1 / ((1 + 0.2 * 0.1 / 0.145) * 1.18**10), rel=1e-9)
+    # no change at all: z < 0 everywhere, nothing is bet, p = 1
+    assert betting_test(old, old, tok, 1.10)["p_value"] == 1.0
+
+
+@pytest.mark.slow
+def test_betting_test_holds_its_size_exactly_on_the_least_favourable_two_point_null():
+    # The null that a bound of -1 allows and that makes an increase look real most often: a
+    # sentence's NLL drops to 0 (z = -1) with probability q and rises to z = q / (1 - q)
+    # otherwise, mean exactly 0. Every one of the 2 ** 14 outcomes is enumerated: the exact
+    # probability that p < alpha is at most alpha, for several q.
+    m, alpha, tok = 14, 0.05, [10] * 14
+    old = [30.0] * m
+    tolerated = 30.0 + 10 * math.log(1.1)
+    for q in (0.02, 0.05, 0.1, 0.2, 0.4):
+        up = q / (1 - q)
+        size = 0.0
+        for drops in itertools.product((False, True), repeat=m):
+            new = [0.0 if d else tolerated * (1 + up) for d in drops]
+            if betting_test(new, old, tok, 1.10)["p_value"] < alpha:
+                k = sum(drops)
+                size += q**k * (1 - q) ** (m - k)
+        assert size <= alpha, (q, size)
+
+
+def _left_skewed(rng, m, shift=0.0, sigma=1.0, scale=0.05):
+    """m sentences whose per-token NLL change is log(1.10) + shift minus a lognormal(sigma)
+    excess: left-skewed, mean exactly log(1.10) + shift. The lognormal is truncated where the new
+    NLL would go below 0 (a real NLL never does) and its mean recomputed for the truncation."""
+    tok = rng.integers(5, 41, m)
+    per = rng.uniform(2.0, 4.0, m)
+    cap = 40.0  # the change stays above -(2 + log 1.1) / scale: the new NLL stays positive
+    draws = rng.lognormal(0.0, sigma, m)
+    while (draws > cap).any():
+        draws[draws > cap] = rng.lognormal(0.0, sigma, int((draws > cap).sum()))
+    nd = NormalDist()
+    mean = math.exp(sigma**2 / 2) * nd.cdf((math.log(cap) - sigma**2) / sigma) / nd.cdf(math.log(cap) / sigma)
+    change = math.log(1.10) + shift - scale * (draws - mean)
+    return list(tok * (per + change)), list(tok * per), [int(n) for n in tok]
+
+
+def _gate_fails_perplexity(new, old, tok):
+    entries = _entries()
+    results = _with_sentences(make_results(entries), new, tok)
+    base = baseline_from_results(
+        _with_sentences(make_results(entries), old, tok), "demo", {"git_commit": "a" * 40}
+    )
+    return compare(results, base, make_rules(), BASE)["perplexity"]["status"] == "regressed"
+
+
+@pytest.mark.slow
+def test_the_gate_holds_its_perplexity_size_under_left_skewed_differences():
+    # The audit's case (issue 25): 30 sentences whose per-sentence change is left-skewed
+    # (lognormal sigma 1), true ratio exactly the limit. The paired t-test failed such runs
+    # about 16% of the time; the gate must stay at or below alpha (0.05, plus noise: sd 0.011).
+    rng = np.random.default_rng(25)
+    fails = sum(_gate_fails_perplexity(*_left_skewed(rng, 30)) for _ in range(400))
+    assert fails / 400 <= 0.07
+
+
+def test_the_betting_test_sees_a_large_increase_and_more_with_more_sentences():
+    rng = np.random.default_rng(7)
+    assert betting_test(*_left_skewed(rng, 400, shift=math.log(1.3 / 1.1)), 1.10)["p_value"] < 1e-6
+    assert betting_test(*_left_skewed(rng, 2000, shift=math.log(1.15 / 1.1)), 1.10)["p_value"] < 1e-6
+    assert betting_test(*_left_skewed(rng, 2000), 1.10)["p_value"] > 0.05
+
+
+def test_perplexity_is_adjusted_in_one_holm_family_with_the_gated_slices():
+    # A perplexity p-value below alpha but above alpha / (family size) does not fail: the
+    # perplexity is one more member of the slices' Holm family, and the slices pay for it too.
+    results, base = _pair(math.log(1.18), m=400)
+    cmp = compare(results, base, make_rules(), BASE)
+    gated = [k for k, r in cmp["slices"].items() if r["gated"]]
+    family = len(gated) + 1
+    assert cmp["mde_level"] == pytest.approx(0.05 / family)
+    raw = {k: cmp["slices"][k]["p_value"] for k in gated} | {"ppl": cmp["perplexity"]["p_value"]}
+    want = holm(raw)
+    assert cmp["perplexity"]["p_adjusted"] == pytest.approx(want["ppl"], rel=1e-12)
+    for k in gated:
+        assert cmp["slices"][k]["p_adjusted"] == pytest.approx(want[k], rel=1e-12)
+
+
+def test_a_perplexity_significant_alone_but_not_in_the_family_passes(monkeypatch):
+    from evalgate.gate import perplexity_test
+
+    results, base = _pair(math.log(1.18), m=400)
+    real = perplexity_test.betting_test
+    monkeypatch.setattr(perplexity_test, "betting_test", lambda *a: {**real(*a), "p_value": 0.03})
+    cmp = compare(results, base, make_rules(), BASE)
+    ppl = cmp["perplexity"]
+    assert ppl["p_value"] == 0.03 and ppl["p_adjusted"] > 0.05 and ppl["status"] == "ok"
+    assert verdict(cmp)[0] == "pass"
+
+
+def test_westfall_young_joins_the_perplexity_by_bonferroni_between_blocks():
+    results, base = _pair(math.log(1.18), m=400)
+    cmp = compare(results, base, make_rules(multiplicity="westfall-young"), BASE)
+    wy_alone = compare(results | {"perplexity": None}, base, make_rules(multiplicity="westfall-young"), BASE)
+    gated = [k for k, r in cmp["slices"].items() if r["gated"]]
+    m = len(gated)
+    for k in gated:
+        alone = wy_alone["slices"][k]["p_adjusted"]
+        assert cmp["slices"][k]["p_adjusted"] == pytest.approx(min(1.0, alone * (m + 1) / m), rel=1e-12)
+    assert cmp["perplexity"]["p_adjusted"] == pytest.approx(min(1.0, cmp["perplexity"]["p_value"] * (m + 1)))

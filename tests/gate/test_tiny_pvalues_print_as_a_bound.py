@@ -23,8 +23,9 @@ def _with_sentences(doc: dict, nll: list[float]) -> dict:
 
 def test_a_perplexity_regression_whose_p_underflows_says_p_below_a_bound(tmp_path, cli):
     entries = entries_of()
-    old = [10.0 + 0.01 * (i % 7) for i in range(200)]
-    new = [30.0 + 0.01 * (i % 5) for i in range(200)]
+    # 1,200 sentences tripling their NLL: the betting test's wealth passes e^745, p underflows
+    old = [10.0 + 0.01 * (i % 7) for i in range(1200)]
+    new = [30.0 + 0.01 * (i % 5) for i in range(1200)]
     results = write_json(tmp_path / "results.json", _with_sentences(make_results(entries), new))
     base_doc = baseline_of(entries)
     base_doc["perplexity"] = _with_sentences({}, old)["perplexity"]
@@ -34,7 +35,7 @@ def test_a_perplexity_regression_whose_p_underflows_says_p_below_a_bound(tmp_pat
     doc = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert doc["comparison"]["perplexity"]["p_value"] == 0.0  # the number, as computed
     (reason,) = [r for r in doc["reasons"] if "perplexity" in r]
-    assert "p < 1e-300, below alpha" in reason and "p = 0," not in reason
+    assert "p < 1e-300, Holm-adjusted < 1e-300, below alpha" in reason and "p = 0," not in reason
     report = (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8")
     assert "p = 0;" not in report and "p = 0," not in report and "p < 1e-300" in report
 

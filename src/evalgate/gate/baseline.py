@@ -13,11 +13,11 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
-import jsonschema
-
 from evalgate.errors import RefusedError
+from evalgate.gate.bulk_schema import BulkValidator
 from evalgate.gate.yardstick import yardstick_of
 from evalgate.schemas import schema
 
@@ -140,11 +140,19 @@ def dump_baseline(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+@cache
+def _baseline_validator() -> BulkValidator:
+    # the per-probe outcomes checked by a compiled predicate, the rest by jsonschema, with
+    # jsonschema's own errors either way (gate/bulk_schema.py)
+    return BulkValidator(schema("baseline"), ("properties", "outcomes", "additionalProperties"))
+
+
 def validate_baseline(doc: Any, source: str) -> None:
     """Raise RefusedError listing every schema problem of a baseline document (all at once)."""
-    validator = jsonschema.Draft202012Validator(schema("baseline"))
     problems = []
-    for err in sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path]):
+    for err in sorted(
+        _baseline_validator().iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path]
+    ):
         where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
         if err.validator == "additionalProperties":
             extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))

@@ -177,8 +177,11 @@ def anova(values: Sequence[float], labels: Sequence[Hashable]) -> tuple[float | 
     if g < 2 or n_total - g < 1:
         return None, None
     grand = math.fsum(values) / n_total
-    ssb = math.fsum(len(xs) * (math.fsum(xs) / len(xs) - grand) ** 2 for xs in groups.values())
-    ssw = math.fsum((x - math.fsum(xs) / len(xs)) ** 2 for xs in groups.values() for x in xs)
+    # each cluster's mean once: recomputed per probe it made this quadratic (73 s at 100,000
+    # probes in two clusters); the same numbers
+    means = [(xs, math.fsum(xs) / len(xs)) for xs in groups.values()]
+    ssb = math.fsum(len(xs) * (mean - grand) ** 2 for xs, mean in means)
+    ssw = math.fsum((x - mean) ** 2 for xs, mean in means for x in xs)
     d1, d2 = g - 1, n_total - g
     msb, msw = ssb / d1, ssw / d2
     n0 = (n_total - sum(len(xs) ** 2 for xs in groups.values()) / n_total) / d1

@@ -286,12 +286,13 @@ def _perplexity_of(
 def _perplexity_test(
     new: Any, old: Any, max_ratio: float, alpha: float, ratio: float
 ) -> PerplexityComparison:
-    """The paired per-sentence NLL test (gate/perplexity_test.py), else the bare ratio rule.
+    """The paired per-sentence test by betting (gate/perplexity_test.py), else the bare ratio rule.
 
     The ratio is the tolerance (docs/gate.md "Perplexity"): with per-sentence NLLs on both sides
-    the check fails only when the increase is significantly above log(max_ratio); an older
+    the check fails only when the increase is significantly above log(max_ratio), its p-value
+    adjusted in the gated slices' family (`_family`, which sets the final status); an older
     baseline without them (or sentences that do not pair) falls back to "ratio > max_ratio",
-    with a note saying why.
+    with a note saying why, and stays outside the family (it has no p-value).
     """
     problem = perplexity_test.pairing_problem(new, old)
     if problem is not None:
@@ -300,19 +301,30 @@ def _perplexity_test(
             "note": f"{problem}: gated by the ratio alone",
             "status": "regressed" if ratio > max_ratio else "ok",
         }
-    res = perplexity_test.paired_nll_test(
-        new["sentence_nll"], old["sentence_nll"], old["sentence_tokens"], max_ratio, alpha
+    res = perplexity_test.betting_test(
+        new["sentence_nll"], old["sentence_nll"], old["sentence_tokens"], max_ratio
     )
     return {
         "test": res["test"],
         "n_sentences": res["n_sentences"],
         "nll_increase": res["nll_increase"],
         "p_value": res["p_value"],
-        "ratio_low": res["ratio_low"],
-        "ratio_high": res["ratio_high"],
-        "interval_level": res["interval_level"],
-        "status": "regressed" if res["regressed"] else "ok",
+        # no interval: a valid upper bound would need an upper bound on a sentence's NLL, and
+        # the keys stay (null) for readers of the t-test's results
+        "ratio_low": None,
+        "ratio_high": None,
+        "interval_level": None,
+        "status": "regressed" if res["p_value"] < alpha else "ok",  # provisional: `_family` decides
     }
+
+
+def _tested_perplexities(
+    ppl: PerplexityComparison, suites: dict[str, PerplexityComparison]
+) -> dict[str, PerplexityComparison]:
+    """The perplexity checks with a p-value (the betting test ran), by a family key no slice key
+    can take (slice keys never start with a space)."""
+    named = {" perplexity": ppl, **{f" suite_perplexity:{k}": v for k, v in suites.items()}}
+    return {k: v for k, v in named.items() if isinstance(v.get("p_value"), int | float)}
 
 
 def _scored(outcome: dict[str, Any]) -> bool:
@@ -412,20 +424,29 @@ def _adjusted(
     members: dict[str, list[str]],
     rules: GateRules,
     flips: dict[str, int],
+    others: dict[str, float],
 ) -> dict[str, float]:
-    """The gated slices' p-values adjusted across the family: Holm, or Westfall–Young step-down
-    min-P over the slices' shared probes (gate/westfall_young.py, docs/gate.md "Multiplicity");
-    `flips` (each paired probe's change) give it the sign-flip null at tolerance 0."""
+    """The gated slices' and the tested perplexities' (`others`) p-values adjusted across one
+    family (docs/gate.md "Multiplicity"). Holm over all of them; or Westfall–Young step-down
+    min-P over the slices' shared probes (gate/westfall_young.py), `flips` (each paired probe's
+    change) giving it the sign-flip null at tolerance 0, joined with the perplexities by
+    Bonferroni between the two blocks (`westfall_young.with_others`)."""
     raw = {k: _shared(rows[k]["p_value"]) for k in gated}
-    if rules.multiplicity != westfall_young.METHOD:
-        return holm(raw)
-    return westfall_young.adjust(
+    tolerances = {k: _tolerance(rows[k], rules) for k in gated}
+    if (
+        rules.multiplicity != westfall_young.METHOD
+        or not gated
+        or westfall_young.too_large({k: members[k] for k in gated}, tolerances, flips)
+    ):
+        return holm({**raw, **others})
+    within = westfall_young.adjust(
         raw,
         {k: members[k] for k in gated},
         {k: (rows[k]["b"], rows[k]["c"]) for k in gated},
-        {k: _tolerance(rows[k], rules) for k in gated},
+        tolerances,
         flips,
     )
+    return westfall_young.with_others(within, others)
 
 
 def _undecided(row: SliceComparison, tolerance: float) -> bool:
@@ -611,10 +632,19 @@ def compare(
             # key is absent otherwise, so results without per-slice tolerances keep their bytes
             rows[key]["tolerance"] = tolerance
 
+    # The perplexity checks with a p-value join the slices' family (docs/gate.md, "Perplexity"):
+    # tested apart at alpha, a run's false-fail rate would approach twice alpha.
+    ppl = _perplexity(results, base, rules.perplexity_max_ratio, rules.alpha)
+    suite_ppl = (
+        _suite_perplexity(results, base, rules.perplexity_max_ratio, rules.alpha)
+        if results.get("suite_perplexity") or base.suite_perplexity
+        else None
+    )
+    tested = _tested_perplexities(ppl, suite_ppl or {})
     # The paired MDE is the test's own (gate/noninferiority.py) at the observed disagreement and
-    # at alpha / (gated slices), the level the first Holm step needs: the level a slice really
-    # faces when every gated slice competes (docs/gate.md, "Low power").
-    mde_level = rules.alpha / max(1, len(gated))
+    # at alpha / (gated slices + tested perplexities), the level the first Holm step needs: the
+    # level a slice really faces when the whole family competes (docs/gate.md, "Low power").
+    mde_level = rules.alpha / max(1, len(gated) + len(tested))
     n_lost = sum(1 for i in shared if flips[i] > 0)
     n_won = sum(1 for i in shared if flips[i] < 0)
     mde_bg = _mde_disagreement(n_lost, n_won, len(shared), rules.assumed_disagreement)
@@ -644,7 +674,21 @@ def compare(
         row["underpowered"] = bool(row["n_shared"]) and (mde is None or exceeds(mde, rules.mde_max))
     if rules.cluster and gated and all("clusters_needed" in rows[k] for k in gated):
         _refuse_blind_clusters(rows, gated, rules, mde_level)
-    adjusted = _adjusted(rows, gated, members, rules, flips) if rules.rule == "paired" else {}
+    fallback = (
+        westfall_young.too_large(
+            {k: members[k] for k in gated}, {k: _tolerance(rows[k], rules) for k in gated}, flips
+        )
+        if rules.rule == "paired" and rules.multiplicity == westfall_young.METHOD
+        else None
+    )
+    others = {k: float(c["p_value"]) for k, c in tested.items()}  # type: ignore[arg-type]
+    # the Wilson rule has no p-values for its slices: its perplexities are a family of their own
+    adjusted = (
+        _adjusted(rows, gated, members, rules, flips, others) if rules.rule == "paired" else holm(others)
+    )
+    for k, c in tested.items():
+        c["p_adjusted"] = adjusted[k]
+        c["status"] = "regressed" if adjusted[k] < rules.alpha else "ok"
     for key, row in rows.items():
         row["gated"] = key in gated
         row["p_adjusted"] = adjusted.get(key)
@@ -694,21 +738,23 @@ def compare(
         **(
             {"multiplicity_null": westfall_young.null_kind({k: _tolerance(rows[k], rules) for k in gated})}
             # a family of one slice is not adjusted at all: no null to name
-            if rules.rule == "paired" and rules.multiplicity == westfall_young.METHOD and len(gated) > 1
+            if rules.rule == "paired"
+            and rules.multiplicity == westfall_young.METHOD
+            and len(gated) > 1
+            and not fallback
             else {}
         ),
+        # present only when Westfall-Young fell back to Holm for its memory bound (docs/gate.md,
+        # "Multiplicity"), so results that did not keep their bytes
+        **({"multiplicity_fallback": fallback} if fallback else {}),
         "slices": rows,
         **({"cluster": cluster_info} if cluster_info is not None else {}),
         "regressed": [k for k, r in rows.items() if r["status"] == "regressed"],
         # present only when the gate could not decide something (docs/gate.md, "Verdict"), so a
         # decided run keeps its bytes
         **({"inconclusive": undecided} if undecided else {}),
-        "perplexity": _perplexity(results, base, rules.perplexity_max_ratio, rules.alpha),
-        **(
-            {"suite_perplexity": _suite_perplexity(results, base, rules.perplexity_max_ratio, rules.alpha)}
-            if results.get("suite_perplexity") or base.suite_perplexity
-            else {}
-        ),
+        "perplexity": ppl,
+        **({"suite_perplexity": suite_ppl} if suite_ppl is not None else {}),
         "flipped": {
             "right_to_wrong": [i for i in shared if old[i]["correct"] and not new_by_id[i]["correct"]],
             "wrong_to_right": [i for i in shared if not old[i]["correct"] and new_by_id[i]["correct"]],
@@ -788,10 +834,17 @@ def regression_reasons(comparison: Mapping[str, Any]) -> list[str]:
         if ppl.get("p_value") is not None:
             why += (
                 f"; paired test of an increase above the limit over {ppl['n_sentences']} sentences "
-                f"p {p_is(ppl['p_value'])}, below alpha {t['alpha']}, "
-                f"{100 * ppl['interval_level']:.0f}% interval "
-                f"×{ppl['ratio_low']:.3f}–×{ppl['ratio_high']:.3f}"
+                f"p {p_is(ppl['p_value'])}"
             )
+            if ppl.get("p_adjusted") is not None:
+                name = westfall_young.adjustment_name(comparison)
+                why += f", {name}-adjusted {p_is(ppl['p_adjusted']).removeprefix('= ')}"
+            why += f", below alpha {t['alpha']}"
+            if ppl.get("ratio_low") is not None and ppl.get("ratio_high") is not None:
+                why += (
+                    f", {100 * ppl['interval_level']:.0f}% interval "
+                    f"×{ppl['ratio_low']:.3f}–×{ppl['ratio_high']:.3f}"
+                )
         reasons.append(f"{prefix}perplexity rose {ppl['baseline']:.3f} → {ppl['value']:.3f} {why})")
     return reasons
 

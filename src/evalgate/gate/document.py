@@ -243,9 +243,10 @@ class CountedWrong(TypedDict):
 
 class PerplexityComparison(TypedDict):
     status: NotRequired[Literal["ok", "regressed", "failed", "missing", "not_comparable"]]
-    test: NotRequired[Literal["paired-t-token-weighted", "ratio"]]
+    test: NotRequired[Literal["betting-nll-ratio", "paired-t-token-weighted", "ratio"]]
     note: NotRequired[str]
     p_value: NotRequired[float | None]
+    p_adjusted: NotRequired[float | None]  # in one family with the gated slices
     nll_increase: NotRequired[float | None]
     ratio_low: NotRequired[float | None]
     ratio_high: NotRequired[float | None]
@@ -347,6 +348,7 @@ class Comparison(TypedDict):
     mde_design_effect: NotRequired[float]  # gate.cluster: the MDEs' effective n is n / this
     multiplicity: NotRequired[Literal["holm", "westfall-young"]]  # absent: Holm (gate.multiplicity unset)
     multiplicity_null: NotRequired[Literal["sign-flip", "boundary"]]  # with westfall-young only
+    multiplicity_fallback: NotRequired[str]  # westfall-young replaced by Holm for its memory bound
     perplexity: NotRequired[PerplexityComparison | None]
     suite_perplexity: NotRequired[dict[str, PerplexityComparison]]
     cluster: NotRequired[ClusterSummary]

@@ -188,13 +188,19 @@ def critical_z(n: int, delta: float, level: float) -> float | None:
     continues above it. Either way the answer is the certified one.
     """
     z_top = float(score_z(n, 0, n, delta))
-    if not z_top > 0 or not _within(z_top - 1e-12 * z_top, n, delta, level):
+    if not z_top > 0:
         return None
     if supremum.keeps_tables(n, delta):
+        if not _within(z_top - 1e-12 * z_top, n, delta, level):
+            return None
         return _bisect(n, delta, 0.0, z_top, lambda z: _within(z, n, delta, level))
     hint = _bisect(n, delta, 0.0, z_top, lambda z: not _grid_above(z, n, delta, level))
-    if _within(hint, n, delta, level):
+    # A hint within the level proves the top is too (its region is a subset of the hint's), so
+    # the top's certificate, seconds on a large slice, is only needed when the hint fails.
+    if hint < z_top and _within(hint, n, delta, level):
         return hint
+    if not _within(z_top - 1e-12 * z_top, n, delta, level):
+        return None
     return _bisect(n, delta, hint, z_top, lambda z: _within(z, n, delta, level))
 
 

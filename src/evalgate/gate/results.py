@@ -11,12 +11,12 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
-
-import jsonschema
 
 from evalgate import SCORING_VERSION, __version__
 from evalgate.errors import RefusedError
+from evalgate.gate.bulk_schema import BulkValidator
 from evalgate.gate.document import (
     LeakGroup,
     LeakSummary,
@@ -35,6 +35,15 @@ ROUND_DIGITS = 7
 
 def round_floats(obj: Any, digits: int = ROUND_DIGITS) -> Any:
     """Round every float (recursively); NaN/inf become None (they are not JSON); -0.0 becomes 0.0."""
+    # exact types first (a results file of 100,000 probes holds millions of values); subclasses
+    # (bool is an int, never a float) fall through to the isinstance checks below
+    kind = type(obj)
+    if kind is str or kind is int or kind is bool or obj is None:
+        return obj
+    if kind is dict:
+        return {k: round_floats(v, digits) for k, v in obj.items()}
+    if kind is list:
+        return [round_floats(v, digits) for v in obj]
     if isinstance(obj, float):
         if not math.isfinite(obj):
             return None
@@ -191,10 +200,16 @@ def _one_line(value: Any) -> str:
     return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), str(value))
 
 
+@cache
+def _results_validator() -> BulkValidator:
+    # the per-probe records checked by a compiled predicate, the rest by jsonschema, with
+    # jsonschema's own errors either way (gate/bulk_schema.py)
+    return BulkValidator(schema("results"), ("properties", "probes", "items"))
+
+
 def validate_results(doc: Any, source: str) -> None:
     """Schema-check a results document (ours before writing, or an untrusted artifact's)."""
-    validator = jsonschema.Draft202012Validator(schema("results"))
-    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    errors = sorted(_results_validator().iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:
         lines = [
             f"{'/'.join(_one_line(p) for p in e.absolute_path) or '(top level)'}: "

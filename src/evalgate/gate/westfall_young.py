@@ -55,13 +55,23 @@ _TABLE_GRID = 2 * _GRID - 1
 _DRAWS = 4096  # per grid point; the estimate of a tail near 0.05 has a standard error ~0.0034
 _EXACT_LIMIT = 60_000  # joint outcomes enumerated exactly below this many
 _WINDOW_SD = 9.0  # outcomes beyond mean +- 9 sd (+ 12) carry < 1e-18 of the mass
+_CHUNK_BYTES = 64 * 2**20  # the draws' per-probe arrays held at once (`_draw_chunk`)
+# The most the boundary draws may hold (`estimated_bytes`); a family that would need more is
+# adjusted by Holm instead, which is never less conservative (docs/gate.md, "Multiplicity").
+MEMORY_BOUND = 2**30  # 1 GiB
 METHOD = "westfall-young"
 
 
 def adjustment_name(comparison: Mapping[str, Any] | None) -> str:
     """The adjustment a comparison used, for humans: "Holm" unless it records Westfall–Young
-    (results.json's comparison.multiplicity; absent means Holm, as before the key existed)."""
-    return "Westfall–Young" if (comparison or {}).get("multiplicity") == METHOD else "Holm"
+    (results.json's comparison.multiplicity; absent means Holm, as before the key existed) and
+    did not fall back to Holm (comparison.multiplicity_fallback, `too_large`)."""
+    doc = comparison or {}
+    return (
+        "Westfall–Young"
+        if doc.get("multiplicity") == METHOD and not doc.get("multiplicity_fallback")
+        else "Holm"
+    )
 
 
 def null_kind(tolerances: Mapping[str, float]) -> Literal["sign-flip", "boundary"]:
@@ -113,6 +123,48 @@ def _window(n: int, p: float) -> tuple[int, int]:
     return max(0, math.floor(n * p - half)), min(n, math.ceil(n * p + half))
 
 
+def _draw_chunk(n_probes: int, n_grid: int, n_groups: int) -> int:
+    """Draws per chunk: the uniforms, two first-index arrays, their bin indices and histogram
+    (about 40 bytes per draw and probe, 4 per draw, grid point and group) within `_CHUNK_BYTES`."""
+    per_draw = 40 * n_probes + 8 * (n_grid + 1) * n_groups
+    return max(1, min(_DRAWS, _CHUNK_BYTES // per_draw))
+
+
+def _table_windows(n: int, tau: float) -> list[tuple[float, float, tuple[int, int], tuple[int, int]]]:
+    """Per table grid point: p_b, p_c and the windows of b and c that carry its mass."""
+    out = []
+    for s in _grid(tau, _TABLE_GRID):
+        p_b, p_c = (s + tau) / 2.0, (s - tau) / 2.0
+        if p_b > 0.0:
+            out.append((p_b, p_c, _window(n, p_b), _window(n, p_c)))
+    return out
+
+
+def _table_bytes(n: int, tau: float) -> tuple[int, int]:
+    """An upper bound on what `_PTable(n, tau)` keeps (two float64 per outcome of each window)
+    and on the most its construction holds at once besides (about ten 8-byte arrays over the
+    largest window)."""
+    sizes = [(bh - bl + 1) * (ch - cl + 1) for _, _, (bl, bh), (cl, ch) in _table_windows(n, tau)]
+    return 16 * sum(sizes), 80 * max(sizes, default=0)
+
+
+def estimated_bytes(sizes: Sequence[int], taus: Sequence[float], n_probes: int) -> int:
+    """An upper bound on the memory the boundary draws of one family hold at their peak: every
+    slice's p-value table (`_PTable`, one per distinct size and tolerance), the largest one's
+    construction, a chunk of draws (`_CHUNK_BYTES`), the per-slice counts and p-values of every
+    draw at every grid point, and the probe-by-slice incidence and its groups. Computed from the
+    sizes alone, before anything is allocated: `adjust` falls back to Holm above
+    `MEMORY_BOUND` (docs/gate.md, "Multiplicity")."""
+    kept, building = 0, 0
+    for n, tau in sorted(set(zip(sizes, (float(t) for t in taus), strict=True))):
+        keep, build = _table_bytes(int(n), tau)
+        kept, building = kept + keep, max(building, build)
+    m = len(sizes)
+    draws = 4 * _GRID * _DRAWS * m * 8  # b, c, their p-values and a look-up's temporaries
+    structure = n_probes * (m + 1) * 8 * 6  # incidence, pattern, its unique rows and inverse
+    return kept + building + _CHUNK_BYTES + 8 * (_GRID + 1) * _DRAWS * 8 + draws + structure
+
+
 class _PTable:
     """The exact unconditional p-value of any outcome (b, c) of an n-probe slice.
 
@@ -126,19 +178,15 @@ class _PTable:
         self.n, self.tau = n, tau
         lf = _log_factorials(n)
         self.levels: list[tuple[np.ndarray, np.ndarray]] = []
-        z_all = score_z(*_triangle(n), n, tau)  # Z of every outcome, computed once
-        offsets = _offsets(n)
-        for s in _grid(tau, _TABLE_GRID):
-            p_b, p_c = (s + tau) / 2.0, (s - tau) / 2.0
-            if p_b <= 0.0:
-                continue
-            b_lo, b_hi = _window(n, p_b)
-            c_lo, c_hi = _window(n, p_c)
+        # Z only over each level's window (never the whole triangle of (n + 1)(n + 2) / 2
+        # outcomes: 5 GB at 10,000 probes); elementwise, so the same numbers
+        for p_b, p_c, (b_lo, b_hi), (c_lo, c_hi) in _table_windows(n, tau):
+            s = p_b + p_c
             grid_b, grid_c = np.meshgrid(np.arange(b_lo, b_hi + 1), np.arange(c_lo, c_hi + 1))
             bb, cc = grid_b.ravel(), grid_c.ravel()
             ok = bb + cc <= n
             bb, cc = bb[ok], cc[ok]
-            z = z_all[offsets[cc] + bb]
+            z = score_z(bb, cc, n, tau)
             pos = z > 0
             bb, cc, z = bb[pos], cc[pos], z[pos]
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -235,30 +283,43 @@ class _Null:
         """
         rng = _seeded((members, taus))
         n_groups, n_grid, n_probes = len(group_tau), len(self.grid), incidence.shape[1]
-        first_b = np.zeros((_DRAWS, n_probes), dtype=np.int64)
-        first_any = np.zeros((_DRAWS, n_probes), dtype=np.int64)
-        u = rng.random((_DRAWS, n_probes))
         tau_probe = group_tau[group_of]
+        weights = group_slices.T.astype(np.float32)  # groups x slices
+        bounds = []
         for tau in np.unique(tau_probe):
-            cols = np.flatnonzero(tau_probe == tau)
             p_c = np.maximum(0.0, (self.grid - tau) / 2.0)
             p_b = np.minimum(1.0, p_c + tau)
-            first_b[:, cols] = np.searchsorted(p_b, u[:, cols], side="right")
-            first_any[:, cols] = np.searchsorted(np.minimum(1.0, p_b + p_c), u[:, cols], side="right")
-        # bin index (draw, first grid index, group): a histogram whose rows times the groups'
-        # slice memberships give each slice's count of probes per first index
-        base = np.arange(_DRAWS)[:, None] * ((n_grid + 1) * n_groups) + group_of[None, :]
-        size = _DRAWS * (n_grid + 1) * n_groups
-        weights = group_slices.T.astype(np.float32)  # groups x slices
+            bounds.append((np.flatnonzero(tau_probe == tau), p_b, np.minimum(1.0, p_b + p_c)))
+        b = np.zeros((n_grid, _DRAWS, len(members)), dtype=np.int64)
+        c = np.zeros((n_grid, _DRAWS, len(members)), dtype=np.int64)
+        # In chunks of draws, so that the draws x probes arrays stay within `_CHUNK_BYTES` (the
+        # uniforms come from one stream in the same order: the same numbers as all at once).
+        chunk = _draw_chunk(n_probes, n_grid, n_groups)
+        for start in range(0, _DRAWS, chunk):
+            size = min(chunk, _DRAWS - start)
+            u = rng.random((size, n_probes))
+            first_b = np.zeros((size, n_probes), dtype=np.int64)
+            first_any = np.zeros((size, n_probes), dtype=np.int64)
+            for cols, p_b, p_any in bounds:
+                first_b[:, cols] = np.searchsorted(p_b, u[:, cols], side="right")
+                first_any[:, cols] = np.searchsorted(p_any, u[:, cols], side="right")
+            del u
+            # bin index (draw, first grid index, group): a histogram whose rows times the groups'
+            # slice memberships give each slice's count of probes per first index
+            base = np.arange(size)[:, None] * ((n_grid + 1) * n_groups) + group_of[None, :]
+            bins = size * (n_grid + 1) * n_groups
 
-        def per_slice(first: np.ndarray) -> np.ndarray:
-            hist = np.bincount((base + first * n_groups).ravel(), minlength=size).astype(np.float32)
-            per = hist.reshape(_DRAWS * (n_grid + 1), n_groups) @ weights  # exact: counts < 2**24
-            per = np.cumsum(per.reshape(_DRAWS, n_grid + 1, -1), axis=1)[:, :n_grid]  # draws x grid x slices
-            return np.rint(per.transpose(1, 0, 2)).astype(np.int64)
+            def per_slice(first: np.ndarray, base=base, bins=bins, size=size) -> np.ndarray:
+                hist = np.bincount((base + first * n_groups).ravel(), minlength=bins).astype(np.float32)
+                per = hist.reshape(size * (n_grid + 1), n_groups) @ weights  # exact: counts < 2**24
+                per = np.cumsum(per.reshape(size, n_grid + 1, -1), axis=1)[
+                    :, :n_grid
+                ]  # draws x grid x slices
+                return np.rint(per.transpose(1, 0, 2)).astype(np.int64)
 
-        b = per_slice(first_b)
-        c = per_slice(first_any) - b
+            b_part = per_slice(first_b)
+            b[:, start : start + size] = b_part
+            c[:, start : start + size] = per_slice(first_any) - b_part
         # One table look-up per slice for every grid point at once (the tables are the cost).
         self.g = list(self._lookup(b, c))
         self.w = None
@@ -293,6 +354,28 @@ def _null(members: tuple[tuple[int, ...], ...], taus: tuple[float, ...], n_probe
     return _Null(members, taus, n_probes)
 
 
+def too_large(
+    members: Mapping[str, Sequence[str]], tolerances: Mapping[str, float], flips: Mapping[str, int] | None
+) -> str | None:
+    """Why the boundary draws of this family would hold more than `MEMORY_BOUND`, or None.
+
+    Such a family (tens of thousands of probes: the tables grow with each slice's size) is
+    adjusted by Holm instead. Holm is what the draws' values are capped at, so it is never less
+    conservative, and it holds the family's error at alpha whatever the dependence
+    (docs/gate.md, "Multiplicity"). The sign-flip null at tolerance 0 holds no tables: never."""
+    if len(members) < 2 or (flips is not None and null_kind(tolerances) == "sign-flip"):
+        return None
+    n_probes = len({i for ids in members.values() for i in ids})
+    keys = list(members)
+    need = estimated_bytes([len(members[k]) for k in keys], [float(tolerances[k]) for k in keys], n_probes)
+    if need <= MEMORY_BOUND:
+        return None
+    return (
+        f"Westfall-Young's boundary draws over {n_probes:,} probes would hold about "
+        f"{need / 2**20:,.0f} MiB, above its {MEMORY_BOUND / 2**20:,.0f} MiB bound: adjusted by Holm"
+    )
+
+
 def adjust(
     pvalues: Mapping[str, float],
     members: Mapping[str, Sequence[str]],
@@ -319,6 +402,8 @@ def adjust(
         return {}
     if flips is not None and null_kind(tolerances) == "sign-flip":
         return _flip_adjust(pvalues, members, flips)
+    if too_large(members, tolerances, flips):
+        return holm(pvalues)  # never less conservative than the draws (`too_large`)
     order_keys = sorted(keys, key=lambda k: (pvalues[k], k))
     raw = np.array([pvalues[k] for k in order_keys])
     live = raw < 1.0
@@ -433,3 +518,21 @@ def _flip_adjust(
     adjusted = np.where(raw >= 1.0, 1.0, np.minimum(1.0, adjusted))
     out = {canon[k]: float(v) for k, v in zip(order, adjusted, strict=True)}
     return {k: out[k] for k in keys}
+
+
+def with_others(within: Mapping[str, float], others: Mapping[str, float]) -> dict[str, float]:
+    """Westfall–Young-adjusted slice p-values (`within`) joined in one family with other tests'
+    p-values (`others`: the perplexity checks, whose dependence on the slices is unknown).
+
+    Bonferroni between the blocks, weighted by their sizes: with m slices and k others, the
+    slices' block is tested at alpha * m / (m + k) (its Westfall–Young values scaled by
+    (m + k) / m) and each other test at alpha / (m + k), so by the union bound the family's
+    error is at most alpha whatever the dependence (docs/gate.md, "Multiplicity"). Never below
+    the values it is given; without others, `within` itself.
+    """
+    if not others:
+        return dict(within)
+    total = len(within) + len(others)
+    out = {k: min(1.0, float(v) * total / len(within)) for k, v in within.items()} if within else {}
+    out.update({k: min(1.0, float(p) * total) for k, p in others.items()})
+    return out

@@ -167,22 +167,23 @@ def _run_perplexity(results: ResultsDocument) -> Section:
 
 
 def _perplexity_test_line(comp: PerplexityComparison) -> str:
-    """The paired test's p-value and interval (gate/perplexity_test.py), or why the ratio stood in."""
+    """The paired test's p-value (adjusted in the slices' family) and, for the t-test of older
+    results, its interval (gate/perplexity_test.py), or why the ratio stood in."""
     if comp.get("test") == "ratio" and comp.get("note"):
         return f"\n\n{inline(comp['note'])}."
     p, low, high = comp.get("p_value"), comp.get("ratio_low"), comp.get("ratio_high")
-    level = comp.get("interval_level")
-    if not (
-        isinstance(p, int | float)
-        and isinstance(low, int | float)
-        and isinstance(high, int | float)
-        and isinstance(level, int | float)
-    ):
+    level, adjusted = comp.get("interval_level"), comp.get("p_adjusted")
+    if not isinstance(p, int | float):
         return ""
+    shown = f"p {p_is(p)}"
+    if isinstance(adjusted, int | float):
+        shown += f", adjusted with the gated slices {p_is(adjusted).removeprefix('= ')}"
+    if isinstance(low, int | float) and isinstance(high, int | float) and isinstance(level, int | float):
+        shown += f"; {100 * level:.0f}% interval of the ratio ×{low:.3f}–×{high:.3f}"
     return (
         f'\n\nPaired test over {count(comp.get("n_sentences"))} sentences of H0 "the ratio is at most'
-        f' the allowed one": p {p_is(p)}; {100 * level:.0f}% interval of the ratio'
-        f' ×{low:.3f}–×{high:.3f}. It fails only when p is below alpha (docs/gate.md, "Perplexity").'
+        f' the allowed one": {shown}. It fails only when the adjusted p is below alpha'
+        ' (docs/gate.md, "Perplexity").'
     )
 
 
