@@ -113,7 +113,7 @@ def test_a_labelled_pr_cannot_anchor_drift_at_a_baseline_the_base_never_had(tmp_
 def test_a_labelled_pr_cannot_spend_the_drift_alpha_with_padding_lines(tmp_path, workflow):
     """Attack: same label, anchor untouched; the PR appends 60 update lines B1 -> B1 (each chained,
     each "replacing the baseline the line before left") before the bot's own line. The look
-    becomes 62: alpha_62 = 0.05 * 6 / (pi^2 * 62^2) ~ 8e-6, so the drift check can no longer fail
+    becomes 63: alpha_63 = 0.05 * 6 / (pi^2 * 63^2) ~ 7.7e-6, so the drift check can no longer fail
     on any realistic slice (a fail turns into pass or inconclusive). The base's bytes are a prefix:
     history_scope takes it. The bot's update adds one line; a PR should not add any others."""
     new = baseline(0.80)
@@ -121,7 +121,7 @@ def test_a_labelled_pr_cannot_spend_the_drift_alpha_with_padding_lines(tmp_path,
     for _ in range(60):
         padded = extend(padded, update(B1, B1))
     padded = extend(padded, update(B1, new))
-    assert hist.parse_history(padded, "h").updates_since_anchor == 61
+    assert hist.parse_history(padded, "h").updates_since_anchor == 62
     pr = {"baselines/m.json": new, HISTORY: padded, ANCHOR: B0}
     work, replaced = restore(tmp_path, workflow, BASE, pr, approved=True)
     taken = hist.parse_history((work / HISTORY).read_bytes(), "h")
