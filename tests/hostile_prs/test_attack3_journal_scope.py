@@ -50,3 +50,34 @@ def test_a_journal_beside_a_gate_input_makes_the_pr_relevant(tmp_path, base, pr)
     result = scope(work, sha)
     assert result.code == 0, result.err
     assert result.relevant, "a journal every later gate run refuses is merged unscored"
+
+
+def test_a_merged_gitattributes_never_breaks_the_history_of_later_checkouts(tmp_path, monkeypatch, cli):
+    """Attack: a PR adds `.gitattributes` with `baselines/** text eol=crlf`. It is scored (a
+    checkout file), and its run passes: the restore step writes the baseline and its history from
+    git's blobs, raw. Once merged, every plain checkout writes baselines/demo.json with CRLF: the
+    baseline's SHA-256 is no longer the one the history's last line names, and the history check
+    refuses (exit 2) every honest run that reads a checkout: update-baseline-apply.yml's `baseline
+    update` (the label flow can never write a baseline again), badge.yml's run on main, a
+    maintainer's local `run`/`validate`."""
+    import shutil as sh
+
+    from helpers.hostile_repo import make_repo
+    from helpers.workflow_steps import commit, git
+
+    if not sh.which("git"):
+        pytest.skip("git is not installed")
+    repo = make_repo(tmp_path, monkeypatch)
+    got = cli("baseline", "anchor", "--name", "demo")  # the default branch has a history
+    assert got.code == 0, got.err
+    git("init", "-q", "-b", "main", cwd=repo)
+    commit(repo, "main with a history")
+    assert cli("validate").code == 0
+    (repo / ".gitattributes").write_text("baselines/** text eol=crlf\n", encoding="utf-8")
+    commit(repo, "the PR: normalise line endings")
+    git("rm", "-q", "-r", "--cached", "baselines", cwd=repo)
+    sh.rmtree(repo / "baselines")
+    git("checkout", "HEAD", "--", "baselines", cwd=repo)  # a fresh checkout, as actions/checkout writes it
+    assert b"\r\n" in (repo / "baselines" / "demo.json").read_bytes()
+    got = cli("validate")
+    assert got.code == 0, ("an honest run refused after a merged .gitattributes", got.code, got.err[-400:])
