@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -127,9 +128,64 @@ def _check_slices(value: Any) -> str | None:
                 row["correct"] is None
                 or (isinstance(row["correct"], int) and not isinstance(row["correct"], bool))
             )
-            and (row["accuracy"] is None or isinstance(row["accuracy"], int | float))
+            and (
+                row["accuracy"] is None
+                or (
+                    isinstance(row["accuracy"], int | float)
+                    and not isinstance(row["accuracy"], bool)
+                    and math.isfinite(row["accuracy"])
+                )
+            )
         ):
             return f"slice {key!r} is not {{n, correct, accuracy}}"
+    return None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_line(rec: Any, line: str, number: int, last: str | None, want: str | None) -> str | None:
+    """What is wrong with one parsed line (field named), or None. Each field's type is checked
+    before it is compared or hashed, so a hostile line is refused, not a crash."""
+    if not isinstance(rec, dict):
+        return "not a JSON object"
+    event = rec.get("event")
+    if not isinstance(event, str) or event not in _FIELDS:
+        return f"field event: {str(event)[:40]!r} is neither 'anchor' nor 'update'"
+    if set(rec) != _FIELDS[event]:
+        extra = sorted(set(rec) ^ _FIELDS[event])
+        return f"fields {', '.join(extra)}: missing or unknown for an {event} line"
+    if not _int(rec["v"]) or rec["v"] != HISTORY_VERSION:
+        return f"field v: {str(rec['v'])[:40]!r}, this evalgate reads version {HISTORY_VERSION}"
+    if not _int(rec["seq"]) or rec["seq"] != number - 1:
+        return f"field seq: {str(rec['seq'])[:40]!r}, expected {number - 1}"
+    if not (rec["prev"] is None or isinstance(rec["prev"], str)) or rec["prev"] != want:
+        return "field prev: not the SHA-256 of the line before"
+    if not isinstance(rec["name"], str):
+        return "field name: not a string"
+    for key in sorted(_FIELDS[event] & {"anchor_sha256", "baseline_sha256", "replaced_sha256"}):
+        if not _sha(rec[key]):
+            return f"field {key}: not a SHA-256 in hex"
+    if event == UPDATE:
+        problem = _check_slices(rec["replaced_slices"])
+        if problem:
+            return f"field replaced_slices: {problem}"
+    if dump_line(rec) != line:
+        return "not in evalgate's one form of a line (sorted keys, no spaces)"
+    if number == 1 and event != ANCHOR:
+        return "field event: the first line must be the anchor"
+    if event == ANCHOR:
+        if rec["anchor_sha256"] != rec["baseline_sha256"]:
+            return "field anchor_sha256: an anchor is the baseline of its time"
+        if last is not None and rec["anchor_sha256"] != last:
+            return "field anchor_sha256: not the baseline the line before left"
+    elif rec["replaced_sha256"] != last:
+        return "field replaced_sha256: not the baseline the line before left"
     return None
 
 
@@ -154,46 +210,22 @@ def parse_history(data: bytes, shown: str) -> History:
     earlier: list[tuple[str, dict[str, Any]]] = []
     for number, line in enumerate(text.splitlines(), 1):
         try:
-            rec = json.loads(line)
+            rec = json.loads(line, parse_constant=_no_constant)
         except (ValueError, RecursionError):
-            raise bad(number, "not a JSON line") from None
-        if not isinstance(rec, dict):
-            raise bad(number, "not a JSON object")
-        event = rec.get("event")
-        if event not in _FIELDS:
-            raise bad(number, f"field event: {str(event)[:40]!r} is neither 'anchor' nor 'update'")
-        if set(rec) != _FIELDS[event]:
-            extra = sorted(set(rec) ^ _FIELDS[event])
-            raise bad(number, f"fields {', '.join(extra)}: missing or unknown for an {event} line")
-        if rec["v"] != HISTORY_VERSION:
-            raise bad(number, f"field v: {rec['v']!r}, this evalgate reads version {HISTORY_VERSION}")
-        if dump_line(rec) != line:
-            raise bad(number, "not in evalgate's one form of a line (sorted keys, no spaces)")
-        if rec["seq"] != number - 1:
-            raise bad(number, f"field seq: {rec['seq']!r}, expected {number - 1}")
-        want = sha256_hex(prev_line.encode()) if prev_line is not None else None
-        if rec["prev"] != want:
-            raise bad(number, "field prev: not the SHA-256 of the line before")
-        if not isinstance(rec["name"], str):
-            raise bad(number, "field name: not a string")
-        for key in _FIELDS[event] & {"anchor_sha256", "baseline_sha256", "replaced_sha256"}:
-            if not _sha(rec[key]):
-                raise bad(number, f"field {key}: not a SHA-256 in hex")
-        last = records[-1]["baseline_sha256"] if records else None
-        if number == 1 and event != ANCHOR:
-            raise bad(number, "field event: the first line must be the anchor")
-        if event == ANCHOR:
-            if rec["anchor_sha256"] != rec["baseline_sha256"]:
-                raise bad(number, "field anchor_sha256: an anchor is the baseline of its time")
-            if last is not None and rec["anchor_sha256"] != last:
-                raise bad(number, "field anchor_sha256: not the baseline the line before left")
+            raise bad(number, "not a JSON line (NaN and Infinity are not JSON)") from None
+        try:
+            last = records[-1]["baseline_sha256"] if records else None
+            want = sha256_hex(prev_line.encode()) if prev_line is not None else None
+            problem = _check_line(rec, line, number, last, want)
+        except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+            # Every field's type is checked above; a structure that still slips past them is a
+            # broken line too, never a crash (exit 3): docs/gate.md "Drift".
+            problem = f"malformed line ({type(exc).__name__})"
+        if problem:
+            raise bad(number, problem)
+        if rec["event"] == ANCHOR:
             anchor, since = rec["anchor_sha256"], 0
         else:
-            if rec["replaced_sha256"] != last:
-                raise bad(number, "field replaced_sha256: not the baseline the line before left")
-            problem = _check_slices(rec["replaced_slices"])
-            if problem:
-                raise bad(number, f"field replaced_slices: {problem}")
             since += 1
             earlier.append((rec["replaced_sha256"], rec["replaced_slices"]))
         records.append(rec)

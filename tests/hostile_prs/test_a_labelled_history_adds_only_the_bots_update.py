@@ -61,7 +61,9 @@ def write(root: Path, files: dict[str, bytes | None]) -> None:
             path.write_bytes(value)
 
 
-def restore(tmp_path: Path, workflow: dict, base: dict, pr: dict, *, approved: bool) -> tuple[Path, list[str]]:
+def restore(
+    tmp_path: Path, workflow: dict, base: dict, pr: dict, *, approved: bool
+) -> tuple[Path, list[str]]:
     if not shutil.which("git"):
         pytest.skip("git is not installed")
     work = tmp_path / "work"
@@ -108,6 +110,7 @@ def test_a_labelled_pr_cannot_anchor_drift_at_a_baseline_the_base_never_had(tmp_
     work, replaced = restore(tmp_path, workflow, BASE, pr, approved=True)
     # The anchor the gate measures drift from must be one the default branch had.
     assert (work / ANCHOR).read_bytes() in (B0, B1), "the PR chose its own drift anchor"
+    assert HISTORY in replaced and ANCHOR in replaced, "the PR's change is a gate change"
 
 
 def test_a_labelled_pr_cannot_spend_the_drift_alpha_with_padding_lines(tmp_path, workflow):
@@ -126,6 +129,7 @@ def test_a_labelled_pr_cannot_spend_the_drift_alpha_with_padding_lines(tmp_path,
     work, replaced = restore(tmp_path, workflow, BASE, pr, approved=True)
     taken = hist.parse_history((work / HISTORY).read_bytes(), "h")
     assert taken.updates_since_anchor <= 2, f"look {taken.updates_since_anchor + 1} chosen by the PR"
+    assert HISTORY in replaced, "the PR's change is a gate change"
 
 
 def test_a_history_that_crashes_history_scope_is_not_taken_unchecked(tmp_path, workflow):
@@ -139,21 +143,37 @@ def test_a_history_that_crashes_history_scope_is_not_taken_unchecked(tmp_path, w
     work, replaced = restore(tmp_path, workflow, BASE, pr, approved=True)
     assert (work / HISTORY).read_bytes() == BASE_HISTORY, "history taken without history_scope's check"
     assert (work / ANCHOR).read_bytes() == B0
+    assert HISTORY in replaced and ANCHOR in replaced, "the PR's change is a gate change"
 
 
 @pytest.mark.parametrize(
     "line",
-    [b'{"event":[]}\n', b'{"event":"anchor","name":NaN,"v":1,"seq":0,"prev":null,"anchor_sha256":"a","baseline_sha256":"a"}\n'],
+    [
+        b'{"event":[]}\n',
+        b'{"event":{}}\n',
+        b"[1]\n",
+        b"1e400\n",
+        b'{"event":"anchor","name":NaN,"v":1,"seq":0,"prev":null,"anchor_sha256":"a","baseline_sha256":"a"}\n',
+        b'{"anchor_sha256":"'
+        + b"a" * 64
+        + b'","baseline_sha256":"'
+        + b"a" * 64
+        + b'","event":"anchor","name":"m","prev":[],"seq":true,"v":1}\n',
+        b'{"anchor_sha256":7,"baseline_sha256":7,"event":"anchor","name":"m","prev":null,"seq":0,"v":1.0}\n',
+    ],
 )
 def test_a_malformed_history_line_is_refused_not_a_crash(tmp_path, monkeypatch, cli, line):
-    """`validate` (and `run`) must refuse a broken history with file:line:field (exit 2), not crash
-    (exit 3): docs/gate.md "Drift"."""
+    """Attack: a history line of the wrong structure (`{"event": []}`, NaN, a bool for an int, a
+    number for a hash) made parse_history raise TypeError/ValueError, so `validate` and `run`
+    crashed (exit 3). Defence: every field's type is checked and any such error becomes a refusal
+    naming file and line (exit 2): docs/gate.md "Drift"."""
     from helpers.hostile_repo import make_repo
 
     repo = make_repo(tmp_path, monkeypatch)
     (repo / "baselines" / "history").mkdir(exist_ok=True)
     (repo / "baselines" / "history" / "demo.jsonl").write_bytes(line)
-    (repo / "baselines" / "history" / "demo.anchor.json").write_bytes((repo / "baselines" / "demo.json").read_bytes())
+    anchor = (repo / "baselines" / "demo.json").read_bytes()
+    (repo / "baselines" / "history" / "demo.anchor.json").write_bytes(anchor)
     got = cli("validate")
     assert got.code == 2, (got.code, got.err[-600:])
     assert "demo.jsonl:1" in got.err
