@@ -223,6 +223,9 @@ def restore_step(work: Path, approved: str) -> tuple[subprocess.CompletedProcess
     # What the base commit's pr_scope names: the configuration and the baseline it gates against.
     env.update(BASE_INPUTS="evalgate.yml baselines/demo.json", GATE_CHANGES=str(diff))
     env.update(REPLACED=str(diff.parent / "replaced.txt"), GITHUB_OUTPUT=str(diff.parent / "output"))
+    # The label's history check runs with the base's evalgate (the test's venv plays it): without
+    # it the step fails closed and takes none of the PR's files.
+    env.update(VENV=str(Path(sys.executable).parent.parent))
     return bash(script, work, **env), diff
 
 

@@ -62,7 +62,7 @@ def write(root: Path, files: dict[str, bytes | None]) -> None:
 
 
 def restore(
-    tmp_path: Path, workflow: dict, base: dict, pr: dict, *, approved: bool
+    tmp_path: Path, workflow: dict, base: dict, pr: dict, *, approved: bool, scope: str = ""
 ) -> tuple[Path, list[str]]:
     if not shutil.which("git"):
         pytest.skip("git is not installed")
@@ -77,7 +77,9 @@ def restore(
     runner = tmp_path / "runner"
     (runner / "venv" / "bin").mkdir(parents=True)
     python = runner / "venv" / "bin" / "python"
-    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    # `scope`: shell run in place of history_scope (standing in for a bug or a crash of it)
+    stand_in = f'case "$*" in *history_scope*) {scope} ;; esac\n' if scope else ""
+    python.write_text(f'#!/bin/sh\n{stand_in}exec "{sys.executable}" "$@"\n', encoding="utf-8")
     python.chmod(0o755)
     env = {
         "BASE_SHA": base_sha,
@@ -132,18 +134,40 @@ def test_a_labelled_pr_cannot_spend_the_drift_alpha_with_padding_lines(tmp_path,
     assert HISTORY in replaced, "the PR's change is a gate change"
 
 
-def test_a_history_that_crashes_history_scope_is_not_taken_unchecked(tmp_path, workflow):
-    """Attack: a line `{"event": []}` (or a NaN field) crashes parse_history (TypeError /
-    ValueError, not RefusedError); history_scope exits 1 with a traceback, the restore step's
-    `|| true` swallows it, no `history-path=` line comes back, and `taken` falls back to the
-    baseline rule (regular at base and head): the PR's history and anchor are taken with no
-    extension check at all."""
+@pytest.mark.parametrize(
+    "scope",
+    [
+        "echo 'Traceback (most recent call last):' >&2; exit 1",
+        "echo history-path=baselines/history/m.jsonl; exit 3",
+        "echo history-path=baselines/history/m.jsonl; echo 'history-path=a b'; exit 0",
+        "exit 2",
+    ],
+    ids=["crash", "bug-exit", "odd-line", "refused"],
+)
+def test_a_history_that_crashes_history_scope_is_not_taken_unchecked(tmp_path, workflow, scope):
+    """Attack: a PR history that makes history_scope crash (it once did on `{"event": []}`), exit
+    non-zero or print a line the step does not expect: the restore step's `|| true` swallowed it,
+    no `history-path=` came back, and the PR's history and anchor were taken by the plain baseline
+    rule, unchecked. Defence: the step fails closed: when history_scope does not answer cleanly
+    the label takes none of the PR's files, and each change is a gate change."""
+    bad = BASE_HISTORY + b'{"event":[]}\n'
+    pr = {"baselines/m.json": baseline(0.5), HISTORY: bad, ANCHOR: baseline(0.5)}
+    work, replaced = restore(tmp_path, workflow, BASE, pr, approved=True, scope=scope)
+    assert (work / HISTORY).read_bytes() == BASE_HISTORY, "history taken without history_scope's check"
+    assert (work / ANCHOR).read_bytes() == B0
+    assert (work / "baselines/m.json").read_bytes() == B1
+    assert {HISTORY, ANCHOR, "baselines/m.json"} <= set(replaced), "the PR's change is a gate change"
+
+
+def test_a_malformed_pr_history_is_not_taken_under_the_label(tmp_path, workflow):
+    """Attack: the same broken line with history_scope itself running: it must refuse the history
+    (a located refusal, not a crash), and the base's copies are gated."""
     bad = BASE_HISTORY + b'{"event":[]}\n'
     pr = {"baselines/m.json": baseline(0.5), HISTORY: bad, ANCHOR: baseline(0.5)}
     work, replaced = restore(tmp_path, workflow, BASE, pr, approved=True)
-    assert (work / HISTORY).read_bytes() == BASE_HISTORY, "history taken without history_scope's check"
+    assert (work / HISTORY).read_bytes() == BASE_HISTORY
     assert (work / ANCHOR).read_bytes() == B0
-    assert HISTORY in replaced and ANCHOR in replaced, "the PR's change is a gate change"
+    assert HISTORY in replaced and ANCHOR in replaced
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers.workflow_steps import commit, git, load, outputs, run_script, step
+from helpers.workflow_steps import VENV, commit, git, load, outputs, run_script, step
 
 from evalgate.github.workflows import gate_workflow
 
@@ -87,6 +87,7 @@ def restore(workflow: dict, work: Path, base_sha: str, inputs: str, *, approved:
         "REPLACED": str(runner / "evalgate-base-inputs-changed.txt"),
         "GITHUB_OUTPUT": str(runner / "output"),
         "RUNNER_TEMP": str(runner),
+        "VENV": str(VENV),  # the label's history check (history_scope) fails closed without it
     }
     return run_script(script, work, env), runner / "evalgate-gate-changes.diff"
 

@@ -10,7 +10,8 @@ added (byte for byte a prefix), every line chained, and the anchor file the one 
 line names. A history the base does not have yet must start with the base's own baseline as its
 anchor: a pull request never chooses the first anchor (docs/approval.md, docs/gate.md "Drift").
 
-Prints, exit 0:
+Prints, exit 0 (any other exit, or any other line, and the restore step takes none of the PR's
+files: it fails closed):
 
     history-path=P     the history and the anchor paths (always, both)
     history-take=P     each of them the PR may bring (none when the check fails; it says why)
@@ -50,15 +51,16 @@ def _file(tree: GitTree, path: str) -> bytes | None:
     return data
 
 
-def paths_of(base: GitTree) -> tuple[str, str, str]:
-    """(baseline, history, anchor) as the base configuration names them."""
+def paths_of(base: GitTree) -> tuple[str, str, str] | None:
+    """(baseline, history, anchor) as the base configuration names them; None when it names no
+    baseline (then there is no history to check)."""
     try:
         cfg = config_at(base)
     except ConfigError as exc:
         raise Refused(f"the base configuration cannot be read: {exc.message}") from None
     baseline = (cfg or {}).get("baseline")
     if not isinstance(baseline, str) or baseline.lower() == "none":
-        raise Refused("the base configuration names no baseline")
+        return None
     history, anchor = hist.history_paths(baseline)
     for path in (history, anchor):
         if not _PLAIN.fullmatch(path):
@@ -103,7 +105,10 @@ def decide(base_rev: str, head_rev: str) -> tuple[list[str], list[str]]:
         base, head = GitTree(base_rev), GitTree(head_rev)
     except TreeError as exc:
         raise Refused(str(exc)) from None
-    baseline, history, anchor = paths_of(base)
+    named = paths_of(base)
+    if named is None:
+        return [], []
+    baseline, history, anchor = named
     paths = [f"history-path={history}", f"history-path={anchor}"]
     try:
         taken = check(base, head, baseline, history, anchor)
