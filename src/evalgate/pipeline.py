@@ -23,7 +23,7 @@ from evalgate.edges.input_files import read_input
 from evalgate.edges.inputs import read_checked
 from evalgate.errors import EvalgateError, RefusedError
 from evalgate.gate import results as results_mod
-from evalgate.gate.baseline import BASELINE_KIND, baseline_from_results, validate_baseline
+from evalgate.gate.baseline import BASELINE_KIND, baseline_from_results, replaced_document, validate_baseline
 from evalgate.gate.holds import count_unscorable_as_wrong, hold_perplexity
 from evalgate.gate.perplexity_test import sentence_record
 from evalgate.gate.shards import blocks, select_shard
@@ -865,23 +865,16 @@ def write_baseline(cfg: GateConfig, target: Path, doc: dict[str, Any]) -> str | 
     files: dict[Path, bytes] = {target: new}
     note = None
     if old is not None and old != new:
-        try:
-            old_doc = json.loads(old)
-            validate_baseline(old_doc, shown)
-        except (ValueError, RecursionError, RefusedError):
-            old_doc = None
+        old_doc = replaced_document(old, shown)
         history_path, anchor_path = _history_files(target)
         if old_doc is None and not os.path.lexists(history_path):
             note = f"{shown} held no valid baseline: no history line is written for it"
         else:
             # a history that does not chain to the file replaced is refused here, with its line
             history = _verified_history(cfg, target, old)
-            records = []
             if not history.records:  # the first replacement: the replaced baseline is the anchor
-                records.append(hist.anchor_record(doc["name"], old))
                 files[anchor_path] = old
-            records.append(hist.update_record(doc["name"], old, old_doc or {}, new))
-            files[history_path] = hist.appended(history, records)
+            files[history_path] = hist.after_update(history, doc["name"], old, old_doc, new)
             since = history.updates_since_anchor + 1
             note = (
                 f"{display_path(cfg, history_path)}: update {since} since the anchor "

@@ -1,8 +1,12 @@
-"""Attack round (attack3): the baseline history under the label, and history_scope's failure mode.
+"""Hostile PR: under evalgate:update-baseline, a baseline history other than the bot's one update.
 
-Each case runs the restore step's real script (eval-gate.yml and the `init` template) in a
-throwaway git repository whose HEAD is the PR, as tests/hostile_prs/test_baseline_history_only_grows.py
-does, or the real CLI on a copy of the demo repository.
+The label approves the update `evalgate baseline update` writes, nothing more: the PR's history is
+taken only when it is the base's bytes plus exactly that line (the first time, the anchor line at
+the base's baseline before it) and the anchor file is unchanged (github/history_scope.py, run by
+the restore step with the base's evalgate, failing closed); a malformed line is a located refusal,
+never a crash. Each case runs the restore step's real script (eval-gate.yml and the `init`
+template) in a throwaway git repository whose HEAD is the PR, or the real CLI on a copy of the
+demo repository.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.paths import REPO
 from helpers.workflow_steps import commit, git, load, run_script, step
 
 from evalgate.gate import history as hist
@@ -24,10 +29,14 @@ HISTORY, ANCHOR = "baselines/history/m.jsonl", "baselines/history/m.anchor.json"
 INPUTS = f"evalgate.yml baselines/m.json {HISTORY} {ANCHOR}"
 
 
-def baseline(acc: float, tag: str = "") -> bytes:
-    doc = {"name": "m", "slices": {"overall": {"n": 100, "correct": round(acc * 100), "accuracy": acc}}}
-    if tag:
-        doc["tag"] = tag
+def baseline(acc: float, tag: int | None = None) -> bytes:
+    """A valid baseline (the shipped demo's, renamed m) with its overall accuracy set: the label's
+    check recomputes the line `baseline update` writes, per-slice numbers included, and the
+    command keeps those only of a valid baseline."""
+    doc = json.loads((REPO / "baselines" / "demo.json").read_bytes())
+    doc["name"] = "m"
+    doc["slices"]["overall"].update(correct=round(acc * doc["slices"]["overall"]["n"]), accuracy=acc)
+    doc["provenance"]["pr_number"] = tag  # tells apart two baselines of one accuracy
     return (json.dumps(doc) + "\n").encode()
 
 
@@ -100,13 +109,14 @@ def restore(
 def test_a_labelled_pr_cannot_anchor_drift_at_a_baseline_the_base_never_had(tmp_path, workflow):
     """Attack: under evalgate:update-baseline the PR's history is the base's with lines added:
     update(B1 -> X) and anchor(X), where X holds the regressed checkpoint's own numbers and was
-    never a baseline of the default branch; the bot's `baseline update` then appends
+    never a baseline of the default branch; the bot's `baseline update` then appended
     update(X -> NEW). Every line chains, the base's bytes are a prefix, the anchor file is the one
-    the last anchor line names: history_scope takes it, and the drift check of the labelled
-    update compares the checkpoint with its own numbers (drift 0), so an update past
-    gate.drift_tolerance passes without evalgate:approve-gate-change (docs/gate.md "Drift")."""
-    x = baseline(0.50, "the regressed model, never merged")
-    new = baseline(0.50, "what update-baseline-apply.yml writes")
+    the last anchor line names: history_scope took it, and the drift check of the labelled
+    update compared the checkpoint with its own numbers (drift 0), so an update past
+    gate.drift_tolerance passed without evalgate:approve-gate-change (docs/gate.md "Drift").
+    Defence: only the bot's one update line is taken; the anchor stays the base's."""
+    x = baseline(0.50, 1)
+    new = baseline(0.50, 2)
     forged = extend(BASE_HISTORY, update(B1, x), hist.anchor_record("m", x), update(x, new))
     pr = {"baselines/m.json": new, HISTORY: forged, ANCHOR: x}
     work, replaced = restore(tmp_path, workflow, BASE, pr, approved=True)
@@ -118,9 +128,9 @@ def test_a_labelled_pr_cannot_anchor_drift_at_a_baseline_the_base_never_had(tmp_
 def test_a_labelled_pr_cannot_spend_the_drift_alpha_with_padding_lines(tmp_path, workflow):
     """Attack: same label, anchor untouched; the PR appends 60 update lines B1 -> B1 (each chained,
     each "replacing the baseline the line before left") before the bot's own line. The look
-    becomes 63: alpha_63 = 0.05 * 6 / (pi^2 * 63^2) ~ 7.7e-6, so the drift check can no longer fail
-    on any realistic slice (a fail turns into pass or inconclusive). The base's bytes are a prefix:
-    history_scope takes it. The bot's update adds one line; a PR should not add any others."""
+    became 63: alpha_63 = 0.05 * 6 / (pi^2 * 63^2) ~ 7.7e-6, so the drift check could no longer
+    fail on any realistic slice. The base's bytes were a prefix, so history_scope took it.
+    Defence: the bot's update adds one line; any other added line is a gate change."""
     new = baseline(0.80)
     padded = BASE_HISTORY
     for _ in range(60):
@@ -201,3 +211,72 @@ def test_a_malformed_history_line_is_refused_not_a_crash(tmp_path, monkeypatch, 
     got = cli("validate")
     assert got.code == 2, (got.code, got.err[-600:])
     assert "demo.jsonl:1" in got.err
+
+
+NEW = baseline(0.86)
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "anchor-after-the-bots-line",
+        "one-padding-line",
+        "anchor-file-swapped",
+        "history-changed-baseline-not",
+        "first-history-with-padding",
+        "first-history-anchor-file-not-the-bases",
+    ],
+)
+def test_a_labelled_history_other_than_the_bots_update_is_a_gate_change(tmp_path, workflow, variant):
+    """Attack: variants of the two above: under the label the PR's history or anchor differs, in
+    any way, from what `evalgate baseline update` writes when it replaces the base's baseline by
+    the PR's (one update line; the first time, the anchor line at the base's baseline before it).
+    Defence: history_scope recomputes that line with the command's own function and takes the
+    PR's files only on a byte-for-byte match; anything else is the base's copy and a gate change."""
+    base, pr_anchor = BASE, B0
+    if variant == "anchor-after-the-bots-line":
+        history = extend(BASE_HISTORY, update(B1, NEW), hist.anchor_record("m", NEW))
+        pr_anchor = NEW
+    elif variant == "one-padding-line":
+        history = extend(BASE_HISTORY, update(B1, B1), update(B1, NEW))
+    elif variant == "anchor-file-swapped":
+        history, pr_anchor = extend(BASE_HISTORY, update(B1, NEW)), B1
+    elif variant == "history-changed-baseline-not":
+        history = extend(BASE_HISTORY, update(B1, NEW), update(NEW, B1))
+        pr = {HISTORY: history, ANCHOR: B0}
+        work, replaced = restore(tmp_path, workflow, base, pr, approved=True)
+        assert (work / HISTORY).read_bytes() == BASE_HISTORY and HISTORY in replaced
+        return
+    else:
+        base = {"baselines/m.json": B1}
+        history = extend(b"", hist.anchor_record("m", B1), update(B1, NEW))
+        if variant == "first-history-with-padding":
+            history, pr_anchor = extend(b"", hist.anchor_record("m", B1), update(B1, B1), update(B1, NEW)), B1
+        else:
+            pr_anchor = B0
+    pr = {"baselines/m.json": NEW, HISTORY: history, ANCHOR: pr_anchor}
+    work, replaced = restore(tmp_path, workflow, base, pr, approved=True)
+    if HISTORY in base:
+        assert (work / HISTORY).read_bytes() == base[HISTORY] and (work / ANCHOR).read_bytes() == B0
+    else:
+        assert not (work / HISTORY).exists() and not (work / ANCHOR).exists()
+    assert HISTORY in replaced, "the PR's history change must be a gate change"
+    assert (work / "baselines/m.json").read_bytes() == NEW  # the label still takes the baseline
+
+
+def test_the_bots_own_update_is_taken_under_the_label(tmp_path, workflow):
+    """The defence keeps the label's purpose: the exact history `baseline update` writes (and, the
+    first time, its anchor at the base's baseline) is the PR's."""
+    history = extend(BASE_HISTORY, update(B1, NEW))
+    work, replaced = restore(
+        tmp_path, workflow, BASE, {"baselines/m.json": NEW, HISTORY: history}, approved=True
+    )
+    assert (work / HISTORY).read_bytes() == history and (work / ANCHOR).read_bytes() == B0
+    assert replaced == []
+    shutil.rmtree(tmp_path / "work")
+    shutil.rmtree(tmp_path / "runner")
+    first = extend(b"", hist.anchor_record("m", B1), update(B1, NEW))
+    pr = {"baselines/m.json": NEW, HISTORY: first, ANCHOR: B1}
+    work, replaced = restore(tmp_path, workflow, {"baselines/m.json": B1}, pr, approved=True)
+    assert (work / HISTORY).read_bytes() == first and (work / ANCHOR).read_bytes() == B1
+    assert replaced == []

@@ -3,8 +3,8 @@ choosing (issue 25 §3).
 
 The history (baselines/history/NAME.jsonl) and the anchor (NAME.anchor.json) are gate inputs the
 eval-gate workflow restores from the base commit like the baseline. Under the label
-evalgate:update-baseline the PR's copies are taken only when its history is the base's with lines
-added, each chained, and its anchor the one it names (the base's evalgate says:
+evalgate:update-baseline the PR's copies are taken only when its history is the base's plus the one
+line `evalgate baseline update` writes, and its anchor the base's (the base's evalgate says:
 github/history_scope.py); a new history must anchor the base's own baseline. Each case runs the
 restore step's real script with bash, from eval-gate.yml and from the template `evalgate init`
 writes, in a throwaway git repository whose HEAD is the PR.
@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.paths import REPO
 from helpers.workflow_steps import commit, git, load, run_script, step
 
 from evalgate.gate import history as hist
@@ -31,7 +32,12 @@ INPUTS = f"evalgate.yml baselines/m.json {HISTORY} {ANCHOR}"
 
 
 def baseline(acc: float) -> bytes:
-    doc = {"name": "m", "slices": {"overall": {"n": 100, "correct": round(acc * 100), "accuracy": acc}}}
+    """A valid baseline (the shipped demo's, renamed m) with its overall accuracy set: the label's
+    check recomputes the line `baseline update` writes, per-slice numbers included, and the
+    command keeps those only of a valid baseline."""
+    doc = json.loads((REPO / "baselines" / "demo.json").read_bytes())
+    doc["name"] = "m"
+    doc["slices"]["overall"].update(correct=round(acc * doc["slices"]["overall"]["n"]), accuracy=acc)
     return (json.dumps(doc) + "\n").encode()
 
 

@@ -147,6 +147,18 @@ def _baseline_validator() -> BulkValidator:
     return BulkValidator(schema("baseline"), ("properties", "outcomes", "additionalProperties"))
 
 
+def replaced_document(data: bytes, source: str) -> dict[str, Any] | None:
+    """The baseline a `baseline update` replaces, parsed; None when it is not a valid baseline (its
+    history line then keeps no per-slice numbers). Shared with github/history_scope.py, which
+    recomputes the bot's line."""
+    try:
+        doc = json.loads(data)
+        validate_baseline(doc, source)
+    except (ValueError, RecursionError, RefusedError):
+        return None
+    return doc
+
+
 def validate_baseline(doc: Any, source: str) -> None:
     """Raise RefusedError listing every schema problem of a baseline document (all at once)."""
     problems = []

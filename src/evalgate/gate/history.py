@@ -100,6 +100,18 @@ def update_record(name: str, replaced: bytes, replaced_doc: Mapping[str, Any], n
     }
 
 
+def after_update(
+    history: History, name: str, replaced: bytes, replaced_doc: Mapping[str, Any] | None, new: bytes
+) -> bytes:
+    """The history file's bytes once `evalgate baseline update` replaces `replaced` with `new`:
+    exactly one update line added (the first time, after the anchor line at `replaced`). The one
+    function both the command and the label's check (github/history_scope.py) use, so a labelled
+    PR's history is accepted only if it is byte for byte what the bot writes."""
+    records = [] if history.records else [anchor_record(name, replaced)]
+    records.append(update_record(name, replaced, replaced_doc or {}, new))
+    return appended(history, records)
+
+
 def anchor_record(name: str, anchor: bytes) -> dict[str, Any]:
     digest = sha256_hex(anchor)
     return {"event": ANCHOR, "name": name, "anchor_sha256": digest, "baseline_sha256": digest}

@@ -5,10 +5,11 @@
 Run by eval-gate.yml's restore step with the BASE commit's evalgate (never the PR's code), under
 the label evalgate:update-baseline. The history and the anchor beside the base configuration's
 baseline (gate/history.py) are gate inputs restored from the base commit like the baseline; under
-the label the PR's copies are taken only when the PR's history is the base's history with lines
-added (byte for byte a prefix), every line chained, and the anchor file the one the last anchor
-line names. A history the base does not have yet must start with the base's own baseline as its
-anchor: a pull request never chooses the first anchor (docs/approval.md, docs/gate.md "Drift").
+the label the PR's copies are taken only when the PR's history is exactly what `evalgate baseline
+update` writes when it replaces the base's baseline by the PR's: the base's bytes plus one update
+line (the first time, the anchor line at the base's baseline before it), and the anchor file the
+base's (the first time, the base's baseline). A pull request never chooses an anchor nor adds
+other lines (docs/approval.md, docs/gate.md "Drift").
 
 Prints, exit 0 (any other exit, or any other line, and the restore step takes none of the PR's
 files: it fails closed):
@@ -23,11 +24,13 @@ change refused unless approved (--base-inputs-changed).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 
 from evalgate.errors import EXIT_REFUSED, ConfigError, RefusedError
 from evalgate.gate import history as hist
+from evalgate.gate.baseline import replaced_document
 from evalgate.github.git_tree import GitTree, TreeError
 from evalgate.github.pr_scope import _PLAIN, config_at
 
@@ -68,8 +71,25 @@ def paths_of(base: GitTree) -> tuple[str, str, str] | None:
     return baseline, history, anchor
 
 
+def _baseline_at(tree: GitTree, path: str, *, through_links: bool) -> bytes | None:
+    """The baseline file's bytes in `tree` (the base's may sit behind a link of the base; the PR's
+    is read only as the regular file the restore step takes)."""
+    if not through_links:
+        return _file(tree, path)
+    where = tree.resolve(path)
+    return None if where.problem else tree.read(where.path, BYTES)
+
+
 def check(base: GitTree, head: GitTree, baseline: str, history: str, anchor: str) -> list[str]:
-    """The paths of (history, anchor) the PR may bring; Refused saying why when none."""
+    """The paths of (history, anchor) the PR may bring; Refused saying why when none.
+
+    The label approves the one update `evalgate baseline update` writes, nothing else: the PR's
+    history must be, byte for byte, the base's with exactly that line added (replacing the base's
+    baseline, with its per-slice numbers, by the PR's baseline file), computed here with the
+    command's own function (gate/history.after_update); the anchor file stays the base's, or, for a
+    first history, is the base's baseline. Any other line (an anchor a PR chose, padding updates
+    that spend the drift alpha) is a gate change: re-anchoring is `evalgate baseline anchor` with
+    evalgate:approve-gate-change (docs/gate.md "Drift", docs/approval.md)."""
     base_history, head_history = _file(base, history), _file(head, history)
     base_anchor, head_anchor = _file(base, anchor), _file(head, anchor)
     if head_history is None:
@@ -79,23 +99,35 @@ def check(base: GitTree, head: GitTree, baseline: str, history: str, anchor: str
     if head_history == base_history and head_anchor == base_anchor:
         return []  # unchanged: the base's copies are the PR's
     try:
-        records = hist.parse_history(head_history, history)
+        hist.parse_history(head_history, history)  # a broken line is named, file:line:field
+        before = hist.parse_history(base_history, history) if base_history is not None else hist.History()
     except RefusedError as exc:
         raise Refused(exc.message) from None
-    if base_history is not None:
-        if not head_history.startswith(base_history):
-            raise Refused(f"{history}: the PR rewrites lines of the base's history (it may only add lines)")
-    else:
-        where = base.resolve(baseline)  # the baseline itself may sit behind a link of the base
-        base_baseline = None if where.problem else base.read(where.path, BYTES)
-        first = records.records[0] if records.records else None
-        if base_baseline is None or first is None or first["anchor_sha256"] != hist.sha256_hex(base_baseline):
-            raise Refused(
-                f"{history}:1: field anchor_sha256: a new history must start from the base's baseline "
-                f"{baseline} as its anchor"
-            )
-    if head_anchor is None or hist.sha256_hex(head_anchor) != records.anchor_sha256:
-        raise Refused(f"{anchor}: not the anchor the PR's history names")
+    old = _baseline_at(base, baseline, through_links=True)
+    new = _baseline_at(head, baseline, through_links=False)
+    if old is None or new is None or old == new:
+        raise Refused(f"{history}: changed, but the PR does not replace the base's baseline {baseline}")
+    doc = replaced_document(old, baseline)
+    if base_history is None and doc is None:
+        raise Refused(f"{history}: the base's {baseline} is no valid baseline: no history is written for it")
+    try:
+        name = json.loads(new).get("name")
+    except (ValueError, RecursionError, AttributeError):
+        name = None
+    if not isinstance(name, str):
+        raise Refused(f"{baseline}: the PR's baseline names no baseline (field name)")
+    if head_history != hist.after_update(before, name, old, doc, new):
+        added = len(head_history.splitlines()) - len(before.records)
+        raise Refused(
+            f"{history}: not the base's history plus the one line `evalgate baseline update` writes for "
+            f"{baseline} (the PR's history has {added} line(s) more than the base's; the label approves "
+            "that one update line only, any other change is a gate change)"
+        )
+    if head_anchor != (base_anchor if base_history is not None else old):
+        raise Refused(
+            f"{anchor}: the PR changes the anchor (only `evalgate baseline anchor`, approved as a gate "
+            "change, moves it)"
+        )
     return [history, anchor]
 
 
