@@ -28,6 +28,9 @@ Prints GITHUB_OUTPUT lines and exits 0:
                           baseline's history and anchor (baselines/history/NAME.jsonl,
                           NAME.anchor.json), resolved in the base tree (a link and its target both):
                           what the workflow restores from the base commit before the gate runs
+    checkout-changed=P P ...  the checkout files (CHECKOUT_FILES) the PR changes: a gate change of
+                          kind base_input (`--base-inputs-changed`), refused unless a maintainer
+                          approved this head; a character outside `[A-Za-z0-9._/-]` shown as `_`
 
 Exits 2 with the bootstrap steps when the base branch has no evalgate.yml or no baseline yet (the
 first PR adding evalgate is never gated against the bundled demo), and 2 when the base's inputs
@@ -238,6 +241,15 @@ def journal_files(changed: Iterable[str]) -> list[str]:
     return sorted(out)
 
 
+_SHOWN = re.compile(r"[^A-Za-z0-9._/-]")
+
+
+def shown_names(paths: Iterable[str]) -> list[str]:
+    """Paths for the `checkout-changed` line: each character outside `[A-Za-z0-9._/-]` as `_`, so
+    any name (a space, a newline) stays one listed entry that names the file the PR changed."""
+    return sorted({_SHOWN.sub("_", p) for p in paths})
+
+
 def plain(paths: Iterable[str]) -> list[str]:
     return sorted(p for p in paths if _PLAIN.fullmatch(p))
 
@@ -349,6 +361,10 @@ def _decide(base_rev: str, head_rev: str) -> list[str]:
         f"relevant={'true' if relevant else 'false'}",
         "gate-paths=" + " ".join(plain(paths)),
         "base-inputs=" + " ".join(restore),
+        # A merged checkout file changes the bytes every later checkout writes (CRLF baselines no
+        # longer hash to their history): scored is not enough, it is the PR changing the gate's
+        # own inputs, approved by a maintainer or refused (docs/approval.md).
+        "checkout-changed=" + " ".join(shown_names(attributes)),
     ]
 
 
