@@ -397,7 +397,7 @@ def gate(
         results["drift"] = drifted
         if drifted["status"] == "fail" and not drifted.get("approved"):
             reasons = [*reasons, *drifted["reasons"]]
-        elif drifted["status"] == "inconclusive":
+        elif drifted["status"] in ("inconclusive", "not_comparable") and drifted.get("reasons"):
             undecided = [*undecided, *drifted["reasons"]]
     # fail dominates inconclusive, which dominates pass (docs/gate.md, "Verdict")
     if reasons:
@@ -425,7 +425,9 @@ def _drift(
     tolerance since the anchor is refused (exit 2) unless a maintainer approved this head's gate
     changes (`--approve-gate-changes`, the label evalgate:approve-gate-change): the new baseline
     would carry the drift into every later comparison. Approved, the drift is shown, marked
-    approved, and does not fail the run; any other run fails on it."""
+    approved, and does not fail the run; any other run fails on it. An anchor that cannot be
+    paired with the run (`not_comparable`) with the drift check on is the same for an update (its
+    drift is unknown) and makes any other run inconclusive."""
     from evalgate.gate.drift import drift, drifting, trend
     from evalgate.gate.slice_order import slice_sort_key
     from evalgate.gate.slices import aggregate_slices
@@ -456,6 +458,17 @@ def _drift(
                 "this baseline update drifts beyond gate.drift_tolerance since the anchor "
                 f"{shown}: " + "; ".join(r.split(": ", 1)[1] for r in out["reasons"]),
                 hint="a maintainer accepts the drift by approving this head with the label "
+                "evalgate:approve-gate-change; then mark the new baseline as the anchor "
+                '(`evalgate baseline anchor --name NAME`, docs/gate.md "Drift")',
+            )
+        out["approved"] = True
+    if out["status"] == "not_comparable" and cfg.gate.drift_on and baseline_update:
+        # the drift of this update cannot be measured, so it cannot be shown to be within the
+        # tolerance: the same approval as a drift past it (docs/gate.md "Drift")
+        if not approved:
+            raise RefusedError(
+                "this baseline update cannot be checked against gate.drift_tolerance: " + out["reasons"][0],
+                hint="a maintainer accepts the update unmeasured by approving this head with the label "
                 "evalgate:approve-gate-change; then mark the new baseline as the anchor "
                 '(`evalgate baseline anchor --name NAME`, docs/gate.md "Drift")',
             )

@@ -82,7 +82,10 @@ def test_a_prs_own_config_cannot_hide_or_inject_paths(tmp_path):
     assert result.returncode == 0, result.stderr
     lines = output.splitlines()
     assert lines[0] == "relevant=true" and "relevant=false" not in lines
-    assert all(line.partition("=")[0] in ("relevant", "gate-paths", "base-inputs") for line in lines)
+    assert all(
+        line.partition("=")[0] in ("relevant", "gate-paths", "base-inputs", "checkout-changed")
+        for line in lines
+    )
     assert "elsewhere/ckpt" in lines[1].split()
 
 
@@ -130,11 +133,16 @@ def test_the_first_pr_adding_evalgate_is_refused_with_the_bootstrap_steps(tmp_pa
     assert output == ""  # never `relevant=...`: the gate must not run against the bundled demo
 
 
-def test_the_decision_is_three_output_lines(tmp_path):
+def test_the_decision_is_four_output_lines(tmp_path):
     work, sha = repo_with(tmp_path, BASE, {"models/mine/w.txt": "2\n"})
     result = scope(work, sha)
     assert result.code == 0, result.err
-    assert [line.partition("=")[0] for line in result.lines] == ["relevant", "gate-paths", "base-inputs"]
+    assert [line.partition("=")[0] for line in result.lines] == [
+        "relevant",
+        "gate-paths",
+        "base-inputs",
+        "checkout-changed",
+    ]
     assert result.relevant
     # the baseline's history and anchor are the base's too (docs/gate.md, "Drift")
     assert result.base_inputs == [

@@ -26,8 +26,9 @@ def test_a_gitattributes_file_never_changes_the_bytes_a_later_gate_run_reads(git
     """A PR adds only `.gitattributes` (`data/checkpoints/demo/tokenizer.json text eol=crlf`): no
     blob the scope counted changed, so it passed without scoring; once merged, every checkout wrote
     the tokenizer with CRLF line ends, another SHA-256 than the baseline's, and every later honest
-    PR was refused as a gate change. Now the PR itself is scored on the bytes its checkout writes:
-    the tokenizer's change is its own, refused until a maintainer approves it."""
+    PR was refused as a gate change. Now the PR itself is scored, and its `.gitattributes` is a
+    gate change of its own (kind base_input), refused until a maintainer approves it
+    (tests/hostile_prs/test_checkout_configuration_is_a_gate_change.py)."""
 
     def plant(tree) -> None:
         (tree / ".gitattributes").write_text(f"{DEMO}/tokenizer.json text eol=crlf\n")
@@ -39,7 +40,7 @@ def test_a_gitattributes_file_never_changes_the_bytes_a_later_gate_run_reads(git
     assert "'.gitattributes', which decides the bytes a checkout writes" in scope_step.log, job.explain()
     assert job.conclusion == "failure", job.explain()
     assert job.step("Gate").outputs.get("verdict") == "refused", job.explain()
-    assert "tokenizer" in job.summary, job.summary[-3000:]
+    assert ".gitattributes" in job.summary, job.summary[-3000:]
 
 
 BASE = {

@@ -198,10 +198,13 @@ SECTION = "power: the smallest drop each gated slice detects with power 0.8 (MDE
 def check_history(cfg: GateConfig) -> None:
     """The configured baseline's history (docs/gate.md, "Drift"): a broken or rewritten chain is
     refused here as in `run` (exit 2, file, line and field named). A baseline that cannot be read
-    is the power section's to say, not this check's."""
+    is the power section's to say, not this check's; an unfinished update beside it (a journal)
+    is refused here as in `run`, never swallowed with the unreadable baseline."""
     from evalgate.errors import EvalgateError
-    from evalgate.probeset_io import load_baseline, load_history
+    from evalgate.probeset_io import load_baseline, load_history, refuse_unfinished_update
 
+    if cfg.baseline is not None:
+        refuse_unfinished_update(cfg.path(cfg.baseline).parent, cfg.baseline)
     try:
         baseline = load_baseline(cfg)
     except EvalgateError:

@@ -98,6 +98,15 @@ def comparable_to_anchor(
     return {**results, "probes": keep}, changed
 
 
+def not_measured(anchor_shown: str | None, why: str, name: str) -> str:
+    """The reason a run whose drift check is on but cannot pair the anchor is inconclusive."""
+    return (
+        f"drift since the anchor {anchor_shown} could not be measured ({why}); a maintainer restores "
+        f"the drift check by marking the current baseline as the anchor (`evalgate baseline anchor "
+        f'--name {name}`, under the label evalgate:update-baseline, docs/gate.md "Drift")'
+    )
+
+
 def drift(
     results: Mapping[str, Any],
     anchor: dict[str, Any] | None,
@@ -108,7 +117,8 @@ def drift(
 ) -> dict[str, Any]:
     """results.json's `drift`: the status (`pass`, `fail`, `inconclusive`, `off` without a drift
     tolerance, `no_anchor` without a history, `not_comparable` when the anchor cannot be paired),
-    the look, its alpha and each checked slice's change since the anchor."""
+    the look, its alpha and each checked slice's change since the anchor. `not_comparable` with
+    the drift check on carries `reasons`: the run is inconclusive (pipeline.gate)."""
     look = updates_since_anchor + 1
     out: dict[str, Any] = {"status": "off"}
     if anchor is not None:
@@ -131,8 +141,12 @@ def drift(
     try:
         comparison = compare(dict(view), anchor, applied, str(anchor_shown))
     except EvalgateError as exc:
+        # Never a green check for what the gate could not see (docs/gate.md "Drift"): a drift
+        # check that is on but cannot pair the anchor leaves the run inconclusive, not passed on
+        # the baseline alone (one re-sealed template byte would otherwise switch it off).
         out["status"] = "not_comparable"
         out["reason"] = exc.message.splitlines()[0]
+        out["reasons"] = [not_measured(anchor_shown, out["reason"], str(anchor.get("name") or "NAME"))]
         return out
     named = dict(rules.drift_tolerances)
     checked = [

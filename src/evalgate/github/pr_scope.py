@@ -9,7 +9,9 @@ changed, so the job can report success quickly when nothing did.
 
 A change to a file that decides what a checkout writes (`.gitattributes` in any folder,
 `.lfsconfig`, `.gitmodules`) makes the PR relevant too: the gate reads checked-out bytes, which
-such a file rewrites without changing a blob (CHECKOUT_FILES).
+such a file rewrites without changing a blob (CHECKOUT_FILES). So does a file of the update
+journal (`.evalgate-journal.json`, `.NAME.evalgate-new`) in any folder: the gate refuses a folder
+holding one, so merged unscored it would refuse every later run (journal_files).
 
 What the gate reads is resolved, not spelled (github/git_tree.py): every path of the base's and
 the PR's evalgate.yml (and the fixed folders, and the package a `loader:` imports) is followed
@@ -26,6 +28,9 @@ Prints GITHUB_OUTPUT lines and exits 0:
                           baseline's history and anchor (baselines/history/NAME.jsonl,
                           NAME.anchor.json), resolved in the base tree (a link and its target both):
                           what the workflow restores from the base commit before the gate runs
+    checkout-changed=P P ...  the checkout files (CHECKOUT_FILES) the PR changes: a gate change of
+                          kind base_input (`--base-inputs-changed`), refused unless a maintainer
+                          approved this head; a character outside `[A-Za-z0-9._/-]` shown as `_`
 
 Exits 2 with the bootstrap steps when the base branch has no evalgate.yml or no baseline yet (the
 first PR adding evalgate is never gated against the bundled demo), and 2 when the base's inputs
@@ -42,6 +47,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from evalgate.config import CONFIG_FILENAME, default_config_dict, parse_config_text
+from evalgate.edges.journal import JOURNAL, STAGED_SUFFIX
 from evalgate.errors import EXIT_REFUSED, ConfigError
 from evalgate.gate.history import history_paths
 from evalgate.github.git_tree import GitTree, Resolved, TreeError, git
@@ -221,6 +227,29 @@ def checkout_files(changed: Iterable[str]) -> list[str]:
     return sorted(n for n in changed if n.rsplit("/", 1)[-1].casefold() in CHECKOUT_FILES)
 
 
+def journal_files(changed: Iterable[str]) -> list[str]:
+    """The changed files of the update journal (edges/journal.py), in any folder: the journal, the
+    `.NAME.evalgate-new` files it stages and their temporary files. `run` and `validate` refuse a
+    probe set or baseline folder that holds a journal, so one merged unscored refuses every later
+    run; wherever it sits (a baseline or manifest outside the fixed folders too), the PR is scored
+    and refused."""
+    out = []
+    for name in changed:
+        leaf = name.rsplit("/", 1)[-1].casefold()
+        if leaf.startswith(JOURNAL) or (leaf.startswith(".") and STAGED_SUFFIX in leaf):
+            out.append(name)
+    return sorted(out)
+
+
+_SHOWN = re.compile(r"[^A-Za-z0-9._/-]")
+
+
+def shown_names(paths: Iterable[str]) -> list[str]:
+    """Paths for the `checkout-changed` line: each character outside `[A-Za-z0-9._/-]` as `_`, so
+    any name (a space, a newline) stays one listed entry that names the file the PR changed."""
+    return sorted({_SHOWN.sub("_", p) for p in paths})
+
+
 def plain(paths: Iterable[str]) -> list[str]:
     return sorted(p for p in paths if _PLAIN.fullmatch(p))
 
@@ -308,7 +337,8 @@ def _decide(base_rev: str, head_rev: str) -> list[str]:
         found, unresolved = resolve_all(tree, names)
         paths |= found
         problems += [p for p in unresolved if p.problem]
-    hits = sorted(set(touches(changed, paths, packages)) | set(checkout_files(changed)))
+    journals = set(journal_files(changed))
+    hits = sorted(set(touches(changed, paths, packages)) | set(checkout_files(changed)) | journals)
     for problem in problems[:20]:
         print(
             f"evalgate: {problem.spelled!r} cannot be resolved ({problem.problem}): the PR is scored",
@@ -316,7 +346,13 @@ def _decide(base_rev: str, head_rev: str) -> list[str]:
         )
     attributes = set(checkout_files(changed))
     for name in hits[:20]:
-        what = "which decides the bytes a checkout writes" if name in attributes else "which the gate reads"
+        what = (
+            "which decides the bytes a checkout writes"
+            if name in attributes
+            else "a file of an unfinished update, which the gate refuses"
+            if name in journals
+            else "which the gate reads"
+        )
         print(f"evalgate: the PR changes {name!r}, {what}", file=sys.stderr)
     relevant = bool(hits or problems)
     if not relevant:
@@ -325,6 +361,10 @@ def _decide(base_rev: str, head_rev: str) -> list[str]:
         f"relevant={'true' if relevant else 'false'}",
         "gate-paths=" + " ".join(plain(paths)),
         "base-inputs=" + " ".join(restore),
+        # A merged checkout file changes the bytes every later checkout writes (CRLF baselines no
+        # longer hash to their history): scored is not enough, it is the PR changing the gate's
+        # own inputs, approved by a maintainer or refused (docs/approval.md).
+        "checkout-changed=" + " ".join(shown_names(attributes)),
     ]
 
 

@@ -111,4 +111,7 @@ def undecided_names(results: Mapping[str, Any]) -> list[str]:
             mde = e.get("mde")
             power = f"MDE {100 * mde:.1f} pts" if isinstance(mde, int | float) else "no MDE"
             out.append(f"{e.get('slice')} ({moved} on {n}, {power})")
+    drift = results.get("drift") or {}
+    if drift.get("status") == "not_comparable" and drift.get("reasons"):
+        out.append(f"drift since the anchor could not be measured ({drift.get('reason')})")
     return out
