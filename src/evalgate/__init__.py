@@ -1,6 +1,6 @@
 """evalgate: a containerised CI eval gate for language-model checkpoints."""
 
-__version__ = "0.1.0"
+from evalgate.release import VERSION as __version__  # noqa: F401 (re-exported)
 
 # Bumped whenever a change to scoring could move a log-likelihood: results measured with a
 # different scoring version are not comparable (see probeset/manifest of comparability).

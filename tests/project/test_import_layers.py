@@ -4,7 +4,8 @@ The import graph of src/evalgate is built statically from the source (ast), impo
 functions included, since a lazy import is an arrow all the same; imports under
 `if TYPE_CHECKING:` are left out, since they never run. The layers, lowest first:
 
-    0 pure        types, errors, schemas/ (package data), probeset/, scoring/, gate/, report/, synth/
+    0 pure        types, errors, release, schemas/ (package data), probeset/, scoring/, gate/,
+                  report/, synth/
                   (no torch, no file, no network: tests/project/test_import_boundary.py)
     1 foundation  console (every printed line, one console per --format, and `clean`),
                   progress (the bar or phase lines on stderr), safe_yaml (the one YAML parser,
@@ -33,7 +34,10 @@ from helpers.paths import REPO
 SRC = REPO / "src" / "evalgate"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("pure", ("types", "errors", "schemas", "probeset", "scoring", "gate", "report", "synth")),
+    (
+        "pure",
+        ("types", "errors", "release", "schemas", "probeset", "scoring", "gate", "report", "synth"),
+    ),
     ("foundation", ("console", "progress", "safe_yaml", "paths", "config")),
     ("edges", ("edges", "scorers", "github")),
     ("wiring", ("probeset_io", "pipeline")),
