@@ -15,30 +15,18 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
-import yaml
-from helpers.paths import REPO
-from helpers.workflow_steps import commit, git, load, run_script, step
+from helpers.history_restore import (
+    ANCHOR,
+    HISTORY,
+    WORKFLOWS,
+    baseline,
+    gate_workflow_doc,
+    restore,
+)
 
 from evalgate.gate import history as hist
-from evalgate.github.workflows import gate_workflow
-
-CONFIG = "baseline: baselines/m.json\n"
-HISTORY, ANCHOR = "baselines/history/m.jsonl", "baselines/history/m.anchor.json"
-INPUTS = f"evalgate.yml baselines/m.json {HISTORY} {ANCHOR}"
-
-
-def baseline(acc: float) -> bytes:
-    """A valid baseline (the shipped demo's, renamed m) with its overall accuracy set: the label's
-    check recomputes the line `baseline update` writes, per-slice numbers included, and the
-    command keeps those only of a valid baseline."""
-    doc = json.loads((REPO / "baselines" / "demo.json").read_bytes())
-    doc["name"] = "m"
-    doc["slices"]["overall"].update(correct=round(acc * doc["slices"]["overall"]["n"]), accuracy=acc)
-    return (json.dumps(doc) + "\n").encode()
 
 
 def chain(*files: bytes) -> bytes:
@@ -52,56 +40,9 @@ def chain(*files: bytes) -> bytes:
 B0, B1, B2 = baseline(0.90), baseline(0.88), baseline(0.86)
 
 
-@pytest.fixture(params=["eval-gate.yml", "init template"])
+@pytest.fixture(params=WORKFLOWS)
 def workflow(request) -> dict:
-    if request.param == "eval-gate.yml":
-        return load("eval-gate.yml")
-    return yaml.safe_load(gate_workflow("acme/evalgate@" + "a" * 40))
-
-
-def write(root: Path, files: dict[str, bytes | None]) -> None:
-    for rel, value in files.items():
-        path = root / rel
-        if path.exists():
-            path.unlink()
-        if value is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(value)
-
-
-def restore(
-    tmp_path: Path, workflow: dict, base: dict, pr: dict, *, approved: bool
-) -> tuple[Path, list[str]]:
-    """Run the restore step on a PR over `base`: (the workspace, the paths it listed as replaced)."""
-    if not shutil.which("git"):
-        pytest.skip("git is not installed")
-    work = tmp_path / "work"
-    work.mkdir()
-    git("init", "-q", "-b", "main", cwd=work)
-    write(work, {"evalgate.yml": CONFIG.encode(), **base})
-    base_sha = commit(work, "base")
-    git("checkout", "-q", "-b", "pr", cwd=work)
-    write(work, pr)
-    commit(work, "pr")
-    runner = tmp_path / "runner"
-    (runner / "venv" / "bin").mkdir(parents=True)
-    python = runner / "venv" / "bin" / "python"  # stands for the venv of the base's evalgate
-    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
-    python.chmod(0o755)
-    env = {
-        "BASE_SHA": base_sha,
-        "APPROVED": "true" if approved else "false",
-        "VENV": str(runner / "venv"),
-        "GATE_PATHS": "evalgate.yml baselines",
-        "BASE_INPUTS": INPUTS,
-        "GATE_CHANGES": str(runner / "changes.diff"),
-        "REPLACED": str(runner / "replaced.txt"),
-        "GITHUB_OUTPUT": str(runner / "output"),
-        "RUNNER_TEMP": str(runner),
-    }
-    done = run_script(step(workflow, "the baselines from the base branch")["run"], work, env)
-    assert done.returncode == 0, done.stderr
-    return work, (runner / "replaced.txt").read_text(encoding="utf-8").split()
+    return gate_workflow_doc(request.param)
 
 
 BASE = {"baselines/m.json": B1, HISTORY: chain(B0, B1), ANCHOR: B0}
