@@ -29,7 +29,7 @@ from evalgate.config import CONFIG_FILENAME, GateConfig, SuiteConfig, default_co
 from evalgate.edges.files import atomic_write_bytes, atomic_write_json, bytes_record, dump_json
 from evalgate.edges.input_files import NotRegularFile, TooLarge, read_input
 from evalgate.edges.inputs import check_input, input_problem, read_checked
-from evalgate.edges.journal import commit, recover_set
+from evalgate.edges.journal import commit, recover_set, refuse_unfinished_update
 from evalgate.edges.json_input import parse_json_object
 from evalgate.errors import EvalgateError, RefusedError
 from evalgate.gate import results as results_mod
@@ -342,22 +342,6 @@ def config_input(cfg: GateConfig) -> dict[str, dict[str, Any]]:
     path = path if path.is_absolute() else cfg.root / path.name
     data = read_checked(path, "config", "configuration", shown=cfg.source)
     return {display_path(cfg.root, path): {**bytes_record(data), "role": "config"}}
-
-
-def refuse_unfinished_update(folder: Path, shown: str) -> None:
-    """A baseline update killed after its commit point leaves a journal in the baseline's folder
-    (edges/journal.py). A reader never finishes it: the folder is a gate input, and a journal there
-    may be a pull request's, naming its own files to put in place of the base's baseline. Only
-    `evalgate baseline update` / `anchor` finish it; until then the gate is refused."""
-    from evalgate.edges.journal import JOURNAL
-
-    if os.path.lexists(folder / JOURNAL):
-        raise RefusedError(
-            f"{shown}: an unfinished baseline update ({JOURNAL} beside it): the baseline and its "
-            "history may be half replaced",
-            hint="run `evalgate baseline update` again (it finishes or drops the interrupted one), or "
-            f"delete {JOURNAL} and restore baselines/ from the default branch",
-        )
 
 
 def load_baseline(cfg: GateConfig) -> tuple[dict[str, Any], str, dict[str, Any]] | None:

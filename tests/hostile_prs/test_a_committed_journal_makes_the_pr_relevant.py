@@ -1,7 +1,7 @@
 """A committed update journal makes the pull request relevant, wherever it sits.
 
 Attack (attack3): `run` and `validate` refuse a probe set or baseline folder holding
-`.evalgate-journal.json` (edges/journal.py, probeset_io.refuse_unfinished_update). The scope
+`.evalgate-journal.json` (edges/journal.py, `refuse_unfinished_update`). The scope
 decision (github/pr_scope.py) counted that file only inside a folder that is itself a gate input,
 so with a baseline kept at `eval/baseline.json` or a manifest at `evals/MANIFEST.json` (both
 supported layouts) the PR adding it was "not relevant", passed unscored, and once merged every

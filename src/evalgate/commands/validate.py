@@ -200,8 +200,9 @@ def check_history(cfg: GateConfig) -> None:
     refused here as in `run` (exit 2, file, line and field named). A baseline that cannot be read
     is the power section's to say, not this check's; an unfinished update beside it (a journal)
     is refused here as in `run`, never swallowed with the unreadable baseline."""
+    from evalgate.edges.journal import refuse_unfinished_update
     from evalgate.errors import EvalgateError
-    from evalgate.probeset_io import load_baseline, load_history, refuse_unfinished_update
+    from evalgate.probeset_io import load_baseline, load_history
 
     if cfg.baseline is not None:
         refuse_unfinished_update(cfg.path(cfg.baseline).parent, cfg.baseline)

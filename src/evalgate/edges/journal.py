@@ -14,7 +14,7 @@ the set: with a journal present (a kill during step 3) it finishes the renames (
 without one it removes staged files (a kill before step 2: the old set stays).
 
 Commands that read the set to judge it (`run`, `validate`) never apply a journal: they refuse one
-(`refuse_pending`). A journal is data like any other file of a pull request, and applying it
+(`refuse_journals`). A journal is data like any other file of a pull request, and applying it
 renames files the workflow restored from the base (a baseline kept beside the manifest, or any
 file of a folder a link makes the manifest's) or swaps the bytes scored for others than the ones
 merged (docs/security.md). A kill before the commit point leaves only staged files, which no
@@ -167,22 +167,43 @@ def recover_set(cfg: Any) -> None:
         recover(folder)
 
 
-def refuse_pending(cfg: Any) -> None:
-    """A reader's check (`run`, `validate`): refuse a probe set with a journal in any of its
-    manifests' folders, never apply it (see above). Every journal is named at once."""
-    manifests = [s.manifest for s in getattr(cfg, "suites", ())] or [cfg.manifest]
+def refuse_journals(folders: Any, change: str = "probes", shown: str | None = None) -> None:
+    """A reader's check: refuse a journal in any of `folders`, never apply it (see above); every
+    journal is named at once. `change` says whose journal it would be: a probe-set change
+    (`probes import`/`deprecate`) or a baseline update killed after its commit point (the baseline
+    `shown`, whose folder is a gate input: a journal there may be a PR's, naming its own files to
+    put in place of the base's baseline). Only the authoring command finishes either."""
     found = []
-    for folder in dict.fromkeys(cfg.path(m).parent for m in manifests):
-        journal = Path(folder) / JOURNAL
+    for folder in dict.fromkeys(Path(f) for f in folders):
+        journal = folder / JOURNAL
         if journal.exists() or journal.is_symlink():
             found.append(clean(journal, 300))
-    if found:
+    if not found:
+        return
+    if change == "baseline":
         raise RefusedError(
-            f"{', '.join(found)}: an unfinished change of the probe set (a journal of `evalgate "
-            "probes import`/`deprecate`); the gate judges files as they are and never applies one",
-            hint="on your machine, `evalgate probes seal` finishes the change (or delete the journal "
-            "and the `.NAME.evalgate-new` files beside it to drop it); never commit a journal",
+            f"{shown or found[0]}: an unfinished baseline update ({JOURNAL} beside it): the baseline "
+            "and its history may be half replaced",
+            hint="run `evalgate baseline update` again (it finishes or drops the interrupted one), or "
+            f"delete {JOURNAL} and restore baselines/ from the default branch",
         )
+    raise RefusedError(
+        f"{', '.join(found)}: an unfinished change of the probe set (a journal of `evalgate "
+        "probes import`/`deprecate`); the gate judges files as they are and never applies one",
+        hint="on your machine, `evalgate probes seal` finishes the change (or delete the journal "
+        "and the `.NAME.evalgate-new` files beside it to drop it); never commit a journal",
+    )
+
+
+def refuse_pending(cfg: Any) -> None:
+    """`run`, `validate`: refuse a journal in any folder of the configured manifests."""
+    manifests = [s.manifest for s in getattr(cfg, "suites", ())] or [cfg.manifest]
+    refuse_journals((cfg.path(m).parent for m in manifests), "probes")
+
+
+def refuse_unfinished_update(folder: Path, shown: str) -> None:
+    """`run`, `validate`, `compare`: refuse a journal beside the baseline `shown`."""
+    refuse_journals([folder], "baseline", shown)
 
 
 def recover(folder: Path) -> None:
