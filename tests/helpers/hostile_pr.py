@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,10 @@ SNAPSHOT = (
     "README.md",
 )
 NAME = "acme/models"
+
+# The demo's checkpoint folder, and the shipped checkpoint that regressed (a PR's usual payload).
+DEMO = "data/checkpoints/demo"
+REGRESSED = "data/checkpoints/demo-regressed"
 
 
 def git(*args: str, cwd: Path, who: str = "dev") -> str:
@@ -225,3 +230,23 @@ class GitHubRepo:
             cache_scopes=(f"refs/pull/{pr.number}/merge", "refs/heads/main"),
         )
         return runner.run_job(workspace / ".github" / "workflows" / "eval-gate.yml", "gate", workspace)
+
+
+def swap_in_regressed(tree: Path, to: str = DEMO) -> None:
+    """The regressed checkpoint's files under `to` (the configured checkpoint's folder by default)."""
+    dest = tree / to
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in (tree / REGRESSED).iterdir():
+        shutil.copyfile(f, dest / f.name)
+
+
+def attackers_evalgate(tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """evalgate run in the attacker's clone, as any contributor can (the outputs it writes are theirs)."""
+    return subprocess.run(
+        [sys.executable, "-m", "evalgate", *args],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "EVALGATE_HOME": str(tree), "PYTHONSAFEPATH": "1"},
+        timeout=600,
+    )

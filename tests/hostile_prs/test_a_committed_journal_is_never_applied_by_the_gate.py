@@ -9,35 +9,16 @@ gate input's path in git. The gate never applies a journal: `run` refuses the se
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers.hostile_pr import GitHubRepo, git
+from helpers.hostile_pr import REGRESSED, GitHubRepo, attackers_evalgate, git, swap_in_regressed
 
 pytestmark = pytest.mark.slow
 
-REGRESSED = "data/checkpoints/demo-regressed"
 BASELINE_AT = "data/eval/baseline.json"  # beside data/eval/MANIFEST.json
-
-
-def swap_in_regressed(tree: Path) -> None:
-    for f in (tree / REGRESSED).iterdir():
-        shutil.copyfile(f, tree / "data" / "checkpoints" / "demo" / f.name)
-
-
-def evalgate(tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalgate", *args],
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "EVALGATE_HOME": str(tree), "PYTHONSAFEPATH": "1"},
-        timeout=600,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -46,9 +27,11 @@ def regressed_baseline(tmp_path_factory, origin_template) -> bytes:
     evalgate in their clone: any tool would do)."""
     tree = tmp_path_factory.mktemp("regressed-baseline") / "tree"
     subprocess.run(["git", "clone", "-q", str(origin_template), str(tree)], check=True)
-    run = evalgate(tree, "run", "--checkpoint", REGRESSED, "--baseline", "none", "--out", "out")
+    run = attackers_evalgate(tree, "run", "--checkpoint", REGRESSED, "--baseline", "none", "--out", "out")
     assert run.returncode == 0, run.stderr
-    made = evalgate(tree, "baseline", "update", "--from-results", "out/results.json", "--name", "demo")
+    made = attackers_evalgate(
+        tree, "baseline", "update", "--from-results", "out/results.json", "--name", "demo"
+    )
     assert made.returncode == 0, made.stderr
     return (tree / "baselines" / "demo.json").read_bytes()
 

@@ -14,13 +14,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
-from helpers.hostile_pr import GitHubRepo
+from helpers.hostile_pr import GitHubRepo, swap_in_regressed
 from helpers.paths import REPO
 from helpers.workflow_runner import Runner
 
@@ -31,8 +30,6 @@ from evalgate.github.workflows import (
     void_labels_workflow,
 )
 
-DEMO = "data/checkpoints/demo"
-REGRESSED = "data/checkpoints/demo-regressed"
 PIN = "acme/evalgate@" + "a" * 40
 
 FAKE_VENV = '''\
@@ -54,11 +51,6 @@ for name, body in scripts.items():
         fh.write("#!/bin/sh\\n" + body)
     os.chmod(path, 0o755)
 '''
-
-
-def swap_in_regressed(tree: Path) -> None:
-    for f in (tree / REGRESSED).iterdir():
-        shutil.copyfile(f, tree / DEMO / f.name)
 
 
 @pytest.mark.slow

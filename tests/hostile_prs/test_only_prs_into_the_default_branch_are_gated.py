@@ -10,34 +10,16 @@ retarget it; retargeting (`edited`) runs the gate again. Played with the whole `
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
-from helpers.hostile_pr import GitHubRepo, git
+from helpers.hostile_pr import REGRESSED, GitHubRepo, attackers_evalgate, git, swap_in_regressed
 from helpers.workflow_steps import load, run_script, step
 
 from evalgate.github.workflows import gate_workflow
 
-DEMO = "data/checkpoints/demo"
-REGRESSED = "data/checkpoints/demo-regressed"
 STEP = "Refuse a pull request into a branch other than the default one"
-
-
-def attackers_evalgate(tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Any evalgate the attacker runs in their clone."""
-    return subprocess.run(
-        [sys.executable, "-m", "evalgate", *args],
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "EVALGATE_HOME": str(tree), "PYTHONSAFEPATH": "1"},
-        timeout=600,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -52,11 +34,6 @@ def regressed_baseline(tmp_path_factory, origin_template) -> bytes:
     )
     assert made.returncode == 0, made.stderr
     return (tree / "baselines" / "demo.json").read_bytes()
-
-
-def swap_in_regressed(tree: Path) -> None:
-    for f in (tree / REGRESSED).iterdir():
-        shutil.copyfile(f, tree / DEMO / f.name)
 
 
 @pytest.mark.slow

@@ -10,34 +10,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers.hostile_pr import GitHubRepo
+from helpers.hostile_pr import REGRESSED, GitHubRepo, attackers_evalgate, swap_in_regressed
 
 pytestmark = pytest.mark.slow
 
-REGRESSED = "data/checkpoints/demo-regressed"
 APPROVE = "evalgate:approve-gate-change"
-
-
-def swap_in_regressed(tree: Path) -> None:
-    """The regressed model's weights under the configured checkpoint's name."""
-    for f in (tree / REGRESSED).iterdir():
-        shutil.copyfile(f, tree / "data" / "checkpoints" / "demo" / f.name)
-
-
-def evalgate(tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The attacker's own evalgate, run in their clone (any tool would do)."""
-    return subprocess.run(
-        [sys.executable, "-m", "evalgate", *args],
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        env={**__import__("os").environ, "EVALGATE_HOME": str(tree), "PYTHONSAFEPATH": "1"},
-        timeout=600,
-    )
 
 
 def assert_red(job, verdict: str) -> None:
@@ -100,9 +80,11 @@ def regressed_baseline(tmp_path_factory, origin_template) -> bytes:
     """baselines/demo.json as the regressed checkpoint would write it (scored once per module)."""
     tree = tmp_path_factory.mktemp("regressed-baseline") / "tree"
     subprocess.run(["git", "clone", "-q", str(origin_template), str(tree)], check=True)
-    run = evalgate(tree, "run", "--checkpoint", REGRESSED, "--baseline", "none", "--out", "out")
+    run = attackers_evalgate(tree, "run", "--checkpoint", REGRESSED, "--baseline", "none", "--out", "out")
     assert run.returncode == 0, run.stderr
-    made = evalgate(tree, "baseline", "update", "--from-results", "out/results.json", "--name", "demo")
+    made = attackers_evalgate(
+        tree, "baseline", "update", "--from-results", "out/results.json", "--name", "demo"
+    )
     assert made.returncode == 0, made.stderr
     return (tree / "baselines" / "demo.json").read_bytes()
 
@@ -141,7 +123,7 @@ def deprecate_three_probes(tree: Path) -> None:
     swap_in_regressed(tree)
     ids = [json.loads(line)["id"] for line in (tree / "data/eval/probes.jsonl").read_text().splitlines()[:3]]
     for probe in ids:
-        done = evalgate(tree, "probes", "deprecate", probe)
+        done = attackers_evalgate(tree, "probes", "deprecate", probe)
         assert done.returncode == 0, done.stdout + done.stderr
     shutil.rmtree(tree / "evalgate-out", ignore_errors=True)
 

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from helpers.hostile_pr import git
+from helpers.hostile_pr import attackers_evalgate, git
 from helpers.workflow_steps import load
 
 from evalgate.github.workflows import update_baseline_apply_workflow
@@ -43,17 +42,6 @@ def apply_wf(request) -> dict:
 
 def script(wf: dict, job: str, name_part: str) -> str:
     return next(s for s in wf["jobs"][job]["steps"] if name_part in s.get("name", ""))["run"]
-
-
-def attackers_evalgate(tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalgate", *args],
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "EVALGATE_HOME": str(tree), "PYTHONSAFEPATH": "1"},
-        timeout=600,
-    )
 
 
 def labelled_commit(tmp_path: Path, origin_template: Path, plant) -> tuple[Path, str]:

@@ -18,21 +18,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from helpers.github_standin import FakeGitHub
-from helpers.hostile_pr import GitHubRepo, PullRequest, git
+from helpers.hostile_pr import GitHubRepo, PullRequest, git, swap_in_regressed
 from helpers.paths import GOLDEN
 
 from evalgate.cli import main
 from evalgate.github.sticky import BOT_LOGIN
-
-DEMO = "data/checkpoints/demo"
-REGRESSED = "data/checkpoints/demo-regressed"
 
 FORGED_GATE = """\
 name: eval-gate
@@ -64,11 +60,6 @@ jobs:
             ${{ runner.temp }}/r/results.json
             ${{ runner.temp }}/r/head.json
 """
-
-
-def swap_in_regressed(tree: Path) -> None:
-    for f in (tree / REGRESSED).iterdir():
-        shutil.copyfile(f, tree / DEMO / f.name)
 
 
 @pytest.fixture(scope="module")

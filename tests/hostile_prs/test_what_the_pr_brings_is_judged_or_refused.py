@@ -15,36 +15,13 @@ them, through the real CLI:
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers.hostile_pr import GitHubRepo, git
+from helpers.hostile_pr import DEMO, REGRESSED, GitHubRepo, attackers_evalgate, git, swap_in_regressed
 from helpers.hostile_repo import make_repo
-
-DEMO = "data/checkpoints/demo"
-REGRESSED = "data/checkpoints/demo-regressed"
-
-
-def swap_in_regressed(tree: Path, to: str = DEMO) -> None:
-    dest = tree / to
-    dest.mkdir(parents=True, exist_ok=True)
-    for f in (tree / REGRESSED).iterdir():
-        shutil.copyfile(f, dest / f.name)
-
-
-def attackers_evalgate(tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalgate", *args],
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "EVALGATE_HOME": str(tree), "PYTHONSAFEPATH": "1"},
-        timeout=600,
-    )
 
 
 @pytest.fixture(scope="module")
