@@ -32,7 +32,6 @@ import ast
 import datetime
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -194,11 +193,7 @@ def image(root: Path, version: str, push: str | None, tag: str, build_args: list
                 str(root),
             ]
             say(" ".join(cmd))
-            _run(
-                cmd,
-                "the image build",
-                env={**os.environ, "DOCKER_BUILDKIT": os.environ.get("DOCKER_BUILDKIT", "1")},
-            )
+            _run(cmd, "the image build")
             ref = iid.read_text(encoding="utf-8").strip()
     if not push:
         label = _run(
