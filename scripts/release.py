@@ -9,6 +9,7 @@ One version gives, in DIR (docs/release.md):
     action.yml     the source action.yml with `image:` pinned to the image this run built
     CHANGELOG.md   the source CHANGELOG with its `## Unreleased` heading become `## X.Y.Z (DATE)`
     release.json   version, tag, action reference, image, and the SHA-256 of every file above
+    notes.md       the GitHub release's notes: the `uses:`, `pip install` and `init` lines
 
 Steps, each refusing (exit 2, nothing half-written in DIR) rather than releasing something else:
 
@@ -205,6 +206,18 @@ def image(root: Path, version: str, push: str | None, tag: str, build_args: list
     return ref
 
 
+def notes(repository: str, tag: str, version: str, ref: str, wheel: str) -> str:
+    """The GitHub release's notes: the two lines a consumer copies (docs/github.md)."""
+    url = f"https://github.com/{repository}/releases/download/{tag}/{wheel}"
+    return (
+        f"evalgate {version}: see CHANGELOG.md of `action-{tag}`.\n\n"
+        f"- The action: `uses: {repository}@action-{tag}` (its action.yml pulls `{ref}`)\n"
+        f"- The package: `pip install {url}`\n"
+        "- Then: `evalgate init --suite NAME --items FILE --checkpoint DIR "
+        f"--action {repository}@action-{tag}`\n"
+    )
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -241,6 +254,7 @@ def release(args: argparse.Namespace) -> Path:
             "files": {p.relative_to(stage).as_posix(): sha256(p) for p in files},
         }
         (stage / "release.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        (stage / "notes.md").write_text(notes(args.repository, args.tag, version, ref, wheel.name))
         if out.exists():
             out.rmdir()
         stage.rename(out)
@@ -261,6 +275,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--date", help="the CHANGELOG date (default: the commit's date)")
     parser.add_argument("--deps", help="a site-packages folder the install check's venv may import")
     parser.add_argument("--build-arg", action="append", default=[], help="passed to docker build")
+    parser.add_argument(
+        "--repository", default="evalgate/evalgate", help="OWNER/NAME on GitHub, for the notes"
+    )
     args = parser.parse_args(argv)
     try:
         release(args)

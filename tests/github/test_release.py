@@ -380,16 +380,18 @@ open(meta, "w").write(json.dumps({{"containerimage.digest": "{digest}"}}))""",
     assert sorted(changed) == ["CHANGELOG.md", "action.yml"]
     gh = [c for c in map(json.loads, log.read_text(encoding="utf-8").splitlines()) if c[0] == "gh"]
     assert len(gh) == 1 and gh[0][1:4] == ["release", "create", f"v{NEXT}"]
-    assets = {Path(a).name for a in gh[0] if a.startswith(str(temp))}
+    notes_file = gh[0][gh[0].index("--notes-file") + 1]
+    assets = {Path(a).name for a in gh[0] if a.startswith(str(temp)) and a != notes_file}
     assert assets == {
         "action.yml",
         "release.json",
         f"evalgate-{NEXT}.tar.gz",
         f"evalgate-{NEXT}-py3-none-any.whl",
     }
-    notes = gh[0][gh[0].index("--notes") + 1]
+    notes = Path(notes_file).read_text(encoding="utf-8")
     assert f"uses: octo/gate@action-v{NEXT}" in notes
-    assert f"releases/download/v{NEXT}/evalgate-{NEXT}-py3-none-any.whl" in notes
+    assert f"github.com/octo/gate/releases/download/v{NEXT}/evalgate-{NEXT}-py3-none-any.whl" in notes
+    assert f"The commit of action-v{NEXT}: {git('rev-parse', f'action-v{NEXT}', cwd=tree).strip()}" in notes
 
 
 def _torch_wheel() -> Path | None:
