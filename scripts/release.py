@@ -228,8 +228,17 @@ def release(args: argparse.Namespace) -> Path:
     if out.exists() and any(out.iterdir()):
         raise Refused(f"{out}: not empty; a release is written into an empty folder")
     version = versions(root, args.tag)
-    date = args.date or _run(["git", "-C", str(root), "log", "-1", "--format=%cs"], "git log").stdout.strip()
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", date or ""):
+    # A git tree must be committed: the package is what its commit holds (docs/release.md).
+    git = ["git", "-C", str(root)]
+    changed = subprocess.run(
+        [*git, "status", "--porcelain", "--untracked-files=no", "--", "."], capture_output=True, text=True
+    )
+    if changed.returncode == 0 and changed.stdout.strip():
+        listed = ", ".join(line[3:] for line in changed.stdout.splitlines()[:5])
+        raise Refused(f"{root} has uncommitted changes ({listed}): commit them, the release is a commit")
+    logged = subprocess.run([*git, "log", "-1", "--format=%cs"], capture_output=True, text=True)
+    date = args.date or (logged.stdout.strip() if logged.returncode == 0 else "")
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", date):
         date = datetime.date.today().isoformat()
     released_changelog = changelog((root / "CHANGELOG.md").read_text(encoding="utf-8"), version, date)
     # Everything into a staging folder beside OUT, moved into place at the end: a refusal at any

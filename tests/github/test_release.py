@@ -169,6 +169,20 @@ def test_this_trees_version_cannot_be_released_twice(tmp_path):
     assert f"CHANGELOG.md already has a section for {release.VERSION}" in refused.stderr
 
 
+def test_a_release_of_uncommitted_changes_is_refused(tmp_path):
+    """A source tree with a change that no commit holds: its package would not be the tagged code."""
+    tree = release_tree(tmp_path)
+    git("init", "-q", "-b", "main", cwd=tree)
+    git("add", "-A", cwd=tree)
+    git("commit", "-q", "-m", "release", cwd=tree)
+    with (tree / "src" / "evalgate" / "cli.py").open("a", encoding="utf-8") as f:
+        f.write("# not committed\n")
+    refused = run_release(tree, tmp_path / "out", "--tag", f"v{NEXT}", "--image", IMAGE_ID)
+    assert refused.returncode == 2
+    assert "has uncommitted changes (src/evalgate/cli.py)" in refused.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def clean_venv(where: Path, wheel: Path) -> Path:
     """A fresh venv with the wheel alone installed (--no-deps, --no-index); its dependencies are
     this venv's packages, through a .pth file (no download; torch stays the CPU 2.13.0)."""
