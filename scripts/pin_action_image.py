@@ -1,6 +1,7 @@
 """Write the image digest into action.yml's `image` input default (the release workflow's step).
 
     python scripts/pin_action_image.py action.yml ghcr.io/OWNER/evalgate@sha256:DIGEST
+    python scripts/pin_action_image.py action.yml sha256:IMAGE_ID    (a local build, scripts/release.py)
 
 Only the `default:` line of the `image` input changes, so the released action.yml is the source
 one plus the pin (docs/security.md, "Releases").
@@ -12,7 +13,8 @@ import re
 import sys
 from pathlib import Path
 
-REFERENCE = re.compile(r"[a-z0-9][a-z0-9._/-]*@sha256:[0-9a-f]{64}")
+# What action.yml's `image` input accepts: a registry reference by digest, or a local image id.
+REFERENCE = re.compile(r"(?:[a-z0-9][a-z0-9._/-]*@)?sha256:[0-9a-f]{64}")
 
 
 def pin(text: str, reference: str) -> str:

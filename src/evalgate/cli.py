@@ -412,9 +412,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     init.add_argument(
         "--action",
-        metavar="OWNER/NAME@SHA",
-        help="the evalgate release the workflows pin (default: the one installed from GitHub, else "
-        "a placeholder to replace)",
+        metavar="OWNER/NAME@REF",
+        help="the evalgate release the workflows pin (default: the commit this evalgate was installed "
+        "from on GitHub, else the release of this version, OWNER/evalgate@action-vX.Y.Z)",
     )
     init.add_argument(
         "--leak-policy",

@@ -17,7 +17,8 @@ import pytest
 import yaml
 from helpers.paths import REPO
 
-from evalgate.commands.init import config_text
+from evalgate import release
+from evalgate.commands.init import _action, config_text
 from evalgate.github.workflows import (
     gate_workflow,
     update_baseline_apply_workflow,
@@ -175,8 +176,39 @@ def test_init_sets_up_a_gate_that_validates_and_passes_right_away(repo, cli):
     assert (repo / "evalgate/quiz/MANIFEST.json").read_text(encoding="utf-8") == json.dumps(
         manifest, indent=2, sort_keys=True, ensure_ascii=False
     ) + "\n"
-    assert "OWNER/evalgate@SHA" in (repo / WRITTEN[-2]).read_text(encoding="utf-8")
-    assert "before you push" in again.out
+    # Without --action, a development install (this checkout, `pip install -e`) pins the release
+    # of its version and says so; no placeholder is written.
+    for rel in WRITTEN[4:]:
+        written = (repo / rel).read_text(encoding="utf-8")
+        assert "OWNER/" not in written and "@SHA" not in written, rel
+    assert f"uses: {release.action_ref()}" in (repo / WRITTEN[4]).read_text(encoding="utf-8")
+    assert f"the workflows run the evalgate action {release.action_ref()}" in again.out
+    assert f"development install from {REPO}" in again.out
+
+
+@pytest.mark.parametrize(
+    "given",
+    ["OWNER/evalgate@SHA", "acme/evalgate@REF", "acme/evalgate", "acme/evalgate@../../x", "a b/evalgate@v1"],
+)
+def test_an_action_that_is_a_placeholder_or_no_reference_is_refused(repo, cli, given):
+    """A placeholder copied from the docs passes the pattern and fails on the first push: refused,
+    like a malformed reference, before anything is scored or written."""
+    before, dirs = every_byte(repo), folders(repo)
+    refused = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
+                  "--checkpoint", "checkpoints/demo", "--action", given)  # fmt: skip
+    assert refused.code == 2, refused.out + refused.err
+    assert f"--action {given!r}: expected OWNER/NAME@REF" in refused.err
+    assert f"--action {release.action_ref()}" in refused.err
+    assert every_byte(repo) == before and folders(repo) == dirs
+
+
+def test_without_action_a_source_checkout_pins_the_release_of_its_version_and_says_so():
+    """This test suite runs from an editable install of the checkout (pip's direct_url.json names
+    the folder): the workflows pin the version's release, never a placeholder, and init says why."""
+    ref, note = _action(None)
+    assert ref == release.action_ref() == f"{release.REPOSITORY}@action-v{release.VERSION}"
+    assert note is not None and f"development install from {REPO}" in note and ref in note
+    assert _action("acme/evalgate@" + "0" * 40) == ("acme/evalgate@" + "0" * 40, None)
 
 
 def test_a_checkpoint_that_reads_like_a_hub_id_is_refused_with_the_command_that_copies_it(repo, cli):

@@ -1,6 +1,6 @@
 """`evalgate init --suite NAME --items FILE [--from mmlu|arc|hellaswag] [--map MAPPING] --checkpoint DIR
 [--train FILE ...] [--test FILE] [--slices DIM,DIM] [--leak-policy refuse|exclude] [--leak-window N]
-[--action OWNER/evalgate@SHA] [--force]`.
+[--action OWNER/evalgate@REF] [--force]`.
 
 Sets up the gate in the current folder (the repository's root), from one multiple-choice suite:
 
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalgate import release
 from evalgate.config import CONFIG_FILENAME, load_config
 from evalgate.console import Console
 from evalgate.edges.files import atomic_write_bytes, dump_json
@@ -40,7 +41,6 @@ from evalgate.gate import power
 from evalgate.gate.power import REFERENCE_DISAGREEMENT
 from evalgate.github.workflows import (
     ACTION,
-    PLACEHOLDER,
     gate_workflow,
     update_baseline_apply_workflow,
     update_baseline_workflow,
@@ -238,31 +238,56 @@ def _slices(given: str | None, mapping: ImportMap | None, data: bytes, source: s
     return dims
 
 
-def _installed_release() -> str | None:
-    """OWNER/NAME@SHA when this evalgate was installed from a GitHub commit (pip's direct_url.json)."""
+def _installed_from() -> tuple[str | None, str | None]:
+    """(OWNER/NAME@SHA, source folder) from pip's direct_url.json: the first when this evalgate was
+    installed from a GitHub commit, the second when from a folder (a source checkout)."""
     from importlib import metadata
 
     try:
         text = metadata.distribution("evalgate").read_text("direct_url.json")
         doc = json.loads(text or "{}")
     except (metadata.PackageNotFoundError, ValueError, OSError):
-        return None
+        return None, None
+    if not isinstance(doc, dict):
+        return None, None
     url, commit = doc.get("url"), (doc.get("vcs_info") or {}).get("commit_id")
     found = re.fullmatch(r"https://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?", url or "")
     if found and isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{40}", commit):
-        return f"{found[1]}/{found[2]}@{commit}"
-    return None
+        return f"{found[1]}/{found[2]}@{commit}", None
+    if "dir_info" in doc and isinstance(url, str) and url.startswith("file://"):
+        from urllib.parse import unquote, urlsplit
+
+        return None, unquote(urlsplit(url).path)
+    return None, None
 
 
-def _action(given: str | None) -> str:
-    if given is None:
-        return _installed_release() or PLACEHOLDER
-    if not ACTION.fullmatch(given) or ".." in given:
-        raise RefusedError(
-            f"--action {given!r}: expected OWNER/NAME@REF, the evalgate release the workflows pin",
-            hint="e.g. --action OWNER/evalgate@<40-hex commit SHA> (a commit SHA is safer than a tag)",
+def _action(given: str | None) -> tuple[str, str | None]:
+    """The release the workflows pin, and a note for the user when it is not the one they run.
+
+    Default: the commit this evalgate was installed from (pip from GitHub), else the release of
+    this version (evalgate.release.action_ref: what a pip install of a release runs). Never a
+    placeholder: a workflow naming OWNER/evalgate@SHA fails on the first push (docs/github.md)."""
+    if given is not None:
+        owner, _, ref = given.partition("@")
+        # The docs' and older inits' placeholders (OWNER/evalgate@SHA) fit the pattern: refused too.
+        placeholder = owner.split("/")[0] == "OWNER" or ref in ("SHA", "REF", "vX.Y.Z", "action-vX.Y.Z")
+        if not ACTION.fullmatch(given) or ".." in given or placeholder:
+            raise RefusedError(
+                f"--action {given!r}: expected OWNER/NAME@REF, the evalgate release the workflows pin",
+                hint=f"e.g. --action {release.action_ref()} (the release of this evalgate), or "
+                "OWNER/evalgate@<40-hex commit SHA>",
+            )
+        return given, None
+    commit, checkout = _installed_from()
+    if commit:
+        return commit, None
+    ref = release.action_ref()
+    if checkout:
+        return ref, (
+            f"this evalgate is a development install from {checkout}: the workflows pin the release "
+            f"of its version, {ref}; pass --action OWNER/evalgate@SHA to pin another"
         )
-    return given
+    return ref, None
 
 
 def _yaml(value: str) -> str:
@@ -419,7 +444,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
     train = [_input_file(t, "--train", root) for t in args.train or []]
     test = _input_file(args.test, "--test", root) if args.test else None
     template = _input_file(args.template, "--template", root) if args.template else None
-    action = _action(args.action)
+    action, action_note = _action(args.action)
     leaks = _leak_options(args.leak_policy, args.leak_window)
     text = config_text(layout, dims, train, test, checkpoint, template, leaks=leaks)
 
@@ -474,7 +499,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
         staging.rollback()
         raise
     inputs = [checkpoint, *train, *([test] if test else []), *([template] if template else [])]
-    _say_done(layout, dims, imported, sealed, previous, results, action, inputs)
+    _say_done(layout, dims, imported, sealed, previous, results, action, inputs, action_note)
     if imported.plan.twins:
         twins = imported.plan.twins
         print(
@@ -551,6 +576,7 @@ def _say_done(
     results: dict,
     action: str,
     inputs: list[str],
+    action_note: str | None = None,
 ) -> None:
     n, name = len(imported.plan.additions), layout.name
     acc = ((results.get("slices") or {}).get("overall") or {}).get("accuracy")
@@ -594,9 +620,6 @@ def _say_done(
     print(f"  evalgate run           # scores the checkpoint and compares it with {layout.baseline}")
     print(f"  evalgate probes import FILE --suite {name} [--from mmlu|arc|hellaswag]   # more items")
     print("  push to the default branch, then make eval-gate a required check (docs/security.md)")
-    if action == PLACEHOLDER:
-        print(
-            f"\nbefore you push: the workflows name the evalgate release as {PLACEHOLDER}; replace it in "
-            f"each with the release you pin (a commit SHA is safer than a tag), or run init again with "
-            f"--action OWNER/evalgate@SHA --force"
-        )
+    print(f"  the workflows run the evalgate action {action}")
+    if action_note:
+        print(f"  note: {action_note}")
