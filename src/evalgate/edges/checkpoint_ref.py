@@ -23,6 +23,7 @@ import hashlib
 import os
 import shlex
 import stat
+import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +80,13 @@ def default_cache() -> Path:
     if env:
         return Path(env)
     xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "evalgate" / "checkpoints"
+    if xdg:
+        return Path(xdg) / "evalgate" / "checkpoints"
+    try:
+        home = Path.home()
+    except (RuntimeError, KeyError):  # a container user with no HOME and no passwd entry
+        home = Path(tempfile.gettempdir())
+    return home / ".cache" / "evalgate" / "checkpoints"
 
 
 def fetch_command(ref: CheckpointRef, cache: Path) -> str:
