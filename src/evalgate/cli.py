@@ -298,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
             "over HTTPS only (HF_ENDPOINT honoured, no credential sent), checking size and SHA-256 "
             "as it streams, and move the verified files into the cache folder; a warm cache "
             "downloads nothing. Scoring (`run`) never touches the network: it verifies the cached "
-            'files. See docs/github.md, "Checkpoint by reference".'
+            'files. See docs/github.md, "Where the checkpoint lives".'
         ),
     )
     fetch.add_argument(

@@ -1,7 +1,7 @@
 """Hostile PRs that bring a checkpoint by reference (checkpoints/current.json: a Hub repo at a commit
 or an https:// URL per file, with every file's SHA-256): the reference is the PR's data and may
 name any address, so the fetch step learns nothing from where it goes and only the hashes decide
-what is scored (docs/github.md, "Checkpoint by reference").
+what is scored (docs/github.md, "Where the checkpoint lives").
 
 The cases drive the real entry points: the installed `evalgate` (fetch, run) in a copy of the
 repository, the eval-gate workflow's fetch step taken from the YAML and run with bash, and the scope

@@ -1,7 +1,7 @@
 """`evalgate fetch`: a checkpoint by reference into the local cache, verified while it streams.
 
 The reference (edges/checkpoint_ref.py) is PR data and may name any address, so the download is
-built to learn nothing from where it goes (docs/github.md, "Checkpoint by reference"):
+built to learn nothing from where it goes (docs/github.md, "Where the checkpoint lives"):
 
 - HTTPS only, the first request and every redirect (urllib's handler would follow a redirect to
   http:// or file://); at most `MAX_REDIRECTS` of them;

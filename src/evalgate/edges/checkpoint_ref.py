@@ -3,7 +3,7 @@
 Teams rarely commit multi-GB weights to git. A reference file (`checkpoint: checkpoints/current.json`,
 schema `schemas/checkpoint-reference.schema.json`) names where the files come from (a Hugging Face
 repo at an immutable 40-hex commit, or one HTTPS URL per file) and the SHA-256 and size of every
-file (docs/github.md, "Checkpoint by reference").
+file (docs/github.md, "Where the checkpoint lives").
 
 The reference is PR data: it may name any address. So only its hashes decide what is scored.
 `evalgate fetch` (edges/checkpoint_fetch.py, a step with network) puts the files in a local cache
