@@ -26,8 +26,9 @@ from helpers.pr_repo import Link, repo_with, scope
 from helpers.workflow_steps import VENV, run_script
 
 DEMO = REPO / "data" / "checkpoints" / "demo"
-# this repository's gate workflow, and the one `evalgate init` writes into a team's repository
-GATE_WORKFLOWS = ["eval-gate.yml", "init"]
+# this repository's gate workflow, the one `evalgate init` writes into a team's repository, and the
+# badge's scoring job (a push to main: the reference is merged data, still any address)
+GATE_WORKFLOWS = ["eval-gate.yml", "init", "badge.yml"]
 FETCH_STEP = "Fetch a checkpoint by reference"
 FAST = 60
 
@@ -266,3 +267,26 @@ def test_the_checkpoint_by_reference_is_gated_against_the_local_copys_baseline(p
     results = json.loads((repo / "evalgate-out" / "results.json").read_text(encoding="utf-8"))
     baseline = json.loads((repo / "baselines" / "demo.json").read_text(encoding="utf-8"))
     assert results["checkpoint"]["sha256"] == baseline["checkpoint"]["sha256"]
+
+
+@pytest.mark.parametrize("which", ["update-baseline-apply.yml", "init"])
+def test_the_labelled_baseline_job_fetches_without_a_token_and_scores_offline(which):
+    """Under the update-baseline label, the job that scores the labelled commit fetches the PR's
+    reference too: the fetch container gets no token and the labelled tree read-only; the scoring
+    container keeps no network and sees the fetched files read-only, verified before loading."""
+    if which == "init":
+        from evalgate.github.workflows import update_baseline_apply_workflow
+
+        text = update_baseline_apply_workflow("acme/evalgate@" + "a" * 40, "mine")
+    else:
+        text = (REPO / ".github" / "workflows" / which).read_text(encoding="utf-8")
+    steps = [s for job in yaml.safe_load(text)["jobs"].values() for s in job["steps"]]
+    names = [s.get("name", "") for s in steps]
+    fetch = steps[next(i for i, n in enumerate(names) if n.startswith(FETCH_STEP))]
+    score = steps[next(i for i, n in enumerate(names) if n.startswith("Regenerate the baseline"))]
+    assert names.index(fetch["name"]) < names.index(score["name"])
+    assert "env" not in fetch and "TOKEN" not in fetch["run"] and "secrets" not in fetch["run"]
+    assert '-v "$GITHUB_WORKSPACE/pr:/work:ro"' in fetch["run"]
+    assert "--network none" in score["run"]
+    assert "evalgate-checkpoints:/evalgate-checkpoints:ro" in score["run"]
+    assert "EVALGATE_CHECKPOINT_CACHE=/evalgate-checkpoints" in score["run"]
