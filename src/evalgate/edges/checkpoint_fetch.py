@@ -172,7 +172,14 @@ def fetch(
             stale = Path(tempfile.mkdtemp(prefix=f".{ref.key[:16]}.", suffix=".stale", dir=cache))
             os.rename(folder, stale / "old")
             shutil.rmtree(stale, ignore_errors=True)
-        os.rename(staging, folder)
+        try:
+            os.rename(staging, folder)
+        except OSError:
+            # another fetch of the same files got there first: theirs counts only if it verifies
+            if problems_in(folder, ref):
+                raise CheckpointError(
+                    f"{ref.shown}: cannot move the fetched files into {clean(folder, 300)}; nothing was kept"
+                ) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     log(f"evalgate: {ref.shown}: {len(ref.files)} file(s), {ref.total_bytes:,} bytes, verified into {folder}")
