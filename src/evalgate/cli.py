@@ -39,6 +39,7 @@ COMMANDS = (
     "merge",
     "init",
     "action",
+    "fetch",
 )
 
 # The benchmark layouts `--from` knows: probeset/import_map.PRESETS (named here so that parsing the
@@ -286,6 +287,39 @@ def build_parser() -> argparse.ArgumentParser:
     appr.add_argument("--label", metavar="LABEL", required=True, help="e.g. evalgate:approve-gate-change")
     appr.add_argument(
         "--api-url", metavar="URL", help="GitHub API (default: $GITHUB_API_URL or api.github.com)"
+    )
+
+    fetch = sub.add_parser(
+        "fetch",
+        help="download a checkpoint by reference into the local cache, every file verified",
+        description=(
+            "Read the checkpoint reference (a JSON file naming a Hugging Face repo at a 40-hex commit, "
+            "or an https:// URL per file, with each file's SHA-256 and size), download every file "
+            "over HTTPS only (HF_ENDPOINT honoured, no credential sent), checking size and SHA-256 "
+            "as it streams, and move the verified files into the cache folder; a warm cache "
+            "downloads nothing. Scoring (`run`) never touches the network: it verifies the cached "
+            'files. See docs/github.md, "Where the checkpoint lives".'
+        ),
+    )
+    fetch.add_argument(
+        "--checkpoint",
+        metavar="REF_FILE",
+        help="the checkpoint reference (default: evalgate.yml's checkpoint)",
+    )
+    _add_config(fetch)
+    fetch.add_argument(
+        "--cache",
+        metavar="DIR",
+        help="cache folder (default: $EVALGATE_CHECKPOINT_CACHE, else ~/.cache/evalgate/checkpoints)",
+    )
+    fetch.add_argument(
+        "--max-bytes",
+        type=int,
+        metavar="N",
+        help="refuse a reference whose files add up to more than N bytes (default 64 GiB)",
+    )
+    fetch.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="time limit of the whole fetch (default 3600)"
     )
 
     probes = sub.add_parser("probes", help="build, seal, import, export and deprecate probes")

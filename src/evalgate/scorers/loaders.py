@@ -17,6 +17,7 @@ from pathlib import Path
 
 import torch
 
+from evalgate.edges.checkpoint_ref import is_reference_path, read_reference, verified_folder
 from evalgate.errors import CheckpointError
 from evalgate.paths import allowed_roots
 from evalgate.scorers.loading import HINT_DIR, read_json
@@ -74,6 +75,25 @@ def load_scorer(
             "no checkpoint given", hint="pass --checkpoint DIR (or --loader pkg.module:function)"
         )
     path = Path(checkpoint)
+    if is_reference_path(path) and os.path.lexists(path):
+        # A checkpoint by reference (edges/checkpoint_ref.py): its files from the local cache,
+        # every size and SHA-256 verified before anything is loaded; never the network.
+        ref = read_reference(path, roots=roots if roots is not None else allowed_roots(root, [path]))
+        folder = verified_folder(ref)
+        # The verified folder is the checkpoint: the cache is the operator's place (a read-only
+        # mount in CI), so it is a root for its own files and nothing else.
+        return load_scorer(
+            folder,
+            None,
+            root=root,
+            roots=(
+                *(roots if roots is not None else allowed_roots(root, [])),
+                Path(os.path.realpath(folder)),
+            ),
+            batch_size=batch_size,
+            dtype=dtype,
+            threads=threads,
+        )
     if not path.exists():
         raise CheckpointError(
             f"checkpoint not found: {path}", hint=(hub_id_hint(given) if given else None) or HINT_DIR
