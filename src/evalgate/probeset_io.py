@@ -311,6 +311,7 @@ def _baseline_findings(
     manifest_shown: str,
 ) -> list[Finding]:
     """What the configured baseline remembers of the sealed set (probeset/sealed_history.py),
+    for a suite's view against that suite's own recorded version,
     checked even when the manifest was deleted or re-sealed. A baseline that is missing or
     unreadable is left to `run`, which reports it."""
     if cfg.baseline is None:
@@ -322,8 +323,17 @@ def _baseline_findings(
         data = read_input(path, "baseline")
     except OSError:
         return []
+    suite = cfg.suite.name if cfg.suite is not None else None
     return baseline_findings(
-        data, col.show(path), col.findings, probes, seen, manifest_version, manifest_shown
+        data,
+        col.show(path),
+        col.findings,
+        probes,
+        seen,
+        manifest_version,
+        manifest_shown,
+        suite,
+        len(cfg.suites) == 1,
     )
 
 
