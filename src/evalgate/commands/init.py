@@ -601,7 +601,7 @@ def _add_suite(args: argparse.Namespace, console: Console, layout: Layout, origi
             print(render_findings(list(exc.findings), "text"))
             raise
         results = score(cfg, scored_on, progress)
-        seen, floors = _power(cfg, results, layout)
+        seen, floors = _power(cfg, results, layout, existing.baseline)
         prefix = f"{layout.name}/" if cfg.multi_suite else ""
         own = {k.removeprefix(prefix): f for k, f in floors.items() if k.startswith(prefix)}
         if any(f["floor"] is not None for f in own.values()):
@@ -728,13 +728,16 @@ def main(args: argparse.Namespace, console: Console) -> int:
     return EXIT_PASS
 
 
-def _power(cfg: Any, results: dict[str, Any], layout: Layout) -> tuple[dict[str, Any], dict[str, Any]]:
+def _power(
+    cfg: Any, results: dict[str, Any], layout: Layout, baseline: str | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """What the first baseline's slices can see (gate/power.py, at the typical rates), and the
-    floors init writes for those that cannot see a drop of gate.mde_max (docs/gate.md)."""
+    floors init writes for those that cannot see a drop of gate.mde_max (docs/gate.md).
+    `baseline`: where that baseline goes when it is not the layout's (a suite added)."""
     entries = results["probes"]
     counts = power.slice_counts(entries, cfg.gate, {e["id"]: e for e in entries})
     seen = power.power_table(
-        counts, cfg.gate, reference=f"the first baseline {layout.baseline}", needed=False
+        counts, cfg.gate, reference=f"the first baseline {baseline or layout.baseline}", needed=False
     )
     floors = power.floors(seen, counts, cfg.gate.z)
     by_key = {r["slice"]: r for r in seen["slices"]}

@@ -64,12 +64,6 @@ QUESTION_MIN_WORDS = 3
 QUESTION_MIN_CONTENT_WORDS = 2
 
 
-def _holds(tokens: Sequence[str], part: Sequence[str]) -> bool:
-    """`part` occurs in `tokens` as consecutive tokens."""
-    n = len(part)
-    return n > 0 and any(list(tokens[i : i + n]) == list(part) for i in range(len(tokens) - n + 1))
-
-
 @dataclass(frozen=True)
 class Source:
     """Where a training sentence was read."""
