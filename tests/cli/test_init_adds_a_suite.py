@@ -26,6 +26,7 @@ suites:
         slices: [subject]
         # keep the coverage low while the suite is young
         coverage: {min_per_value: 1}
+        # gate: {tolerance: 0.05}    (once the suite has grown)
 
 # after the suites: our own settings
 test: null
@@ -94,6 +95,9 @@ def test_init_adds_a_suite_to_the_file_and_writes_one_baseline_of_every_suite(ha
     # every line of the file the team wrote is still there, in its order
     kept = iter(after.splitlines())
     assert all(line in kept for line in before.splitlines())
+    # the first suite's entry, its own trailing comment included, is one piece before the new one
+    quiz = before[before.index("    quiz:") : before.index("\n\n# after the suites")]
+    assert after.index(quiz) < after.index("  trivia:") < after.index("# after the suites")
     doc = yaml.safe_load(after)
     assert list(doc["suites"]) == ["quiz", "trivia"]
     assert doc["suites"]["quiz"] == yaml.safe_load(before)["suites"]["quiz"]
@@ -157,3 +161,16 @@ def test_a_configuration_without_suites_is_still_refused_unless_forced(repo, cli
     (repo / "evalgate.yml").write_text("test: null\n", encoding="utf-8")
     got = add_trivia(cli)
     assert got.code == 2 and "evalgate.yml already exists; nothing was written" in got.err
+
+
+def test_suites_written_in_flow_style_are_refused_and_nothing_is_written(repo, cli):
+    flow = (
+        "suites: {quiz: {kind: multiple-choice, probes: [evalgate/quiz/items.jsonl], slices: [subject]}}\n"
+        "test: null\ncheckpoint: checkpoints/demo\nbaseline: baselines/main.json\n"
+    )
+    (repo / "evalgate.yml").write_text(flow, encoding="utf-8")
+    before = every_byte(repo)
+    got = add_trivia(cli)
+    assert got.code == 2, got.out + got.err
+    assert "`suites:` is not written as a block" in got.err
+    assert every_byte(repo) == before and not list(repo.rglob("*.evalgate-init"))

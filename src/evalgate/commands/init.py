@@ -461,15 +461,18 @@ def add_suite_text(text: str, block: str, leaks: Mapping[str, Any] | None) -> st
             hint="write `suites:` on a line of its own with each suite indented under it, or add the "
             "suite by hand (docs/suites.md)",
         )
-    last, indent = start, None  # the suites block's last line of content, its entries' indent
+    # the block ends at the next top-level key; its last indented line (an indented comment too:
+    # it belongs to the suite above it) is where the new entry goes, before any blank line or
+    # column-0 comment that introduces the next key
+    last, indent = start, None
     for i in range(start + 1, len(lines)):
         line = lines[i]
-        if not line.strip() or line.lstrip().startswith("#"):
+        if not line.strip() or line.startswith("#"):
             continue
         if _TOP_KEY.match(line):
             break
         last = i
-        if indent is None:
+        if indent is None and not line.lstrip().startswith("#"):
             indent = len(line) - len(line.lstrip(" "))
     shift = " " * (indent or 2)
     body = [shift + line[2:] if line.startswith("  ") else line for line in block.splitlines()]
@@ -631,7 +634,7 @@ def _add_suite(args: argparse.Namespace, console: Console, layout: Layout, origi
     ]  # fmt: skip
     width = max(len(f) for _, f, _ in rows)
     for verb, f, what in rows:
-        print(f"  {verb} {f.ljust(width)}  {what}")
+        print(f"  {verb.strip():<7} {f.ljust(width)}  {what}")
     print("  the workflows are kept as they are")
     local = [p for p in [*train, *([test] if test else []), *([template] if template else [])]]
     print("\ncommit them (a pull request that adds a suite is a gate change: docs/approval.md):")
