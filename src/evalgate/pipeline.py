@@ -542,10 +542,24 @@ def _gate_changes(
     base_inputs_changed: Sequence[str] = (),
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """gate/yardstick.check_gate_changes with what the configuration knows: the built-in
-    defaults a rule is compared with, and where the manifest (the probe lock) lives."""
+    defaults a rule is compared with, and where the manifest (the probe lock) lives: with
+    `suites:` each suite's own, never the run-wide default (docs/suites.md)."""
+    suite_manifests = {s.name: display_path(cfg, cfg.path(s.manifest)) for s in cfg.suites}
     manifest = display_path(cfg, cfg.path(cfg.manifest))
+    if len(cfg.suites) == 1:
+        manifest = next(iter(suite_manifests.values()))
+    elif cfg.suites:
+        manifest = ", ".join(suite_manifests.values())  # a change no one suite owns names them all
     return check_gate_changes(
-        results, baseline, shown, default_config_dict(), manifest, approved, probe_files, base_inputs_changed
+        results,
+        baseline,
+        shown,
+        default_config_dict(),
+        manifest,
+        approved,
+        probe_files,
+        base_inputs_changed,
+        suite_manifests,
     )
 
 

@@ -311,6 +311,7 @@ def _baseline_findings(
     manifest_shown: str,
 ) -> list[Finding]:
     """What the configured baseline remembers of the sealed set (probeset/sealed_history.py),
+    for a suite's view against that suite's own recorded version,
     checked even when the manifest was deleted or re-sealed. A baseline that is missing or
     unreadable is left to `run`, which reports it."""
     if cfg.baseline is None:
@@ -322,8 +323,17 @@ def _baseline_findings(
         data = read_input(path, "baseline")
     except OSError:
         return []
+    suite = cfg.suite.name if cfg.suite is not None else None
     return baseline_findings(
-        data, col.show(path), col.findings, probes, seen, manifest_version, manifest_shown
+        data,
+        col.show(path),
+        col.findings,
+        probes,
+        seen,
+        manifest_version,
+        manifest_shown,
+        suite,
+        len(cfg.suites) == 1,
     )
 
 
@@ -459,10 +469,13 @@ def validate(
     train_files: Sequence[str] | None = None,
     *,
     contents: Mapping[Path, bytes] | None = None,
+    other_leaks: Sequence[Finding] = (),
 ) -> ValidationOutcome:
     """Run every check on the probe set named by `cfg` (or the files given) and collect the results.
 
     `contents` replaces the bytes of some files (path -> would-be bytes) without touching the disk.
+    `other_leaks`: this suite's items found in another suite's training files (_cross_suite_leaks),
+    ruled on under `leaks.policy` with its own leaks.
     """
     if cfg.suites and cfg.suite is None:
         return _validate_suites(cfg, contents)
@@ -520,9 +533,12 @@ def validate(
     col.findings.extend(_baseline_findings(cfg, col, probes, deletion_seen, version, manifest_shown))
 
     leaks = _leaks(cfg, col, grammar, probes + stand_ins, train_files, items=items, template=template)
+    leaks = [*leaks, *other_leaks]
     excluded, refused, left_out = leak_policy(cfg.leaks.policy, leaks)
     col.findings.extend(refused)
     col.warnings.extend(left_out)
+    if not refused:  # excluded: each is still named, with the other suite's file and line
+        col.warnings.extend(other_leaks)
 
     complete = all_read and not unreadable  # a file or a record we could not read hides probes
     if items and suite is not None:
@@ -568,20 +584,20 @@ def _cross_suite_leaks(
     cfg: GateConfig,
     contents: Mapping[Path, bytes] | None,
     parts: Sequence[tuple[SuiteConfig, ValidationOutcome]],
-) -> list[Finding]:
-    """Warnings for the items of one suite found in another suite's training files.
+) -> dict[str, list[Finding]]:
+    """suite -> its items found in another suite's training files (`leak-cross-suite`).
 
     The checkpoint that a run scores learned from every suite's training material, so an item of
     `geo` verbatim in the training file of `k8s` is as much a leak as one in its own. Each suite's
-    own files are checked by its own validation, under its `leaks.policy`; another suite's files
-    are checked here with the exact and n-gram detectors, and reported as warnings (results.json
-    `warnings`, the report), never silently (docs/suites.md).
+    own files are checked by its own validation; another suite's files are checked here with the
+    exact and n-gram detectors, and the suite's validation rules on both under `leaks.policy`
+    (refused, or excluded and named in the warnings; docs/suites.md).
     """
     detectors = [d for d in cfg.leaks.detectors if d != "template"]
     if len(parts) < 2 or not detectors:
-        return []
+        return {}
     scratch = _Collector(cfg.root, contents, cfg.roots())  # read errors are each suite's own findings
-    out: list[Finding] = []
+    out: dict[str, list[Finding]] = {}
     for owner, _ in parts:
         paths = [cfg.path(t) for t in owner.train]
         index = LeakIndex(set(), window=cfg.leaks.window, detectors=detectors, more_sources=16)
@@ -599,7 +615,7 @@ def _cross_suite_leaks(
             if suite.name == owner.name or set(read) <= own:
                 continue  # its own training files: checked (and ruled on) by its own validation
             for f in find_leaks(part.probes, index, _renderer(part.template)):
-                out.append(
+                out.setdefault(suite.name, []).append(
                     dataclasses.replace(
                         f,
                         check="leak-cross-suite",
@@ -617,6 +633,17 @@ def _validate_suites(cfg: GateConfig, contents: Mapping[Path, bytes] | None) -> 
     what only the whole run can check: ids unique across suites and probes deleted since the
     baseline (docs/suites.md). One outcome, every finding of every suite."""
     parts = [(s, validate(cfg.for_suite(s), contents=contents)) for s in cfg.suites]
+    cross = _cross_suite_leaks(cfg, contents, parts)
+    if cross:  # validated again with them: refused, or excluded before coverage is counted
+        parts = [
+            (
+                s,
+                validate(cfg.for_suite(s), contents=contents, other_leaks=cross[s.name])
+                if s.name in cross
+                else part,
+            )
+            for s, part in parts
+        ]
     col = _Collector(cfg.root, contents, cfg.roots())
     probes: list[Probe] = []
     excluded: set[str] = set()
@@ -653,7 +680,6 @@ def _validate_suites(cfg: GateConfig, contents: Mapping[Path, bytes] | None) -> 
     seen = {p.id for p in probes} if complete else None
     col.findings.extend(_baseline_findings(cfg, col, probes, seen, None, ""))
     templates = {s.name: part.template for s, part in parts}
-    col.warnings.extend(_cross_suite_leaks(cfg, contents, parts))
     multi = cfg.multi_suite
     if multi:
         probe_set: dict[str, Any] = {

@@ -1,5 +1,6 @@
-"""An item of one suite in another suite's training file is reported (docs/suites.md): the run
-scores both suites with one checkpoint, which learned from every suite's training material."""
+"""An item of one suite in another suite's training file is a leak under `leaks.policy`
+(docs/suites.md): the run scores both suites with one checkpoint, which learned from every suite's
+training material."""
 
 from __future__ import annotations
 
@@ -83,25 +84,36 @@ def item(root: Path, name: str, i: int) -> dict:
     return json.loads((root / name / "items.jsonl").read_text(encoding="utf-8").splitlines()[i])
 
 
-def cross(doc: dict) -> list[tuple[str, int]]:
+def cross(doc: dict, key: str = "warnings") -> list[tuple[str, int]]:
     return [
-        (w["probe_id"], w["evidence"]["train_line"])
-        for w in doc["warnings"]
-        if w["check"] == "leak-cross-suite"
+        (w["probe_id"], w["evidence"]["train_line"]) for w in doc[key] if w["check"] == "leak-cross-suite"
     ]
 
 
-def test_an_item_in_another_suites_training_file_is_a_warning_naming_both(tmp_path, cli):
-    root = two_suites(tmp_path)
+def set_policy(root: Path, policy: str) -> None:
+    with (root / "evalgate.yml").open("a", encoding="utf-8") as fh:
+        fh.write(f"leaks: {{policy: {policy}}}\n")
+
+
+def plant_both(root: Path) -> None:
     trivia = item(root, "trivia", 2)
     quiz = item(root, "quiz", 4)
     plant(root, "quiz", f"{trivia['prompt']} {trivia['expected']}")  # trivia-002 verbatim
     plant(root, "trivia", f"Question: {quiz['prompt']}\nAnswer: {quiz['expected']}")  # quiz-004 rendered
+
+
+def test_an_item_in_another_suites_training_file_is_refused_naming_both(tmp_path, cli):
+    """Under `leaks.policy: refuse` (the default) a leak is a leak whichever suite's training file
+    holds it: refused, as one in the suite's own file is (it was once only a warning)."""
+    root = two_suites(tmp_path)
+    plant_both(root)
     done = cli("validate", "--format", "json", "--config", root / "evalgate.yml")
     doc = json.loads(done.out)
-    assert done.code == 0 and doc["findings"] == []  # each suite's own files are clean
-    assert sorted(cross(doc)) == [("quiz-004", 2), ("trivia-002", 2)]
-    text = {w["probe_id"]: w["message"] for w in doc["warnings"] if w["check"] == "leak-cross-suite"}
+    assert done.code == 2, done.out + done.err
+    assert sorted(cross(doc, "findings")) == [("quiz-004", 2), ("trivia-002", 2)]
+    assert {f["check"] for f in doc["findings"]} == {"leak-cross-suite"}  # each suite's own files are clean
+    assert cross(doc) == []
+    text = {w["probe_id"]: w["message"] for w in doc["findings"]}
     assert text["trivia-002"].startswith("suite trivia: the filled prompt")
     assert (
         "quiz/train.jsonl:2" in text["trivia-002"] and "a training file of suite quiz" in text["trivia-002"]
@@ -111,17 +123,42 @@ def test_an_item_in_another_suites_training_file_is_a_warning_naming_both(tmp_pa
     )
 
     shown = cli("validate", "--config", root / "evalgate.yml")
-    assert "[leak-cross-suite]" in shown.out
+    assert shown.code == 2 and "[leak-cross-suite]" in shown.out
+
+
+def test_under_exclude_a_cross_suite_leak_is_left_out_and_warned(tmp_path, cli):
+    root = two_suites(tmp_path)
+    plant_both(root)
+    set_policy(root, "exclude")
+    done = cli("validate", "--format", "json", "--config", root / "evalgate.yml")
+    doc = json.loads(done.out)
+    assert done.code == 0 and doc["findings"] == [], done.out + done.err
+    assert sorted(cross(doc)) == [("quiz-004", 2), ("trivia-002", 2)]
+    assert any(w["check"] == "leaks-excluded" for w in doc["warnings"])
 
 
 @pytest.mark.slow
-def test_the_run_carries_the_cross_suite_leak_into_its_results(tmp_path, monkeypatch, cli):
+def test_the_run_leaves_the_cross_suite_leak_out_and_carries_it_into_its_results(tmp_path, monkeypatch, cli):
     root = two_suites(tmp_path)
     trivia = item(root, "trivia", 2)
     plant(root, "quiz", f"{trivia['prompt']} {trivia['expected']}")
+    set_policy(root, "exclude")
     monkeypatch.chdir(root)
     allow_shipped_data(monkeypatch)
     done = cli("run", "--out", "out")
     assert done.code in (0, 1), done.err
     res = json.loads((root / "out/results.json").read_text(encoding="utf-8"))
     assert cross(res) == [("trivia-002", 2)]
+    assert next(e for e in res["probes"] if e["id"] == "trivia-002")["status"] == "excluded"
+
+
+@pytest.mark.slow
+def test_the_run_refuses_a_cross_suite_leak_under_refuse(tmp_path, monkeypatch, cli):
+    root = two_suites(tmp_path)
+    trivia = item(root, "trivia", 2)
+    plant(root, "quiz", f"{trivia['prompt']} {trivia['expected']}")
+    monkeypatch.chdir(root)
+    allow_shipped_data(monkeypatch)
+    done = cli("run", "--out", "out")
+    assert done.code == 2, done.out + done.err
+    assert "leak-cross-suite" in done.out + done.err and "quiz/train.jsonl:2" in done.out + done.err

@@ -131,3 +131,25 @@ def test_encyclopedic_sentences_on_the_same_topics_are_not_leaks():
 def test_every_leak_planted_in_ordinary_text_is_caught():
     found = dict(leaks_against(CORPUS + list(PLANTED.values())))
     assert found == PLANTED
+
+
+def test_a_short_question_is_a_leak_only_beside_its_answer():
+    """A question of fewer than 3 words or 2 content words ("Largest ocean?") is a sentence any
+    text may hold: as a stray sentence of a training line it is no leak, and in a later line that
+    gives its answer it still is (docs/validate.md, "Leaks")."""
+    items = [
+        _item(1, "Largest ocean?", "Pacific", ["Atlantic", "Indian"]),
+        _item(2, "Capital city?", "Paris", ["Rome", "Madrid"]),
+        _item(3, "Capital of Chile?", "Santiago", ["Lima", "Quito"]),
+    ]
+    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), more_sources=16)
+    lines = [
+        "Largest ocean? Nobody at the table could say.",
+        "Capital city? That depends on the country you mean.",
+        "Pub quiz, round two. Capital of Chile? Write it down before the bell.",
+        "Warm-up: largest ocean? Pacific, obviously.",
+    ]
+    index.add_all("train.jsonl", list(enumerate(lines, start=1)))
+    found = sorted((f.probe_id, f.evidence["train_line"]) for f in find_leaks(items, index))
+    # quiz-003 has 3 words, 2 of them content words: its question alone is evidence enough
+    assert found == [("quiz-001", 4), ("quiz-003", 3)]

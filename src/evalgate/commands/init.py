@@ -14,6 +14,10 @@ Sets up the gate in the current folder (the repository's root), from one multipl
     .github/workflows/update-baseline-apply.yml   the update it starts (workflow_run), and
     .github/workflows/void-labels.yml         the labels' removal on a push (docs/approval.md)
 
+In a folder whose evalgate.yml already has `suites:` (and without --force), the suite is added to
+that file instead (`_add_suite`): its entry appended to the text, the rest kept, every suite
+rescored into the configured baseline, the workflows left alone (docs/suites.md).
+
 All or nothing: everything is checked, imported, sealed and scored before any file is written.
 Every file is then staged beside its target (`.NAME.evalgate-init`) and moved into place,
 evalgate.yml last; a failure removes what was staged. The import is probeset_io.import_items
@@ -33,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from evalgate import release
-from evalgate.config import CONFIG_FILENAME, load_config
+from evalgate.config import CONFIG_FILENAME, load_config, read_config_file
 from evalgate.console import Console
 from evalgate.edges.files import atomic_write_bytes, dump_json
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
@@ -350,6 +354,34 @@ def config_text(
     `floors` (slice key -> {"floor", "n", "correct", "chance", "why"}): init's floors for the
     slices the paired test cannot see well, written as the suite's `gate.min_accuracy`. `leaks`:
     the run-wide `leaks:` keys --leak-policy and --leak-window set (none: the block is left out)."""
+    suite = suite_text(layout, dims, train, template, floors, mde_max)
+    return f"""# The eval gate of this repository, written by `evalgate init` (docs/suites.md, docs/gate.md).
+# `evalgate validate` checks the items; `evalgate run` scores the checkpoint and compares every
+# slice with the baseline; `evalgate --help` lists the rest.
+suites:
+{suite}
+{_leaks_text(leaks)}
+# Held-out text for perplexity (null: none is measured).
+test: {_yaml(test) if test else "null"}
+# The checkpoint the gate scores: a native or Hugging Face folder of this repository.
+checkpoint: {_yaml(checkpoint)}
+# What a pull request is compared with; a maintainer's label `evalgate:update-baseline` rewrites it
+# (.github/workflows/update-baseline.yml, docs/approval.md).
+baseline: {_yaml(layout.baseline)}
+"""
+
+
+def suite_text(
+    layout: Layout,
+    dims: Sequence[str],
+    train: Sequence[str],
+    template: str | None,
+    floors: Mapping[str, Mapping[str, Any]] | None,
+    mde_max: float,
+    test: str | None = None,
+) -> str:
+    """The suite's entry under `suites:` (two spaces in), commented; `test` is the suite's own
+    held-out text (a suite added beside others, docs/suites.md "Perplexity")."""
     name = layout.name
     gate_block = (
         floors_text(floors, mde_max)
@@ -366,11 +398,8 @@ def config_text(
         if train
         else "none given: leak detection is skipped (add files here)"
     )
-    return f"""# The eval gate of this repository, written by `evalgate init` (docs/suites.md, docs/gate.md).
-# `evalgate validate` checks the items; `evalgate run` scores the checkpoint and compares every
-# slice with the baseline; `evalgate --help` lists the rest.
-suites:
-  {name}:
+    test_line = f"\n    # Held-out text for this suite's perplexity.\n    test: {_yaml(test)}" if test else ""
+    return f"""  {name}:
     kind: multiple-choice
     # One JSON item per line: {{"id", "prompt", "candidates", "expected", "slices"}}. Add more with
     # `evalgate probes import FILE --suite {name}` (--from mmlu|arc|hellaswag, or --map, for a
@@ -386,17 +415,8 @@ suites:
     # Training material ({train_note}).
     train: {_yaml_list(train)}
     # Live items each slice value needs at least.
-    coverage: {{min_per_value: 1}}
-{gate_block}
-{_leaks_text(leaks)}
-# Held-out text for perplexity (null: none is measured).
-test: {_yaml(test) if test else "null"}
-# The checkpoint the gate scores: a native or Hugging Face folder of this repository.
-checkpoint: {_yaml(checkpoint)}
-# What a pull request is compared with; a maintainer's label `evalgate:update-baseline` rewrites it
-# (.github/workflows/update-baseline.yml, docs/approval.md).
-baseline: {_yaml(layout.baseline)}
-"""
+    coverage: {{min_per_value: 1}}{test_line}
+{gate_block}"""
 
 
 def _leaks_text(leaks: Mapping[str, Any] | None) -> str:
@@ -433,9 +453,233 @@ def _refusal(source: str, imported: ItemImport) -> str:
     return lead
 
 
+# --- a suite added to an existing `suites:` configuration (docs/suites.md) --------------------
+
+
+def _existing_suites(layout: Layout, force: bool) -> str | None:
+    """The text of an evalgate.yml with `suites:` that init adds the suite to; None when there is
+    none (or --force: the first-suite path, which replaces it)."""
+    if force or layout.config.is_symlink() or not layout.config.is_file():
+        return None
+    user = read_config_file(layout.config, CONFIG_FILENAME)
+    if not isinstance(user.get("suites"), Mapping):
+        return None  # a configuration without suites: refused by _refuse_existing, as before
+    return layout.config.read_bytes().decode("utf-8")
+
+
+_TOP_KEY = re.compile(r"[^\s#]")  # a line that starts a top-level key (or ends a block)
+_SUITES_LINE = re.compile(r"suites:[ \t]*(#.*)?")
+
+
+def add_suite_text(text: str, block: str, leaks: Mapping[str, Any] | None) -> str:
+    """`text` with the suite's `block` (suite_text's, two spaces in) appended to its `suites:`
+    mapping and, when given, a `leaks:` block at the end: every other line and comment is kept.
+    The caller checks that the result reads as the original plus these (_check_added)."""
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    start = next((i for i, line in enumerate(lines) if _SUITES_LINE.fullmatch(line.rstrip("\r\n"))), None)
+    if start is None:
+        raise RefusedError(
+            f"{CONFIG_FILENAME}: `suites:` is not written as a block (one suite per indented entry), "
+            "so init cannot add a suite to it; nothing was written",
+            hint="write `suites:` on a line of its own with each suite indented under it, or add the "
+            "suite by hand (docs/suites.md)",
+        )
+    # the block ends at the next top-level key; its last indented line (an indented comment too:
+    # it belongs to the suite above it) is where the new entry goes, before any blank line or
+    # column-0 comment that introduces the next key
+    last, indent = start, None
+    for i in range(start + 1, len(lines)):
+        line = lines[i]
+        if not line.strip() or line.startswith("#"):
+            continue
+        if _TOP_KEY.match(line):
+            break
+        last = i
+        if indent is None and not line.lstrip().startswith("#"):
+            indent = len(line) - len(line.lstrip(" "))
+    shift = " " * (indent or 2)
+    body = [shift + line[2:] if line.startswith("  ") else line for line in block.splitlines()]
+    out = [*lines[: last + 1], *(line + "\n" for line in body), *lines[last + 1 :]]
+    if leaks:
+        out.append(_leaks_text(leaks).lstrip("\n"))
+    return "".join(out)
+
+
+def _check_added(old: str, new: str, name: str, leaks: Mapping[str, Any] | None) -> None:
+    """The edited text reads as the original with the suite (and `leaks:`) added, and nothing
+    else: a text edit that went wrong is our bug, caught before anything is written."""
+    from evalgate import safe_yaml
+
+    before, after = safe_yaml.load(old), safe_yaml.load(new)
+    expected = dict(before)
+    expected["suites"] = {**before["suites"], name: (after.get("suites") or {}).get(name)}
+    if leaks:
+        expected["leaks"] = dict(leaks)
+    if after != expected or expected["suites"][name] is None:
+        raise RuntimeError(f"adding suite {name} to {CONFIG_FILENAME} changed other keys")
+
+
+def _leaks_clash(user: Mapping[str, Any], leaks: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The `leaks:` keys to add: none when evalgate.yml already sets the same values; refused when
+    it sets others (run-wide keys: every suite's detection would change with them)."""
+    if not leaks:
+        return None
+    written = user.get("leaks")
+    if written is None:
+        return leaks
+    differ = {k: v for k, v in leaks.items() if not isinstance(written, Mapping) or written.get(k) != v}
+    if differ:
+        said = ", ".join(f"--leak-{k} {v}" for k, v in differ.items())
+        raise RefusedError(
+            f"{said}: {CONFIG_FILENAME} already has a `leaks:` block ({written}), which applies to every "
+            "suite; nothing was written",
+            hint=f"change `leaks:` in {CONFIG_FILENAME} yourself (a gate change for the other suites), or "
+            "leave the flag out",
+        )
+    return None
+
+
+def _refuse_taken(layout: Layout, cfg: Any) -> None:
+    """A suite name already declared, or the new suite's files already there."""
+    if any(s.name == layout.name for s in cfg.suites):
+        known = ", ".join(s.name for s in cfg.suites)
+        raise RefusedError(
+            f"--suite {layout.name}: {CONFIG_FILENAME} already declares a suite {layout.name} (suites: "
+            f"{known}); nothing was written",
+            hint=f"name the new suite differently, or add items to it with `evalgate probes import FILE "
+            f"--suite {layout.name}`",
+        )
+    found = [rel for rel in (layout.items, layout.manifest) if os.path.lexists(layout.root / rel)]
+    blocked = [
+        parent.as_posix()
+        for parent in Path(layout.items).parents[:-1]
+        if os.path.lexists(layout.root / parent) and not (layout.root / parent).is_dir()
+    ]
+    if found or blocked:
+        raise RefusedError(
+            f"{', '.join(found + blocked)}: already there; init writes the new suite's items and "
+            "manifest there; nothing was written",
+            hint="move them out of the way, or import into an existing suite with `evalgate probes import`",
+        )
+
+
+def _add_suite(args: argparse.Namespace, console: Console, layout: Layout, original: str) -> int:
+    """init into an existing `suites:` configuration: the new suite's block (and leak options)
+    added to the text, its items imported and sealed, and one baseline of every suite written to
+    the configured baseline (every suite rescored). Staged, then moved into place with
+    evalgate.yml last; on any failure the original files are left as they were."""
+    root = layout.root
+    existing = load_config(layout.config)
+    _refuse_taken(layout, existing)
+    if existing.baseline is None:
+        raise RefusedError(
+            f"{CONFIG_FILENAME} sets `baseline: none`; init writes one baseline of every suite; "
+            "nothing was written",
+            hint="set `baseline: baselines/NAME.json` in evalgate.yml first",
+        )
+    checkpoint = _checkpoint(args.checkpoint, root)
+    if (
+        existing.checkpoint is None
+        or existing.path(existing.checkpoint).resolve() != (root / checkpoint).resolve()
+    ):
+        raise RefusedError(
+            f"--checkpoint {args.checkpoint}: {CONFIG_FILENAME} scores {existing.checkpoint}; one run "
+            "scores every suite with one checkpoint; nothing was written",
+            hint=f"pass --checkpoint {existing.checkpoint}, or change `checkpoint:` first",
+        )
+    data = read_edit_input(args.items)
+    mapping = import_mapping(args.from_, args.map)
+    dims = _slices(args.slices, mapping, data, args.items)
+    train = [_input_file(t, "--train", root) for t in args.train or []]
+    test = _input_file(args.test, "--test", root) if args.test else None
+    template = _input_file(args.template, "--template", root) if args.template else None
+    user = read_config_file(layout.config, CONFIG_FILENAME)
+    leaks = _leaks_clash(user, _leak_options(args.leak_policy, args.leak_window))
+
+    def edited(floors: Mapping[str, Mapping[str, Any]] | None, mde_max: float) -> str:
+        block = suite_text(layout, dims, train, template, floors, mde_max, test)
+        text = add_suite_text(original, block, leaks)
+        _check_added(original, text, layout.name, leaks)
+        return text
+
+    baseline_path = existing.path(existing.baseline)
+    staging = _Staging()
+    try:
+        staged_config = staging.add(layout.config, edited(None, existing.gate.mde_max).encode("utf-8"))
+        cfg = load_config(staged_config)
+        view = cfg.for_suite(cfg.suite_named(layout.name))
+        imported = import_items(view, args.items, data, mapping, allow_twins=True)
+        if imported.problems or imported.on_set:
+            console.refusal(_refusal(args.items, imported), imported.problems + imported.on_set)
+            staging.rollback()
+            return EXIT_REFUSED
+        outcome = imported.checked.outcome if imported.checked else validate(view)
+        if not outcome.probes:
+            raise RefusedError(f"{args.items} holds no items; nothing was written")
+        manifest, _, sealed = sealed_manifest(view, outcome, None, "patch")
+        contents = {**imported.staged.contents, manifest: dump_json(sealed).encode("utf-8")}
+        progress = console.progress()
+        try:
+            scored_on = baseline_outcome(cfg, progress, contents=contents)
+        except RefusedError as exc:
+            from evalgate.report.findings import render_findings
+
+            print(render_findings(list(exc.findings), "text"))
+            raise
+        results = score(cfg, scored_on, progress)
+        seen, floors = _power(cfg, results, layout, existing.baseline)
+        prefix = f"{layout.name}/" if cfg.multi_suite else ""
+        own = {k.removeprefix(prefix): f for k, f in floors.items() if k.startswith(prefix)}
+        if any(f["floor"] is not None for f in own.values()):
+            # only the new suite's floors, written in its own `gate:` (keys without its prefix)
+            atomic_write_bytes(staged_config, edited(own, cfg.gate.mde_max).encode("utf-8"))
+            cfg = load_config(staged_config)
+            results["config"] = cfg.pin()
+            results["inputs"] = {**results["inputs"], **config_input(cfg)}
+        name = baseline_path.stem
+        _, doc = baseline_document(cfg, results, name, commit=None, pr=None)
+        for path, new in contents.items():
+            staging.add(path, new)
+        staging.add(baseline_path, dump_json(doc).encode("utf-8"))
+        staging.commit()
+    except BaseException:
+        staging.rollback()
+        raise
+    n, suites = len(imported.plan.additions), [s.name for s in cfg.suites]
+    print(f"evalgate init: suite {layout.name} added to {CONFIG_FILENAME} in {root}")
+    rows = [
+        ("edited", CONFIG_FILENAME, f"suite {layout.name} (multiple-choice) added, sliced by "
+         + (", ".join(dims) or "nothing") + "; the rest of the file as it was"),
+        ("wrote ", layout.items, f"{n} item(s)"),
+        ("wrote ", layout.manifest, f"sealed: version {sealed['version']}, {len(sealed['lock'])} ids locked"),
+        ("rewrote", existing.baseline, f"one baseline of every suite ({', '.join(suites)}): every suite was "
+         "rescored on " + str(results["checkpoint"]["path"])),
+    ]  # fmt: skip
+    width = max(len(f) for _, f, _ in rows)
+    for verb, f, what in rows:
+        print(f"  {verb.strip():<7} {f.ljust(width)}  {what}")
+    print("  the workflows are kept as they are")
+    local = [p for p in [*train, *([test] if test else []), *([template] if template else [])]]
+    print("\ncommit them (a pull request that adds a suite is a gate change: docs/approval.md):")
+    print(f"  git add {' '.join([CONFIG_FILENAME, f'evalgate/{layout.name}', existing.baseline, *local])}")
+    if imported.plan.twins:
+        print(
+            f"  warning: {len(imported.plan.twins)} twin item(s) in {args.items}; "
+            "`evalgate validate` lists them"
+        )
+    _say_excluded(outcome.excluded)
+    _say_power(seen, own)
+    return EXIT_PASS
+
+
 def main(args: argparse.Namespace, console: Console) -> int:
     root = Path.cwd()
     layout = Layout(root, _suite_name(args.suite))
+    original = _existing_suites(layout, args.force)
+    if original is not None:
+        return _add_suite(args, console, layout, original)
     _refuse_existing(layout, args.force)
     checkpoint = _checkpoint(args.checkpoint, root)
     data = read_edit_input(args.items)
@@ -512,13 +756,16 @@ def main(args: argparse.Namespace, console: Console) -> int:
     return EXIT_PASS
 
 
-def _power(cfg: Any, results: dict[str, Any], layout: Layout) -> tuple[dict[str, Any], dict[str, Any]]:
+def _power(
+    cfg: Any, results: dict[str, Any], layout: Layout, baseline: str | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """What the first baseline's slices can see (gate/power.py, at the typical rates), and the
-    floors init writes for those that cannot see a drop of gate.mde_max (docs/gate.md)."""
+    floors init writes for those that cannot see a drop of gate.mde_max (docs/gate.md).
+    `baseline`: where that baseline goes when it is not the layout's (a suite added)."""
     entries = results["probes"]
     counts = power.slice_counts(entries, cfg.gate, {e["id"]: e for e in entries})
     seen = power.power_table(
-        counts, cfg.gate, reference=f"the first baseline {layout.baseline}", needed=False
+        counts, cfg.gate, reference=f"the first baseline {baseline or layout.baseline}", needed=False
     )
     floors = power.floors(seen, counts, cfg.gate.z)
     by_key = {r["slice"]: r for r in seen["slices"]}

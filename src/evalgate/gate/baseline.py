@@ -83,6 +83,9 @@ def baseline_from_results(results: dict[str, Any], name: str, provenance: dict[s
             "digest": manifest.get("probe_set_digest"),
             "version": manifest.get("probe_set_version"),
             "files": dict(sorted(probe_files.items())),
+            # several suites: each seals its own manifest, whose version only moves forward
+            # (docs/suites.md); absent otherwise, so a one-suite baseline keeps its bytes
+            **({"suites": suites} if (suites := suite_manifests(results)) else {}),
         },
         "outcomes": outcomes,
         "slices": copy.deepcopy(results.get("slices", {})),
@@ -97,6 +100,27 @@ def baseline_from_results(results: dict[str, Any], name: str, provenance: dict[s
         # What it was measured with: a later run that differs changes its own gate (docs/approval.md).
         "yardstick": yardstick_of(results),
     }
+
+
+def suite_manifests(results: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """{suite: {"version", "digest", "manifest"}} of a run with several suites ({} otherwise):
+    the version and digest of each suite's sealed manifest, and the file it is sealed in (the
+    pinned configuration's `suites.NAME.manifest`), so `validate` can name it."""
+    suites = (results.get("probe_set") or {}).get("suites")
+    pinned = (results.get("config") or {}).get("suites") or {}
+    if not isinstance(suites, Mapping) or len(suites) < 2:
+        return {}
+    out = {}
+    for name, rec in sorted(suites.items()):
+        if not isinstance(rec, Mapping):
+            continue
+        own = pinned.get(name) if isinstance(pinned, Mapping) else None
+        out[name] = {
+            "version": rec.get("version"),
+            "digest": rec.get("digest"),
+            "manifest": own.get("manifest") if isinstance(own, Mapping) else None,
+        }
+    return out
 
 
 # What a baseline measured, as opposed to where it came from (`provenance`, `name`, the paths it

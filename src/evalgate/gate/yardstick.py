@@ -154,6 +154,7 @@ def _probe_changes(
     entries: list[Mapping[str, Any]],
     probe_files: Mapping[str, str],
     manifest_file: str | None,
+    suite_manifests: Mapping[str, str],
 ) -> list[dict[str, Any]]:
     new = {e["id"]: e for e in entries}
     out = []
@@ -163,9 +164,10 @@ def _probe_changes(
         if entry is None:
             # A probe the baseline already retired left the gate then; deleting it now changes nothing.
             if old_status != STATUS_DEPRECATED:
-                out.append(_change("probe_removed", pid, old_status, None, manifest_file))
+                lock = suite_manifests.get(str(old.get("suite")), manifest_file)  # its suite's lock
+                out.append(_change("probe_removed", pid, old_status, None, lock))
             continue
-        where = probe_files.get(pid) or manifest_file
+        where = probe_files.get(pid) or suite_manifests.get(str(old.get("suite")), manifest_file)
         if entry.get("status") == STATUS_DEPRECATED and old_status != STATUS_DEPRECATED:
             out.append(_change("probe_deprecated", pid, old_status, STATUS_DEPRECATED, where))
         old_hash, new_hash = old.get("content_hash"), entry.get("content_hash")
@@ -296,6 +298,7 @@ def gate_changes(
     config_file: str | None = None,
     manifest_file: str | None = None,
     base_inputs_changed: Sequence[str] = (),
+    suite_manifests: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Every way this run's yardstick differs from the baseline's, in a fixed order.
 
@@ -312,7 +315,11 @@ def gate_changes(
         for path in sorted(set(base_inputs_changed))
     ]
     changes += _probe_changes(
-        baseline_outcomes(baseline), results.get("probes") or [], probe_files or {}, manifest_file
+        baseline_outcomes(baseline),
+        results.get("probes") or [],
+        probe_files or {},
+        manifest_file,
+        suite_manifests or {},
     )
     changes += _loader_change(old.get("loader"), new.get("loader"), results)
     changes += _tokenizer_change(baseline, results)
@@ -320,19 +327,51 @@ def gate_changes(
     for role, name in FILE_ROLES.items():
         changes += _file_changes(_FILE_KIND[role], old.get(name), new[name], by_path)
     changes += _rule_changes(old.get("rules") or {}, new["rules"], flat_rules(defaults), config_file)
-    before, after = old.get("manifest_version"), new["manifest_version"]
-    if before is not None:
-        v_old, v_new = _version(before), _version(after)
-        if after is None or (v_old is not None and v_new is not None and v_new < v_old):
-            changes.append(_change("manifest_version", "version", before, after, manifest_file))
-    # several suites: one manifest each, each version moving only forward
-    new_suites = new.get("suite_versions") or {}
-    for suite, was in sorted((old.get("suite_versions") or {}).items()):
-        now = new_suites.get(suite)
-        v_old, v_new = _version(was), _version(now)
-        if was is not None and (now is None or (v_old and v_new and v_new < v_old)):
-            changes.append(_change("manifest_version", f"{suite} version", was, now, manifest_file))
+    changes += _version_changes(old, new, manifest_file, suite_manifests or {})
     return sorted(changes, key=lambda c: KINDS.index(c["kind"]))
+
+
+def _suite_versions(record: Mapping[str, Any]) -> dict[str, Any] | None:
+    """suite -> manifest version of a yardstick record; None without `suites:`. A record of one
+    suite keeps the set's version only (`manifest_version`), its name in the suite's rules."""
+    if isinstance(record.get("suite_versions"), Mapping):
+        return dict(record["suite_versions"])
+    names = {key.split(".")[1] for key in record.get("rules") or {} if key.startswith("suites.")}
+    if len(names) == 1:
+        return {names.pop(): record.get("manifest_version")}
+    return None
+
+
+def _went_down(was: Any, now: Any) -> bool:
+    v_old, v_new = _version(was), _version(now)
+    return was is not None and (now is None or (v_old is not None and v_new is not None and v_new < v_old))
+
+
+def _version_changes(
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    manifest_file: str | None,
+    suite_manifests: Mapping[str, str],
+) -> list[dict[str, Any]]:
+    """A manifest version that went back, named in the manifest file it is sealed in: the set's,
+    or with `suites:` on both sides each suite's own (docs/suites.md). A suite added since the
+    baseline has no version to keep; one baseline of one suite and a run of two compare that suite."""
+    old_suites, new_suites = _suite_versions(old), _suite_versions(new)
+    if old_suites is None or new_suites is None:
+        before, after = old.get("manifest_version"), new["manifest_version"]
+        return (
+            [_change("manifest_version", "version", before, after, manifest_file)]
+            if _went_down(before, after)
+            else []
+        )
+    several = len(old_suites) > 1 or len(new_suites) > 1
+    out = []
+    for suite, was in sorted(old_suites.items()):
+        now = new_suites.get(suite)
+        if _went_down(was, now):
+            key = f"{suite} version" if several else "version"
+            out.append(_change("manifest_version", key, was, now, suite_manifests.get(suite, manifest_file)))
+    return out
 
 
 def shown_value(value: Any) -> str:
@@ -437,10 +476,11 @@ def check_gate_changes(
     approved: bool,
     probe_files: Mapping[str, str] | None,
     base_inputs_changed: Sequence[str] = (),
+    suite_manifests: Mapping[str, str] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(the gate changes since the baseline, the baseline to gate against); `GateChangesRefused`
     when there are changes and `approved` is false. `defaults` is the built-in configuration,
-    `manifest_file` the manifest's display path."""
+    `manifest_file` the manifest's display path, `suite_manifests` each suite's (`suites:`)."""
     if _disjoint(results, baseline) and not base_inputs_changed:
         # Another probe set's baseline: compare refuses it as such ("shares no scored probe"),
         # which says more than listing every probe as removed.
@@ -456,6 +496,7 @@ def check_gate_changes(
         config_file=config_file,
         manifest_file=manifest_file,
         base_inputs_changed=base_inputs_changed,
+        suite_manifests=suite_manifests,
     )
     if changes and not approved:
         raise GateChangesRefused(changes, shown)

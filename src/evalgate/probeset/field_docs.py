@@ -118,8 +118,10 @@ reported (`jsonl-bom`).
 
 MANIFEST.json is strict JSON: a key given twice is refused, and so are `cases` / `n_probes`
 counts that disagree with the sealed bytes (`manifest-cases`) and a version older than the one
-the configured baseline was scored with (`manifest-version-back`). A probe the baseline scored
-that is in no probe file is refused (`deleted-since-baseline`) with or without the manifest.
+the configured baseline was scored with (`manifest-version-back`; with `suites:`, each suite's
+manifest against the version the baseline recorded for that suite, `probe_set.suites.NAME`). A
+probe the baseline scored that is in no probe file is refused (`deleted-since-baseline`) with or
+without the manifest.
 """
 
 

@@ -12,7 +12,8 @@ the prompt, the answer in place: `Question: Capital of Peru?\nAnswer: Lima`):
   exact     the probe's word tokens (punctuation and case aside) equal a training sentence's, or
             one sentence or comma-separated clause of a longer training line (a short probe has
             fewer tokens than the n-gram window: this is what protects it); a question item's
-            question alone is also matched against whole lines and the sentences of longer ones;
+            question alone is also matched against whole lines and the sentences of longer ones
+            (a question under 3 words or 2 content words only where the line holds its answer);
   template  the same after content nouns become <NOUN>, verb forms and time markers kept;
   ngram     the probe shares at least one window of `window` normalised tokens (docs/validate.md).
             For a multiple-choice item the shared window must involve what the item asks: cover
@@ -56,6 +57,13 @@ HINT = (
 )
 
 
+# The question alone (a question item's prompt as a sentence of a training line) is a leak by
+# itself from this length on: 3 word tokens, 2 of them content words ("Capital of Chile?"). A
+# shorter one ("Largest ocean?") counts only where the same training line holds the answer.
+QUESTION_MIN_WORDS = 3
+QUESTION_MIN_CONTENT_WORDS = 2
+
+
 @dataclass(frozen=True)
 class Source:
     """Where a training sentence was read."""
@@ -91,6 +99,7 @@ class LeakIndex:
         self._exact: dict[str, Source] = {}
         self._clauses: dict[str, Source] = {}
         self._sentences: dict[str, Source] = {}
+        self._more_sentences: dict[str, list[Source]] = {}
         self._template: dict[str, Source] = {}
         self._ngrams: dict[str, Source] = {}
         self._more: dict[str, list[Source]] = {}
@@ -108,7 +117,10 @@ class LeakIndex:
             for key in clause_keys_normal(norm):
                 self._clauses.setdefault(key, src)
             for key in sentence_keys_normal(norm):
-                self._sentences.setdefault(key, src)
+                if self._sentences.setdefault(key, src) is not src and self.more_sources:
+                    more = self._more_sentences.setdefault(key, [])
+                    if len(more) < self.more_sources:
+                        more.append(src)  # a short question counts only beside its answer
         if "template" in self.detectors:
             self._template.setdefault(" ".join(masked_tokens(tokens, self.keep)), src)
         if "ngram" in self.detectors:
@@ -119,6 +131,11 @@ class LeakIndex:
                     more = self._more.setdefault(key, [])
                     if len(more) < self.more_sources:
                         more.append(src)
+
+    def _question_sources(self, key: str) -> list[Source]:
+        """The training lines that are, or have a sentence that is, `key`, first read first."""
+        found = [self._exact.get(key), self._sentences.get(key), *self._more_sentences.get(key, ())]
+        return list(dict.fromkeys(src for src in found if src is not None))
 
     def add_all(self, file: str, sentences: Iterable[tuple[int, str]]) -> None:
         for line, sentence in sentences:
@@ -164,14 +181,20 @@ class LeakIndex:
             hits.extend(self._hits(subject, text, tokens, span, common, answer))
         if probe.is_item and BLANK not in probe.prompt and "exact" in self.detectors:
             # the question alone, as a whole line or one sentence of a longer one: a question ends
-            # in "?", so a line that goes on after it never holds it as the filled text's clause
+            # in "?", so a line that goes on after it never holds it as the filled text's clause.
+            # A short question ("Largest ocean?") is a sentence any text may have: it counts only
+            # where its training line also holds the answer (docs/validate.md, "Leaks").
             question = tokens_normal(normalize(probe.prompt))
             key = " ".join(question)
-            if any(t not in FUNCTION_WORDS for t in question):
-                src = self._exact.get(key) or self._sentences.get(key)
-                if src is not None:
-                    what = "is, as a sentence of its own,"
-                    hits.append(("exact", "the question", what, src, {"contained": True, "question": key}))
+            content = [t for t in question if t not in FUNCTION_WORDS]
+            specific = len(question) >= QUESTION_MIN_WORDS and len(content) >= QUESTION_MIN_CONTENT_WORDS
+            if content:
+                for src in self._question_sources(key):
+                    if specific or _holds(tokens_normal(normalize(src.text)), answer):
+                        what = "is, as a sentence of its own,"
+                        evidence = {"contained": True, "question": key}
+                        hits.append(("exact", "the question", what, src, evidence))
+                        break
         if not hits:
             return []
         hits.sort(key=lambda h: DETECTORS.index(h[0]))  # stable: the filled prompt first within a detector

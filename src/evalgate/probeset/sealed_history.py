@@ -56,7 +56,11 @@ def deleted_since_baseline(
 
 
 def version_set_back(
-    manifest_version: str | None, baseline_version: object, manifest_file: str, baseline_file: str
+    manifest_version: str | None,
+    baseline_version: object,
+    manifest_file: str,
+    baseline_file: str,
+    suite: str | None = None,
 ) -> list[Finding]:
     """The manifest's version is older than the one the baseline was scored with."""
     if manifest_version is None or not isinstance(baseline_version, str):
@@ -64,17 +68,57 @@ def version_set_back(
     now, then = _version_key(manifest_version), _version_key(baseline_version)
     if now is None or then is None or now >= then:
         return []
+    whose = f"suite {suite}: the manifest version" if suite else "the probe-set version"
     return [
         Finding(
             "manifest-version-back",
-            f"the probe-set version {manifest_version} is older than {baseline_version}, which the "
+            f"{whose} {manifest_version} is older than {baseline_version}, which the "
             f"baseline {baseline_file} was scored with: a version never goes back",
             manifest_file,
             field="version",
             hint=HINT_VERSION,
-            evidence={"manifest": manifest_version, "baseline": baseline_version},
+            evidence={
+                "manifest": manifest_version,
+                "baseline": baseline_version,
+                **({"suite": suite} if suite else {}),
+            },
         )
     ]
+
+
+def baseline_suite_versions(doc: Mapping[str, Any]) -> dict[str, Any] | None:
+    """suite -> the manifest version a baseline scored it at; None when the baseline knows no
+    suites (a configuration without `suites:`, read as the whole set's `probe_set.version`).
+
+    Read from `probe_set.suites` (a baseline document or a results.json of several suites), else
+    `yardstick.suite_versions`, else, for a baseline of one suite, that suite's name in its
+    pinned configuration with the set's version (docs/suites.md)."""
+    probe_set = doc.get("probe_set")
+    probe_set = probe_set if isinstance(probe_set, Mapping) else {}
+    suites = probe_set.get("suites")
+    if isinstance(suites, Mapping):
+        return {n: r.get("version") for n, r in suites.items() if isinstance(r, Mapping)}
+    yardstick = doc.get("yardstick")
+    recorded = yardstick.get("suite_versions") if isinstance(yardstick, Mapping) else None
+    if isinstance(recorded, Mapping):
+        return dict(recorded)
+    config = doc.get("config")
+    pinned = config.get("suites") if isinstance(config, Mapping) else None
+    if isinstance(pinned, Mapping) and len(pinned) == 1:
+        return {next(iter(pinned)): probe_set.get("version")}
+    return None
+
+
+def _baseline_version(doc: Mapping[str, Any], suite: str | None, only_suite: bool) -> object:
+    """The version the baseline scored this set (or this suite of the run) at."""
+    probe_set = doc.get("probe_set")
+    whole = probe_set.get("version") if isinstance(probe_set, Mapping) else None
+    if suite is None:
+        return whole
+    per_suite = baseline_suite_versions(doc)
+    if per_suite is not None:
+        return per_suite.get(suite)  # a suite the baseline did not score has no version to keep
+    return whole if only_suite else None  # a baseline from before `suites:`: its one set
 
 
 def baseline_findings(
@@ -85,10 +129,14 @@ def baseline_findings(
     seen: set[str] | None,
     manifest_version: str | None,
     manifest_shown: str,
+    suite: str | None = None,
+    only_suite: bool = True,
 ) -> list[Finding]:
     """Findings against the configured baseline's bytes; `seen` = every id in the files (None:
     unknown), `found` the findings so far (a lock change the manifest reported is not repeated).
-    A baseline that is not valid JSON is left to `run`, which reports it."""
+    `suite` names the suite whose manifest `manifest_version` is (None: the configuration has no
+    `suites:`), `only_suite` whether it is the run's only one. A baseline that is not valid JSON
+    is left to `run`, which reports it."""
     try:
         doc = json.loads(data)
     except (ValueError, RecursionError):
@@ -99,9 +147,9 @@ def baseline_findings(
     if seen is not None:
         files = ", ".join(sorted({p.file for p in probes})) or "none read"
         out += deleted_since_baseline(hashes, seen, shown, files)
-    probe_set = doc.get("probe_set") if isinstance(doc, dict) else None
-    if isinstance(probe_set, dict):
-        out += version_set_back(manifest_version, probe_set.get("version"), manifest_shown, shown)
+    if isinstance(doc, dict):
+        then = _baseline_version(doc, suite, only_suite)
+        out += version_set_back(manifest_version, then, manifest_shown, shown, suite)
     return out
 
 
