@@ -145,9 +145,11 @@ def config_at(tree: GitTree) -> dict[str, Any] | None:
     if user.get("suites"):
         for key in SUITE_ONLY_KEYS:
             out.pop(key, None)
-    # As load_config merges: a key the file sets replaces the default, `null` included (`test:
-    # null` measures no perplexity and reads no file).
-    out.update({k: v for k, v in user.items() if k in (*PATH_KEYS, "loader")})
+    out.update({k: v for k, v in user.items() if k in (*PATH_KEYS, "loader") and v is not None})
+    # `test: null` (what init writes) measures no perplexity and reads no file, as load_config
+    # reads it; any other null keeps the default's paths (more paths: the safe side).
+    if "test" in user and user["test"] is None:
+        out["test"] = None
     out[SUITE_PATHS] = suite_paths(user.get("suites"))
     return out
 
