@@ -397,9 +397,10 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "In the current folder (the repository's root), write evalgate.yml declaring one "
             "multiple-choice suite NAME, import FILE into evalgate/NAME/items.jsonl and seal it, "
-            "score --checkpoint into the first baseline baselines/NAME.json, and write the gate and "
-            "baseline-update workflows into .github/workflows/. Nothing is written unless every step "
-            "succeeds. See docs/suites.md."
+            "score --checkpoint into the first baseline baselines/NAME.json, write the gate, comment, "
+            "badge and baseline-update workflows into .github/workflows/ and the gate's code owners "
+            "into .github/CODEOWNERS. Nothing is written unless every step succeeds. See "
+            "docs/suites.md and docs/github.md."
         ),
     )
     init.add_argument("--suite", metavar="NAME", required=True, help="the suite's name, e.g. k8s")
@@ -449,6 +450,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="OWNER/NAME@REF",
         help="the evalgate release the workflows pin (default: the commit this evalgate was installed "
         "from on GitHub, else the release of this version, OWNER/evalgate@action-vX.Y.Z)",
+    )
+    init.add_argument(
+        "--owners",
+        nargs="+",
+        action="extend",
+        metavar="@ORG/TEAM",
+        help="the code owners who must review a change to the gate's inputs: .github/CODEOWNERS gets "
+        "their lines (default: the lines commented out; an existing CODEOWNERS keeps its own)",
     )
     init.add_argument(
         "--leak-policy",

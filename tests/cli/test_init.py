@@ -34,6 +34,8 @@ WRITTEN = (
     "evalgate/quiz/MANIFEST.json",
     "baselines/quiz.json",
     ".github/workflows/eval-gate.yml",
+    ".github/workflows/eval-gate-comment.yml",
+    ".github/workflows/badge.yml",
     ".github/workflows/update-baseline.yml",
     ".github/workflows/update-baseline-apply.yml",
     ".github/workflows/void-labels.yml",

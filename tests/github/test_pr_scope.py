@@ -128,7 +128,10 @@ def test_the_first_pr_adding_evalgate_is_refused_with_the_bootstrap_steps(tmp_pa
     result, output, summary = decide(tmp_path, work, sha)
     assert result.returncode == 2
     assert "no baseline on the base branch yet" in result.stderr and why in result.stderr
-    assert "evalgate baseline update" in result.stderr and "required status check" in result.stderr
+    # The PR brings init's evalgate.yml and baseline: its next step is the review and the merge.
+    assert "This pull request adds them (evalgate.yml, baselines/mine.json" in result.stderr
+    assert "merges this pull request" in result.stderr and "required status check" in result.stderr
+    assert "evalgate:update-baseline" in result.stderr
     assert "no baseline on the base branch yet" in summary
     assert output == ""  # never `relevant=...`: the gate must not run against the bundled demo
 
@@ -224,3 +227,53 @@ def test_a_base_commit_git_does_not_know_is_refused(tmp_path):
     result = scope(work, "0" * 40)
     assert result.code == 2
     assert "git ls-tree" in result.err and result.lines == []
+
+
+def test_a_pr_into_a_repository_without_the_gate_is_told_to_run_init(tmp_path):
+    """A PR that brings no configuration either: the refusal says how to set the gate up, with
+    `evalgate init`, and never talks about the bundled demo's corpus or verb files."""
+    work, sha = repo_with(tmp_path, {"README.md": "hi\n"}, {"src/app.py": "x = 1\n"})
+    result, output, _ = decide(tmp_path, work, sha)
+    assert result.returncode == 2 and output == ""
+    assert "evalgate init --suite NAME --items FILE --checkpoint DIR" in result.stderr
+    assert "evalgate baseline update" in result.stderr and "required status check" in result.stderr
+    assert "git+https://github.com/evalgate/evalgate@v" in result.stderr
+    assert "OWNER/" not in result.stderr and "vX.Y.Z" not in result.stderr
+    for demo in ("corpus", "verb", "grammar", "data/eval", "probes seal"):
+        assert demo not in result.stderr, demo
+
+
+TEAM = (
+    "suites:\n"
+    "  quiz:\n"
+    "    kind: multiple-choice\n"
+    "    probes: [evalgate/quiz/items.jsonl]\n"
+    "    manifest: evalgate/quiz/MANIFEST.json\n"
+    "    slices: [subject]\n"
+    "    train: []\n"
+    "test: null\n"
+    "checkpoint: models/current\n"
+    "baseline: baselines/quiz.json\n"
+)
+
+
+@pytest.mark.parametrize(
+    "changed", ["data/eval/probes.jsonl", "data/corpus/test.jsonl", "data/grammar/verbs.yaml"]
+)
+def test_a_teams_gate_paths_are_its_configurations_not_the_demos(tmp_path, changed):
+    """A team's `suites:` configuration (what init writes) reads only what it names: files at the
+    bundled demo's paths are the team's own business, not gate inputs."""
+    base = {
+        "evalgate.yml": TEAM,
+        "baselines/quiz.json": "{}\n",
+        "evalgate/quiz/items.jsonl": "{}\n",
+        "models/current/w.txt": "1\n",
+    }
+    work, sha = repo_with(tmp_path, base, {changed: "theirs\n"})
+    result, output, _ = decide(tmp_path, work, sha)
+    assert result.returncode == 0, result.stderr
+    lines = output.splitlines()
+    assert lines[0] == "relevant=false", result.stderr
+    paths = lines[1].removeprefix("gate-paths=").split()
+    assert not [p for p in paths if p.startswith("data/")], paths
+    assert {"evalgate.yml", "evalgate/quiz/items.jsonl", "models/current"} <= set(paths)

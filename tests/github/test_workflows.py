@@ -16,6 +16,8 @@ import yaml
 from helpers.paths import REPO
 
 from evalgate.github.workflows import (
+    badge_workflow,
+    comment_workflow,
     update_baseline_apply_workflow,
     update_baseline_workflow,
     void_labels_workflow,
@@ -426,6 +428,7 @@ def test_no_workflow_uses_actions_cache_and_prs_take_only_the_default_branchs_ar
 # -- issue 24: the templates `evalgate init` writes, and the packages next to a token ---------------
 
 TEMPLATES = {
+    "eval-gate-comment.yml": lambda: comment_workflow(TEMPLATE_PIN),
     "update-baseline.yml": lambda: update_baseline_workflow(TEMPLATE_PIN, "quiz"),
     "update-baseline-apply.yml": lambda: update_baseline_apply_workflow(TEMPLATE_PIN, "quiz"),
     "void-labels.yml": lambda: void_labels_workflow(TEMPLATE_PIN),
@@ -464,6 +467,29 @@ def test_the_init_templates_are_this_repositorys_workflows_pinned_to_a_release(n
         for s in job.get("steps", []):
             if s.get("with", {}).get("path") == "trusted":
                 assert s["with"]["repository"] == "acme/evalgate" and s["with"]["ref"] == TEMPLATE_PIN[-40:]
+
+
+def test_the_init_badge_is_this_repositorys_badge_run_from_the_pinned_release():
+    """The badge `evalgate init` writes runs this repository's jobs, conditions, permissions and
+    scripts; only evalgate's install (the pinned release, fetched outside the workspace, not this
+    commit) and the Action (the release, not `uses: ./`) differ."""
+    template, ours = yaml.safe_load(badge_workflow(TEMPLATE_PIN)), load("badge.yml")
+
+    def shape(wf: dict) -> dict:
+        out = _same_shape(wf)
+        for s in out["jobs"]["gate"]["steps"]:
+            if "pip" in s.get("run", ""):
+                s["run"] = "install"
+            if s.get("uses") in ("./", TEMPLATE_PIN):
+                s["uses"] = "the action"
+        return out
+
+    assert shape(template) == shape(ours)
+    install = next(s for s in template["jobs"]["gate"]["steps"] if "pip" in s.get("run", ""))["run"]
+    repo, ref = TEMPLATE_PIN.split("@")
+    assert f'fetch -q --depth 1 "https://github.com/{repo}" "{ref}"' in install
+    assert "worktree add" not in install and "--require-hashes" in install
+    assert step(template, "Gate")["uses"] == TEMPLATE_PIN
 
 
 REQUIREMENTS = REPO / "docker" / "requirements.txt"

@@ -24,6 +24,8 @@ from helpers.paths import REPO
 from helpers.workflow_runner import Runner
 
 from evalgate.github.workflows import (
+    badge_workflow,
+    comment_workflow,
     gate_workflow,
     update_baseline_apply_workflow,
     update_baseline_workflow,
@@ -127,6 +129,8 @@ def run_scripts() -> dict[str, list[str]]:
     files["action.yml"] = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
     for name, text in {
         "workflow-eval-gate.yml": gate_workflow(PIN),
+        "workflow-eval-gate-comment.yml": comment_workflow(PIN),
+        "workflow-badge.yml": badge_workflow(PIN),
         "workflow-update-baseline.yml": update_baseline_workflow(PIN, "gate"),
         "workflow-update-baseline-apply.yml": update_baseline_apply_workflow(PIN, "gate"),
         "workflow-void-labels.yml": void_labels_workflow(PIN),

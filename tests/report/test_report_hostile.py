@@ -16,6 +16,7 @@ import pytest
 from helpers.factories import make_entry, make_results, make_rules
 from markdown_it import MarkdownIt
 
+from evalgate import release
 from evalgate.gate.compare import compare, verdict
 from evalgate.gate.results import assemble_refused, round_floats
 from evalgate.report.full_report import GITHUB_LIMIT, MARKER_PREFIX, render_report, size
@@ -108,8 +109,12 @@ def assert_inert(text: str) -> None:
     assert text.count(MARKER_PREFIX) == 1 and text.rstrip().endswith("-->")
     assert not [hex(ord(c)) for c in text if c in BIDI]
     rendered = html(text)
-    assert set(re.findall(r"<([a-z][a-z0-9]*)", rendered)) <= ALLOWED_TAGS
-    visible = htmllib.unescape(re.sub(r"<pre>.*?</pre>|<code>.*?</code>", "", rendered, flags=re.S))
+    # The report's own links to evalgate's docs of this release are the only links (release.py).
+    docs = re.escape(release.docs_url("docs/"))
+    for attrs in re.findall(r"<a( [^>]*)?>", rendered):
+        assert re.fullmatch(rf' href="{docs}[\w./#-]+"', attrs), attrs
+    assert set(re.findall(r"<([a-z][a-z0-9]*)", rendered)) <= ALLOWED_TAGS | {"a"}
+    visible = htmllib.unescape(re.sub(r"<pre>.*?</pre>|<code>.*?</code>|<a [^>]*>", "", rendered, flags=re.S))
     assert not re.findall(r"(?<![\w`/.])@[A-Za-z0-9][\w/-]*", visible)  # no mention
     assert not re.findall(r"(?<![\w&])#\d+", visible)  # no issue reference
     assert not re.findall(r"(?i)\b(?:https?|ftp)://|\bwww\.", visible)  # no autolink

@@ -1,6 +1,6 @@
 """`evalgate init --suite NAME --items FILE [--from mmlu|arc|hellaswag] [--map MAPPING] --checkpoint DIR
 [--train FILE ...] [--test FILE] [--slices DIM,DIM] [--leak-policy refuse|exclude] [--leak-window N]
-[--action OWNER/evalgate@REF] [--force]`.
+[--action OWNER/evalgate@REF] [--owners @ORG/TEAM ...] [--force]`.
 
 Sets up the gate in the current folder (the repository's root), from one multiple-choice suite:
 
@@ -10,9 +10,15 @@ Sets up the gate in the current folder (the repository's root), from one multipl
     evalgate/NAME/MANIFEST.json               sealed (version, file hashes, probe lock)
     baselines/NAME.json                       the first baseline, made as `baseline update` makes it
     .github/workflows/eval-gate.yml           the gate on every pull request
+    .github/workflows/eval-gate-comment.yml   the sticky comment, posted from the trusted side
+    .github/workflows/badge.yml               the badge (and the score cache) on pushes to main
     .github/workflows/update-baseline.yml     the labelled baseline update: the label's request,
     .github/workflows/update-baseline-apply.yml   the update it starts (workflow_run), and
     .github/workflows/void-labels.yml         the labels' removal on a push (docs/approval.md)
+    .github/CODEOWNERS                        the gate's inputs, each a code owners' review (--owners;
+                                              without it the lines are written commented out); an
+                                              existing file keeps its lines, init's block is added
+                                              (or replaced, between its markers)
 
 In a folder whose evalgate.yml already has `suites:` (and without --force), the suite is added to
 that file instead (`_add_suite`): its entry appended to the text, the rest kept, every suite
@@ -45,6 +51,8 @@ from evalgate.gate import power
 from evalgate.gate.power import REFERENCE_DISAGREEMENT
 from evalgate.github.workflows import (
     ACTION,
+    badge_workflow,
+    comment_workflow,
     gate_workflow,
     update_baseline_apply_workflow,
     update_baseline_workflow,
@@ -66,6 +74,23 @@ from evalgate.probeset_io import (
 _SUITE = re.compile(r"[a-z][a-z0-9_-]{0,39}")  # a suite's name in evalgate.yml (config schema)
 _DIM = re.compile(r"[a-z][a-z0-9_]{0,39}")  # a slice dimension's name (config and item schemas)
 STAGED_SUFFIX = ".evalgate-init"
+CODEOWNERS = ".github/CODEOWNERS"
+# The workflows init writes (.github/workflows/NAME), with what each is said to do when it is done.
+WORKFLOWS = {
+    "eval-gate.yml": "the gate on every pull request",
+    "eval-gate-comment.yml": "the gate's report as the PR's sticky comment (trusted side)",
+    "badge.yml": "the badge, on every push to main",
+    "update-baseline.yml": "the label evalgate:update-baseline asks for a new baseline",
+    "update-baseline-apply.yml": "then the baseline is rewritten (environment baseline-push)",
+    "void-labels.yml": "a push removes the approval labels",
+}
+# A code owner as CODEOWNERS names one: @user or @org/team (an e-mail address works too).
+_OWNER = re.compile(
+    r"@[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9._-]{1,100})?|[^@\s]+@[^@\s]+\.[a-z]{2,}"
+)
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]*")
+BLOCK_START = "# >>> evalgate: the gate's inputs (written by `evalgate init`; docs/security.md)"
+BLOCK_END = "# <<< evalgate"
 HINT_FORCE = "pass --force to replace them (the items are then added to the suite's file, as an import)"
 
 
@@ -93,13 +118,12 @@ class Layout:
         return f"baselines/{self.name}.json"
 
     @property
-    def workflows(self) -> tuple[str, str, str, str]:
-        return (
-            ".github/workflows/eval-gate.yml",
-            ".github/workflows/update-baseline.yml",
-            ".github/workflows/update-baseline-apply.yml",
-            ".github/workflows/void-labels.yml",
-        )
+    def workflows(self) -> tuple[str, ...]:
+        return tuple(f".github/workflows/{name}" for name in WORKFLOWS)
+
+    @property
+    def codeowners(self) -> Path:
+        return self.root / CODEOWNERS
 
     def files(self) -> list[str]:
         return [CONFIG_FILENAME, self.items, self.manifest, self.baseline, *self.workflows]
@@ -171,6 +195,10 @@ def _refuse_existing(layout: Layout, force: bool) -> None:
         )
     found = [rel for rel, p in paths.items() if p.exists() or p.is_symlink()]
     odd = [rel for rel in found if paths[rel].is_symlink() or not paths[rel].is_file()]
+    # CODEOWNERS is kept and added to, never refused; but init writes a regular file there.
+    owners = layout.codeowners
+    if (owners.exists() or owners.is_symlink()) and (owners.is_symlink() or not owners.is_file()):
+        odd.append(CODEOWNERS)
     if odd:
         raise RefusedError(
             f"{', '.join(odd)}: not a regular file; init writes a file there",
@@ -292,6 +320,60 @@ def _action(given: str | None) -> tuple[str, str | None]:
             f"of its version, {ref}; pass --action OWNER/evalgate@SHA to pin another"
         )
     return ref, None
+
+
+def _owners(given: Sequence[str] | None) -> list[str]:
+    owners = [o for g in given or [] for o in g.replace(",", " ").split()]
+    bad = [o for o in owners if not _OWNER.fullmatch(o)]
+    if bad:
+        raise RefusedError(
+            f"--owners {', '.join(map(repr, bad))}: a code owner is @user, @org/team or an e-mail address",
+            hint="e.g. --owners @acme/ml-maintainers (the team that must review a change to the gate)",
+        )
+    return list(dict.fromkeys(owners))
+
+
+def codeowners_text(existing: str | None, paths: Sequence[str], owners: Sequence[str]) -> str:
+    """CODEOWNERS with init's block for the gate's inputs: `existing` kept line for line, an
+    earlier block of init's replaced. Without owners the lines are comments (a path with no owner
+    would clear the owners a line above gave it). A gate input whose change nobody reviews is a
+    loosened gate once merged (docs/security.md, "What the maintainer must configure")."""
+    who = " ".join(owners)
+    lines = [
+        BLOCK_START,
+        '# A change to any of these changes what the gate judges: turn on "Require review from Code',
+        '# Owners" for the default branch (branch protection or a ruleset).',
+    ]
+    if not owners:
+        lines.append("# Uncomment them with your maintainers' team (or `evalgate init --owners @org/team`):")
+    for path in paths:
+        if not _PLAIN_PATH.fullmatch(path.rstrip("/")) or {".", ".."} & set(path.rstrip("/").split("/")):
+            lines.append(f"# (not listed: {json.dumps(path)} is not a plain path; add it by hand)")
+            continue
+        entry = f"/{path}"
+        lines.append(f"{entry.ljust(28)} {who}" if owners else f"# {entry.ljust(28)} @ORG/TEAM")
+    lines.append(BLOCK_END)
+    kept: list[str] = []
+    inside = False
+    for line in (existing or "").splitlines():
+        if line.strip() == BLOCK_START:
+            inside = True
+        elif inside and line.strip() == BLOCK_END:
+            inside = False
+        elif not inside:
+            kept.append(line)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    return "\n".join([*kept, *([""] if kept else []), *lines]) + "\n"
+
+
+def _gate_inputs(layout: Layout, inputs: Sequence[str]) -> list[str]:
+    """The paths CODEOWNERS guards: the configuration, the suite's items and manifest, the
+    baselines with their history, the workflows, CODEOWNERS itself, and the training, test and
+    template files inside the repository (the checkpoint is what a PR brings to be judged)."""
+    local = [p for p in inputs if not Path(p).is_absolute()]
+    fixed = [CONFIG_FILENAME, f"evalgate/{layout.name}/", "baselines/", ".github/workflows/", CODEOWNERS]
+    return list(dict.fromkeys([*fixed, *local]))
 
 
 def _yaml(value: str) -> str:
@@ -689,6 +771,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
     test = _input_file(args.test, "--test", root) if args.test else None
     template = _input_file(args.template, "--template", root) if args.template else None
     action, action_note = _action(args.action)
+    owners = _owners(getattr(args, "owners", None))
     leaks = _leak_options(args.leak_policy, args.leak_window)
     text = config_text(layout, dims, train, test, checkpoint, template, leaks=leaks)
 
@@ -733,17 +816,25 @@ def main(args: argparse.Namespace, console: Console) -> int:
         for path, new in contents.items():
             staging.add(path, new)
         staging.add(target, dump_json(doc).encode("utf-8"))
-        gate, update, apply, void = layout.workflows
-        staging.add(root / gate, gate_workflow(action).encode("utf-8"))
-        staging.add(root / update, update_baseline_workflow(action, layout.name).encode("utf-8"))
-        staging.add(root / apply, update_baseline_apply_workflow(action, layout.name).encode("utf-8"))
-        staging.add(root / void, void_labels_workflow(action).encode("utf-8"))
+        written = {
+            "eval-gate.yml": gate_workflow(action),
+            "eval-gate-comment.yml": comment_workflow(action),
+            "badge.yml": badge_workflow(action),
+            "update-baseline.yml": update_baseline_workflow(action, layout.name),
+            "update-baseline-apply.yml": update_baseline_apply_workflow(action, layout.name),
+            "void-labels.yml": void_labels_workflow(action),
+        }
+        for name, workflow in written.items():
+            staging.add(root / ".github" / "workflows" / name, workflow.encode("utf-8"))
+        existing = layout.codeowners.read_text("utf-8") if layout.codeowners.is_file() else None
+        guarded = _gate_inputs(layout, [*train, *([test] if test else []), *([template] if template else [])])
+        staging.add(layout.codeowners, codeowners_text(existing, guarded, owners).encode("utf-8"))
         staging.commit()
     except BaseException:
         staging.rollback()
         raise
     inputs = [checkpoint, *train, *([test] if test else []), *([template] if template else [])]
-    _say_done(layout, dims, imported, sealed, previous, results, action, inputs, action_note)
+    _say_done(layout, dims, imported, sealed, previous, results, action, inputs, action_note, owners)
     if imported.plan.twins:
         twins = imported.plan.twins
         print(
@@ -824,6 +915,7 @@ def _say_done(
     action: str,
     inputs: list[str],
     action_note: str | None = None,
+    owners: Sequence[str] = (),
 ) -> None:
     n, name = len(imported.plan.additions), layout.name
     acc = ((results.get("slices") or {}).get("overall") or {}).get("accuracy")
@@ -833,7 +925,6 @@ def _say_done(
         + f", {len(sealed['lock'])} ids locked"
     )  # fmt: skip
     skipped = f"; {len(imported.plan.skipped)} already there" if imported.plan.skipped else ""
-    gate, update, apply, void = layout.workflows
     kept = "kept " if not n else "wrote"
     rows = [
         ("wrote", CONFIG_FILENAME, f"the configuration: suite {name} (multiple-choice), sliced by "
@@ -842,10 +933,9 @@ def _say_done(
         ("wrote", layout.manifest, f"sealed: {seal}"),
         ("wrote", layout.baseline,
          f"the first baseline: overall accuracy {shown} on {results['checkpoint']['path']}"),
-        ("wrote", gate, "the gate on every pull request"),
-        ("wrote", update, "the label evalgate:update-baseline asks for a new baseline"),
-        ("wrote", apply, "then the baseline is rewritten (environment baseline-push)"),
-        ("wrote", void, "a push removes the approval labels"),
+        *(("wrote", f".github/workflows/{wf}", what) for wf, what in WORKFLOWS.items()),
+        ("wrote", CODEOWNERS, "code owners review every change to the gate's inputs"
+         + ("" if owners else " (commented out: give --owners)")),
     ]  # fmt: skip
     width = max(len(f) for _, f, _ in rows)
     print(f"evalgate init: the gate is set up in {layout.root}")
@@ -853,7 +943,7 @@ def _say_done(
         print(f"  {verb} {f.ljust(width)}  {what}")
     local = [p for p in inputs if not Path(p).is_absolute()]
     print("\ncommit them (with the checkpoint and the training files, if they are not committed yet):")
-    paths = [CONFIG_FILENAME, f"evalgate/{name}", layout.baseline, *layout.workflows, *local]
+    paths = [CONFIG_FILENAME, f"evalgate/{name}", layout.baseline, *layout.workflows, CODEOWNERS, *local]
     print(f"  git add {' '.join(paths)}")
     print(f'  git commit -m "evalgate: gate the checkpoint on suite {name}"')
     outside = [p for p in inputs if Path(p).is_absolute()]
@@ -870,3 +960,8 @@ def _say_done(
     print(f"  the workflows run the evalgate action {action}")
     if action_note:
         print(f"  note: {action_note}")
+    if not owners:
+        print(
+            f"  name the gate's code owners in {CODEOWNERS} (its evalgate lines are commented out), "
+            "or run init again with --owners @org/team --force"
+        )

@@ -46,6 +46,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from evalgate import release
 from evalgate.config import CONFIG_FILENAME, default_config_dict, parse_config_text
 from evalgate.edges.journal import JOURNAL, STAGED_SUFFIX
 from evalgate.errors import EXIT_REFUSED, ConfigError
@@ -57,7 +58,14 @@ from evalgate.schemas import loader_spec
 # pathspec magic such as `:(exclude)`, no option such as `--output=`, no leading dot).
 _PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]*")
 # Always part of the gate's yardstick (issue 10, "gate-changes"), wherever evalgate.yml points.
-FIXED_PATHS = ("data/eval", "data/corpus", "data/grammar", CONFIG_FILENAME, "baselines")
+FIXED_PATHS = (CONFIG_FILENAME, "baselines")
+# The bundled verb-forms set's folders: part of the yardstick of a configuration that reads that
+# layout (no `suites:`: its top-level probes, grammar and corpus keys are read, the embedded default
+# filling in what it leaves out). A team's `suites:` configuration reads only what it names.
+DEMO_PATHS = ("data/eval", "data/corpus", "data/grammar")
+# With `suites:`, these top-level keys are not read (config.py, docs/suites.md): the embedded
+# default's values for them name no file of such a configuration.
+SUITE_ONLY_KEYS = ("probes", "template", "manifest", "grammar", "train")
 # Files that change the BYTES a checkout writes without changing a blob the gate reads: the scope
 # compares git objects, the gate reads checked-out files. `.gitattributes` (in any folder: eol,
 # text, working-tree-encoding, ident, filters such as Git LFS), `.lfsconfig` (where LFS objects
@@ -74,17 +82,49 @@ CONFIG_BYTES = 1 << 20  # an evalgate.yml is a few KB; a bigger one is not read 
 MAX_RESOLVED = 20_000  # paths resolved per tree, links inside input folders included
 
 BOOTSTRAP = """evalgate: refused: no baseline on the base branch yet ({why}).
-The first pull request that adds evalgate is not gated (it would be judged against the bundled demo).
-To bootstrap, on the base branch ({base}):
-  1. add evalgate.yml naming your probes, corpus, checkpoint and `baseline: baselines/NAME.json`
-     (start from the file in the evalgate repository; docs/github.md);
-  2. pip install "evalgate @ git+https://github.com/OWNER/evalgate@vX.Y.Z"   (the release you pin)
-     evalgate probes seal && evalgate validate
-  3. evalgate baseline update --checkpoint PATH --name NAME     (writes baselines/NAME.json)
-  4. commit evalgate.yml, the sealed probe set and baselines/ to the base branch (directly, or by
-     merging this PR once it holds them: this refusal is expected for it);
-  5. make eval-gate a required status check in the branch protection (docs/security.md).
-Later pull requests are then gated against that baseline."""
+The gate judges a pull request against the base branch's evalgate.yml and baseline, never against
+the bundled demo, and never against what the pull request brings itself: until the base branch has
+them, nothing is gated (exit 2; expected for the pull request that sets the gate up)."""
+BOOTSTRAP_ADDED = """This pull request adds them ({config}, {baseline}: what `evalgate init` writes). Next:
+  1. a maintainer reviews those files, the suite's items, .github/workflows/ and .github/CODEOWNERS,
+     and merges this pull request (the check is not required yet: this refusal is expected for it);
+  2. make eval-gate a required status check of the default branch (docs/security.md);
+  3. every later pull request is gated against {baseline}; a regression you accept is approved
+     with the label evalgate:update-baseline, which rewrites it (docs/approval.md).
+Docs: {docs}"""
+BOOTSTRAP_STEPS = """To set up the gate, on a branch of the default branch ({base}):
+  1. pip install "evalgate @ git+https://github.com/{repository}@{tag}"   (the release you pin)
+  2. at the repository's root: evalgate init --suite NAME --items FILE --checkpoint DIR
+     (it writes evalgate.yml, the sealed items, the first baseline baselines/NAME.json, the
+     workflows and .github/CODEOWNERS); with an evalgate.yml already there, run
+     evalgate baseline update --checkpoint DIR --name NAME     (writes baselines/NAME.json);
+  3. commit what it wrote and merge that pull request (this refusal is expected for it);
+  4. make eval-gate a required status check of the default branch (docs/security.md).
+Later pull requests are then gated against that baseline. Docs: {docs}"""
+
+
+def bootstrap_text(why: str, base_rev: str, head: GitTree) -> str:
+    """The refusal of a pull request into a branch without a gate, with the next step: the one a
+    pull request that brings the configuration and its baseline (init's) needs, or how to set up."""
+    try:
+        head_cfg = config_at(head)
+    except ConfigError:
+        head_cfg = None
+    baseline = (head_cfg or {}).get("baseline")
+    brought = (
+        head_cfg is not None
+        and isinstance(baseline, str)
+        and baseline.lower() != "none"
+        and bootstrap_reason(head, head_cfg) is None
+    )
+    docs = release.docs_url("docs/github.md")
+    if brought:
+        nxt = BOOTSTRAP_ADDED.format(config=CONFIG_FILENAME, baseline=baseline, docs=docs)
+    else:
+        nxt = BOOTSTRAP_STEPS.format(
+            base=base_rev, repository=release.REPOSITORY, tag=release.tag(), docs=docs
+        )
+    return BOOTSTRAP.format(why=why) + "\n" + nxt
 
 
 class Refused(Exception):
@@ -102,7 +142,14 @@ def config_at(tree: GitTree) -> dict[str, Any] | None:
         raise ConfigError(f"{CONFIG_FILENAME} at {tree.rev}: larger than {CONFIG_BYTES:,} bytes")
     user = parse_config_text(data.decode("utf-8", errors="replace"), f"{CONFIG_FILENAME} at {tree.rev}")
     out = default_config_dict()
+    if user.get("suites"):
+        for key in SUITE_ONLY_KEYS:
+            out.pop(key, None)
     out.update({k: v for k, v in user.items() if k in (*PATH_KEYS, "loader") and v is not None})
+    # `test: null` (what init writes) measures no perplexity and reads no file, as load_config
+    # reads it; any other null keeps the default's paths (more paths: the safe side).
+    if "test" in user and user["test"] is None:
+        out["test"] = None
     out[SUITE_PATHS] = suite_paths(user.get("suites"))
     return out
 
@@ -134,6 +181,8 @@ def spelled_paths(configs: Iterable[dict[str, Any] | None]) -> set[str]:
     """Every path the gate reads under any of these configurations, as written."""
     out = set(FIXED_PATHS)
     for cfg in configs:
+        if cfg is None or not cfg.get(SUITE_PATHS):
+            out |= set(DEMO_PATHS)  # the verb-forms layout (or no configuration: the default's)
         for key in (*PATH_KEYS, SUITE_PATHS):
             value = (cfg or {}).get(key)
             for item in value if isinstance(value, list) else [value]:
@@ -314,7 +363,7 @@ def _decide(base_rev: str, head_rev: str) -> list[str]:
         raise Refused(f"the base branch's configuration cannot be read: {exc.message}") from None
     why = bootstrap_reason(base, base_cfg)
     if why:
-        raise Refused(BOOTSTRAP.format(why=why, base=base_rev))
+        raise Refused(bootstrap_text(why, base_rev, head))
     assert base_cfg is not None
     restore = base_inputs(base, base_cfg)
     try:

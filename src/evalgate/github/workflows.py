@@ -1,9 +1,11 @@
-"""The workflows `evalgate init` writes into a repository: the gate on every pull request, and the
-labelled baseline update in its three parts - the request on the label (`update-baseline.yml`),
-the update itself started by it through workflow_run (`update-baseline-apply.yml`: the only part
-that holds a write token), and the removal of the approval labels on every push (`void-labels.yml`)
-- filled in from the package's templates (defaults/workflow-*.yml, which are package data;
-docs/github.md, docs/approval.md, docs/security.md).
+"""The workflows `evalgate init` writes into a repository: the gate on every pull request, the
+sticky comment posted from the trusted side (`eval-gate-comment.yml`), the badge on pushes to the
+default branch (`badge.yml`), and the labelled baseline update in its three parts - the request on
+the label (`update-baseline.yml`), the update itself started by it through workflow_run
+(`update-baseline-apply.yml`: the only part that holds a write token), and the removal of the
+approval labels on every push (`void-labels.yml`) - filled in from the package's templates
+(defaults/workflow-*.yml, which are package data; docs/github.md, docs/approval.md,
+docs/security.md).
 
 They are this repository's own `.github/workflows/` files of the same names with one difference,
 the one docs/github.md tells users to make: the trusted code is the evalgate release the workflows
@@ -48,6 +50,16 @@ def gate_workflow(action: str) -> str:
     return _fill(_template("eval-gate"), action, "gate")
 
 
+def comment_workflow(action: str) -> str:
+    """`.github/workflows/eval-gate-comment.yml` (workflow_run of the gate) pinned to `action`."""
+    return _fill(_template("eval-gate-comment"), action, "gate")
+
+
+def badge_workflow(action: str) -> str:
+    """`.github/workflows/badge.yml` (pushes to main: the badge and the score cache) pinned to `action`."""
+    return _fill(_template("badge"), action, "gate")
+
+
 def update_baseline_workflow(action: str, name: str) -> str:
     """`.github/workflows/update-baseline.yml` (the label's request) pinned to `action`."""
     return _fill(_template("update-baseline"), action, name)
@@ -66,6 +78,8 @@ def void_labels_workflow(action: str) -> str:
 __all__ = [
     "ACTION",
     "PLACEHOLDER",
+    "badge_workflow",
+    "comment_workflow",
     "gate_workflow",
     "update_baseline_apply_workflow",
     "update_baseline_workflow",

@@ -25,6 +25,7 @@ from evalgate.report.markdown import (
     Md,
     code,
     count,
+    doc,
     inline,
     interval,
     pct,
@@ -35,6 +36,9 @@ from evalgate.report.markdown import (
 )
 from evalgate.report.suites import by_suite, multi_suite, suite_label
 
+MAINTAINER_SETUP = doc(
+    "docs/security.md", "What the maintainer must configure", "what-the-maintainer-must-configure"
+)
 MARKER_PREFIX = "<!-- evalgate:report"  # the one sticky marker (full_report.py, github/sticky.py)
 APPROVE_GATE_LABEL = "evalgate:approve-gate-change"
 UPDATE_BASELINE_LABEL = "evalgate:update-baseline"
@@ -155,7 +159,7 @@ def render_no_verdict(provenance: Mapping[str, Any] | None, why: str, paths: Seq
         "default branch's file, not the pull request's), or the gate's run on the default branch "
         "once a maintainer has reviewed and merged the change to the gate (CODEOWNERS on `.github/`). "
         "A maintainer who has reviewed it re-runs the gate under the required workflow "
-        '(docs/security.md, "What the maintainer must configure").'
+        f"({MAINTAINER_SETUP})."
     )
     body = "\n\n".join(p for p in parts if p)
     return defuse_references(body) + f"\n\n{MARKER_PREFIX} verdict=none -->\n"
@@ -317,7 +321,7 @@ def _accept(results: ResultsDocument) -> str:
         f"A maintainer with write permission who is not the PR's author adds the label "
         f"`{UPDATE_BASELINE_LABEL}` (regenerates the baseline from this checkpoint) or "
         f"`{APPROVE_GATE_LABEL}` (accepts the gate changes listed above). A label counts only on a "
-        "same-repository PR and only for the commit it was applied to; see docs/approval.md.\n\n"
+        f"same-repository PR and only for the commit it was applied to; see {doc('docs/approval.md')}.\n\n"
         "</details>"
     )
 

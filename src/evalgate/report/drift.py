@@ -13,7 +13,7 @@ from typing import Any
 from evalgate.gate.document import ResultsDocument
 from evalgate.gate.slice_order import ordered
 from evalgate.report.budget import Section
-from evalgate.report.markdown import Md, count, inline, pct, points, pvalue, size_points, table
+from evalgate.report.markdown import Md, count, doc, inline, pct, points, pvalue, size_points, table
 
 STATUS = {
     "ok": "✅ within",
@@ -67,7 +67,7 @@ def _head(drift: Mapping[str, Any]) -> str:
     text = (
         f"Compared with the {where}, under the drift {tolerance}: look {look} since the anchor, tested "
         f"at alpha {alpha:.3g} = {total} × 6 / (π² × {look}²), so all looks since the anchor together "
-        'stay within alpha (docs/gate.md, "Drift").'
+        f"stay within alpha ({doc('docs/gate.md', 'Drift', 'drift')})."
         if isinstance(alpha, float) and isinstance(look, int)
         else f"Compared with the {where}."
     )

@@ -18,7 +18,19 @@ from evalgate.gate.slice_order import family, gate_settings, gated_families, ord
 from evalgate.gate.stats import p_is
 from evalgate.report import suites
 from evalgate.report.budget import Budget, Section
-from evalgate.report.markdown import MISSING, Md, code, count, details, inline, num, pct, size_points, table
+from evalgate.report.markdown import (
+    MISSING,
+    Md,
+    code,
+    count,
+    details,
+    doc,
+    inline,
+    num,
+    pct,
+    size_points,
+    table,
+)
 from evalgate.report.probes import ids_of, probe_list
 
 ROLE_ORDER = (
@@ -183,7 +195,7 @@ def _perplexity_test_line(comp: PerplexityComparison) -> str:
     return (
         f'\n\nPaired test over {count(comp.get("n_sentences"))} sentences of H0 "the ratio is at most'
         f' the allowed one": {shown}. It fails only when the adjusted p is below alpha'
-        ' (docs/gate.md, "Perplexity").'
+        f" ({doc('docs/gate.md', 'Perplexity')})."
     )
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from tabulate import tabulate
 
+from evalgate import release
+
 ZWSP = "\u200b"  # zero-width space: breaks @mentions, #refs and autolinks without changing the look
 MISSING = "—"
 
@@ -41,6 +43,14 @@ _ESCAPES = {
 }
 # At the start of a line (a list item's text) these would open a heading, a list or a setext rule.
 _LEADING = re.compile(r"^(#|[-+=]|\d+(?=[.)]))")
+
+
+def doc(page: str, section: str | None = None, anchor: str | None = None) -> str:
+    """A reference to evalgate's docs (`docs/gate.md`, a section of it) as a link to that page of
+    the release that wrote the report (release.docs_url): the repository a report is posted in is
+    a team's, which has no docs/ of evalgate's. Trusted text: only our own literals come here."""
+    link = f"[{page}]({release.docs_url(page)}{'#' + anchor if anchor else ''})"
+    return f'{link}, "{section}"' if section else link
 
 
 def utf16_len(text: str) -> int:

@@ -20,6 +20,7 @@ from evalgate.report.markdown import (
     Md,
     count,
     details,
+    doc,
     inline,
     interval,
     pct,
@@ -65,7 +66,7 @@ def gated_table(results: ResultsDocument) -> Section:
         how = (
             'a slice regresses when the exact non-inferiority test of H0 "the true drop is at most'
             f' the tolerance", {adjustment_name(comparison)}-adjusted across the gated slices, is below'
-            " alpha and the observed drop exceeds the tolerance (docs/gate.md)"
+            f" alpha and the observed drop exceeds the tolerance ({doc('docs/gate.md')})"
         )
     head = (
         f"### Gated slices\n\nAgainst {inline(comparison.get('baseline', '?'))}, rule **{inline(rule)}**"
@@ -159,7 +160,8 @@ def cluster_note(comparison: Comparison) -> str | None:
     return (
         f"⚠️ **Correlated flips**: {measured}, above 1.2 ({where}). The per-probe test assumes"
         " independent probes, so it understates the noise here and can raise false alarms; with"
-        f' `gate.cluster: {info["field"]}` the gate tests whole clusters (docs/gate.md, "Clustered flips").'
+        f" `gate.cluster: {info['field']}` the gate tests whole clusters"
+        f" ({doc('docs/gate.md', 'Clustered flips')})."
     )
 
 
