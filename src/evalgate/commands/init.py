@@ -46,7 +46,7 @@ from evalgate.github.workflows import (
     update_baseline_workflow,
     void_labels_workflow,
 )
-from evalgate.pipeline import baseline_document, baseline_outcome, score
+from evalgate.pipeline import baseline_document, baseline_outcome, perplexity_checks, score
 from evalgate.probeset.import_map import ImportMap
 from evalgate.probeset.jsonl import parse_jsonl
 from evalgate.probeset_io import (
@@ -493,7 +493,11 @@ def _power(cfg: Any, results: dict[str, Any], layout: Layout) -> tuple[dict[str,
     entries = results["probes"]
     counts = power.slice_counts(entries, cfg.gate, {e["id"]: e for e in entries})
     seen = power.power_table(
-        counts, cfg.gate, reference=f"the first baseline {layout.baseline}", needed=False
+        counts,
+        cfg.gate,
+        reference=f"the first baseline {layout.baseline}",
+        needed=False,
+        perplexities=perplexity_checks(cfg),
     )
     floors = power.floors(seen, counts, cfg.gate.z)
     by_key = {r["slice"]: r for r in seen["slices"]}
