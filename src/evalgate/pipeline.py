@@ -451,7 +451,9 @@ def _drift(
     if keys:
         earlier = list(history.history.earlier) if history is not None else []
         current = (baseline[2].get(baseline[1]) or {}).get("sha256"), baseline[0].get("slices") or {}
-        out["trend"] = trend(keys, earlier, current, aggregate_slices(results["probes"], cfg.gate.z))
+        out["trend"] = trend(
+            keys, earlier, current, aggregate_slices(results["probes"], cfg.gate.z), cfg.report.trend_window
+        )
     if out["status"] == "fail" and baseline_update:
         if not approved:
             raise RefusedError(

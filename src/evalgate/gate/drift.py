@@ -188,7 +188,7 @@ def drift(
     return out
 
 
-TREND_N = 8  # baselines shown in a trend (the last N), then this run
+TREND_N = 8  # baselines shown in a trend (the last N), then this run: `report.trend_window`'s default
 
 
 def drifting(out: Mapping[str, Any]) -> list[str]:
