@@ -64,6 +64,7 @@ class ReportConfig:
     max_chars: int  # GitHub's comment limit is 65,536
     max_flipped: int  # flipped probes listed before folding/cutting
     review_entropy: float  # normalised entropy above which an item "needs human review"
+    trend_window: int = 8  # baselines a drift trend shows (the last N), then this run (docs/gate.md)
 
 
 @dataclass(frozen=True)

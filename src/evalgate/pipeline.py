@@ -451,7 +451,9 @@ def _drift(
     if keys:
         earlier = list(history.history.earlier) if history is not None else []
         current = (baseline[2].get(baseline[1]) or {}).get("sha256"), baseline[0].get("slices") or {}
-        out["trend"] = trend(keys, earlier, current, aggregate_slices(results["probes"], cfg.gate.z))
+        out["trend"] = trend(
+            keys, earlier, current, aggregate_slices(results["probes"], cfg.gate.z), cfg.report.trend_window
+        )
     if out["status"] == "fail" and baseline_update:
         if not approved:
             raise RefusedError(
@@ -788,6 +790,12 @@ def baseline_document(
 # gate/power.py's figures at the typical rates, with the configured baseline's accuracy per slice.
 
 
+def perplexity_checks(cfg: GateConfig) -> int:
+    """The perplexity checks a run of `cfg` makes (its `test:` and each suite's own): members of
+    the gated slices' family (docs/gate.md, "Perplexity"), so the power figures count them."""
+    return int(cfg.test is not None) + sum(1 for s in cfg.suites if s.test is not None)
+
+
 def probe_set_power(
     cfg: GateConfig, outcome: Any, *, strict: bool, drop: float | None = None, needed: bool = True
 ) -> dict[str, Any]:
@@ -817,7 +825,9 @@ def probe_set_power(
         counts = power.probe_set_counts(outcome.probes, outcome.excluded, cfg.gate)
     shown = f"the baseline {loaded[1]}" if loaded else None
     drop = power.DEFAULT_DROP if drop is None else drop
-    doc = power.power_table(counts, cfg.gate, drop=drop, reference=shown, needed=needed)
+    doc = power.power_table(
+        counts, cfg.gate, drop=drop, reference=shown, needed=needed, perplexities=perplexity_checks(cfg)
+    )
     if note:
         doc["baseline_note"] = note
     return power.with_floors(doc, counts, cfg.gate.z)

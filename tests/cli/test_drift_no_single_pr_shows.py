@@ -10,6 +10,7 @@ synthetically (helpers/factories.py)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -168,3 +169,43 @@ def test_a_baseline_update_past_the_drift_tolerance_is_refused_without_approval(
     # any other run of the same checkpoint fails on the drift
     other = gate_run(results, baseline, cfg, history=history)
     assert other["verdict"] == "fail" and other["drift"]["regressed"] == ["language:es"]
+
+
+def _trend_window(folder: Path, value: str) -> None:
+    path = folder / "evalgate.yml"
+    text, n = re.subn(
+        r"(?m)^  trend_window: \S+", f"  trend_window: {value}", path.read_text(encoding="utf-8")
+    )
+    assert n == 1
+    path.write_text(text, encoding="utf-8")
+
+
+def test_the_trend_shows_the_configured_number_of_baselines(tmp_path, cli, monkeypatch):
+    """`report.trend_window` (default 8) is how many of the last baselines a trend shows; a value
+    that is not an integer from 1 to 100 is refused naming the file and field."""
+    monkeypatch.chdir(tmp_path)
+    config(tmp_path)
+    for step in range(3):  # the anchor and two labelled updates: three baselines
+        update(cli, checkpoint(tmp_path, step, 300, 10, 0.03))
+    results = checkpoint(tmp_path, 5, 300, 10, 0.03)
+    _, res = gate(cli, tmp_path, results, 5)
+    assert {len(t) for t in res["drift"]["trend"].values()} == {4}  # all 3 baselines, then the run
+    _trend_window(tmp_path, "2")
+    _, res = gate(cli, tmp_path, results, 6)
+    trend = res["drift"]["trend"]["language:es"]
+    assert {len(t) for t in res["drift"]["trend"].values()} == {3} and trend[-1]["sha256"] == "run"
+    assert [p["sha256"] for p in trend[:2]] == [p["sha256"] for p in earlier_trend(tmp_path, 5)[1:3]]
+    for bad, said in (
+        ("0", "0 is less than the minimum of 1"),
+        ("2.5", "2.5 is not of type 'integer'"),
+        ("true", "True is not of type 'integer'"),
+        ("101", "101 is greater than the maximum"),
+    ):
+        _trend_window(tmp_path, bad)
+        got = cli("compare", results, "baselines/m.json", "--out", tmp_path / "bad")
+        assert got.code == 2 and f"evalgate.yml: report.trend_window: {said}" in got.err, got.err
+
+
+def earlier_trend(folder: Path, step: int) -> list[dict]:
+    res = json.loads((folder / f"out{step}" / "results.json").read_text(encoding="utf-8"))
+    return res["drift"]["trend"]["language:es"]

@@ -165,6 +165,33 @@ def test_tolerances_min_n_multiplicity_and_the_rule_are_the_configured_ones(tmp_
     assert any("every slice's accuracy is taken as 50%" in a for a in doc["assumptions"])
 
 
+def test_a_configured_test_set_is_counted_in_the_family_the_figures_are_at(tmp_path, cli):
+    # the gate adjusts the perplexity check in one family with the gated slices (docs/gate.md,
+    # "Perplexity"): a slice's first step is alpha / (5 slices + 1 perplexity), so are its figures
+    config = team_suite(tmp_path)
+    sentences = (REPO / "data" / "corpus" / "test.jsonl").read_text(encoding="utf-8").splitlines()[:50]
+    (tmp_path / "text.jsonl").write_text("\n".join(sentences) + "\n", encoding="utf-8")
+    config.write_text(config.read_text(encoding="utf-8").replace("test: null", "test: text.jsonl"), "utf-8")
+    doc = power_json(cli, config)
+    assert doc["gated"] == 5 and doc["level"] == pytest.approx(ALPHA / 6) and doc["perplexities"] == 1
+    geography = rows(doc)["subject:geography"]["at"]
+    assert geography[0]["mde"] == ni.mde(35, TOL, ALPHA / 6, 0.05)
+    assert geography[0]["items_needed"] == ni_items(ALPHA / 6, 0.05)
+    got = cli("power", "--config", config)
+    assert "5 gated slice(s) and 1 perplexity check(s)" in got.out, got.out
+    # `test: null`: no perplexity is measured, so none is in the family
+    doc = power_json(cli, team_suite(tmp_path / "b"))
+    assert doc["perplexities"] == 0 and doc["level"] == pytest.approx(LEVEL)
+
+
+def ni_items(level: float, disagreement: float, drop: float = 0.10) -> int | None:
+    """The items a no-baseline slice needs for a `drop` at `level`: gate/power.py's own search."""
+    from evalgate.gate import power
+
+    setting = power.Setting(rule="paired", level=level, z=1.96)
+    return power.items_needed(None, TOL, disagreement, drop, setting)
+
+
 def test_a_suite_that_gates_nothing_is_told_so(tmp_path, cli):
     """issue 25: a 5-item suite got a green check although nothing at all was gated."""
     config = team_suite(tmp_path, per=1, small=1)

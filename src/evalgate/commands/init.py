@@ -58,7 +58,7 @@ from evalgate.github.workflows import (
     update_baseline_workflow,
     void_labels_workflow,
 )
-from evalgate.pipeline import baseline_document, baseline_outcome, score
+from evalgate.pipeline import baseline_document, baseline_outcome, perplexity_checks, score
 from evalgate.probeset.import_map import ImportMap
 from evalgate.probeset.jsonl import parse_jsonl
 from evalgate.probeset_io import (
@@ -856,7 +856,11 @@ def _power(
     entries = results["probes"]
     counts = power.slice_counts(entries, cfg.gate, {e["id"]: e for e in entries})
     seen = power.power_table(
-        counts, cfg.gate, reference=f"the first baseline {baseline or layout.baseline}", needed=False
+        counts,
+        cfg.gate,
+        reference=f"the first baseline {baseline or layout.baseline}",
+        needed=False,
+        perplexities=perplexity_checks(cfg),
     )
     floors = power.floors(seen, counts, cfg.gate.z)
     by_key = {r["slice"]: r for r in seen["slices"]}

@@ -53,7 +53,7 @@ def _outcome(cfg: GateConfig, console: Console) -> Any:
 
 
 def _measured(args: argparse.Namespace, drop: float, console: Console) -> dict[str, Any]:
-    from evalgate.pipeline import score
+    from evalgate.pipeline import perplexity_checks, score
 
     overrides = {"loader": cli_loader(args.loader)}
     cfg_a = load_config(args.config, {**overrides, "checkpoint": cli_path(args.checkpoint)})
@@ -78,6 +78,7 @@ def _measured(args: argparse.Namespace, drop: float, console: Console) -> dict[s
         drop=drop,
         design_effect=deff,
         reference=f"checkpoint {b['checkpoint']['path']} (--against)",
+        perplexities=perplexity_checks(cfg_a),  # the gate's family: the configuration's, not the scoring's
     )
     doc["checkpoints"] = {"checkpoint": a["checkpoint"]["path"], "against": b["checkpoint"]["path"]}
     return power.with_floors(doc, counts, cfg_a.gate.z)

@@ -497,6 +497,35 @@ def _inconclusive_entry(
     return entry
 
 
+def _ppl_undecided(c: PerplexityComparison) -> bool:
+    """A tested perplexity its test did not flag whose observed ratio is beyond the limit.
+
+    Unlike a slice, no power figure can clear it: the betting test's power depends on the
+    sentences' spread as well as their number, so there is no MDE to hold against a limit, and
+    every such increase is undecided (docs/gate.md, "Verdict", `perplexity_undecided`)."""
+    ratio, limit = c.get("ratio"), c.get("max_ratio")
+    return isinstance(ratio, int | float) and isinstance(limit, int | float) and ratio > limit
+
+
+def _perplexity_entry(key: str, c: PerplexityComparison) -> Inconclusive:
+    """`comparison.inconclusive`'s entry of an undecided perplexity (`_tested_perplexities`'s
+    key: the run's, or a suite's own test set's)."""
+    entry: Inconclusive = {
+        "slice": None,
+        "why": inconclusive.PERPLEXITY_UNDECIDED,
+        "n": int(c.get("n_sentences") or 0),
+        "drop": None,
+        "ratio": c.get("ratio"),
+        "max_ratio": c.get("max_ratio"),
+        "p_value": c.get("p_value"),
+        "p_adjusted": c.get("p_adjusted"),
+    }
+    suite = key.removeprefix(" suite_perplexity:") if key.startswith(" suite_perplexity:") else None
+    if suite is not None:
+        entry["suite"] = suite
+    return entry
+
+
 def _nothing_gated(
     rows: dict[str, SliceComparison], shared: list[str], flips: dict[str, int], rules: GateRules
 ) -> Inconclusive:
@@ -689,6 +718,10 @@ def compare(
     for k, c in tested.items():
         c["p_adjusted"] = adjusted[k]
         c["status"] = "regressed" if adjusted[k] < rules.alpha else "ok"
+        if c["status"] == "ok" and _ppl_undecided(c):
+            # an increase beyond the limit the betting test could not tell from sentence noise:
+            # never a green check for it (docs/gate.md, "Verdict")
+            c["status"] = "inconclusive"
     for key, row in rows.items():
         row["gated"] = key in gated
         row["p_adjusted"] = adjusted.get(key)
@@ -708,6 +741,7 @@ def compare(
     ]
     if not gated and not rules.min_accuracy:
         undecided.append(_nothing_gated(rows, shared, flips, rules))
+    undecided += [_perplexity_entry(k, c) for k, c in tested.items() if c["status"] == "inconclusive"]
 
     old = base.outcomes
     return {
@@ -880,6 +914,9 @@ def inconclusive_reasons(comparison: Mapping[str, Any]) -> list[str]:
                 "items to decide"
             )
             continue
+        if why == inconclusive.PERPLEXITY_UNDECIDED:
+            out.append(_perplexity_undecided_reason(entry, comparison))
+            continue
         key = entry["slice"]
         r = rows.get(key) or {}
         head = _head(key, r) if r else f"{key}: a drop of {_points(entry.get('drop'))} points"
@@ -925,3 +962,31 @@ def inconclusive_reasons(comparison: Mapping[str, Any]) -> list[str]:
             f"decidable with {', '.join(fixes[:-1])} or {fixes[-1]}"
         )
     return out
+
+
+def _perplexity_undecided_reason(entry: Mapping[str, Any], comparison: Mapping[str, Any]) -> str:
+    """The reason of a `perplexity_undecided` entry: the increase, the test's p-values and what
+    would decide it (more test sentences, docs/gate.md "Perplexity": a few hundred)."""
+    suite = entry.get("suite")
+    ppl: Mapping[str, Any] = (
+        ((comparison.get("suite_perplexity") or {}).get(suite) or {})
+        if suite is not None
+        else (comparison.get("perplexity") or {})
+    )
+    prefix = f"{suite}: " if suite is not None else ""
+    ratio, limit = entry.get("ratio"), entry.get("max_ratio")
+    rose = (
+        f"perplexity rose {ppl['baseline']:.3f} → {ppl['value']:.3f} "
+        if isinstance(ppl.get("baseline"), int | float) and isinstance(ppl.get("value"), int | float)
+        else "perplexity rose "
+    )
+    adjusted = entry.get("p_adjusted")
+    shown = "unknown" if adjusted is None else p_is(adjusted).removeprefix("= ")
+    p = entry.get("p_value")
+    return (
+        f"{prefix}{rose}(×{ratio:.3f}, limit ×{limit:.2f}) over {entry['n']:,} sentences, beyond the "
+        f"limit but undecided (paired test by betting p {'unknown' if p is None else p_is(p)}, "
+        f"{westfall_young.adjustment_name(comparison)}-adjusted {shown}, not below alpha "
+        f"{comparison['thresholds']['alpha']}: too few sentences to tell the increase from sentence "
+        "noise); decidable with a larger perplexity test set (a few hundred sentences)"
+    )

@@ -242,7 +242,7 @@ class CountedWrong(TypedDict):
 
 
 class PerplexityComparison(TypedDict):
-    status: NotRequired[Literal["ok", "regressed", "failed", "missing", "not_comparable"]]
+    status: NotRequired[Literal["ok", "regressed", "inconclusive", "failed", "missing", "not_comparable"]]
     test: NotRequired[Literal["betting-nll-ratio", "paired-t-token-weighted", "ratio"]]
     note: NotRequired[str]
     p_value: NotRequired[float | None]
@@ -271,7 +271,7 @@ class Inconclusive(TypedDict):
     """results.json `comparison.inconclusive`: what the gate could not decide (gate/inconclusive.py)."""
 
     slice: str | None
-    why: Literal["low_power", "too_few_clusters", "nothing_gated"]
+    why: Literal["low_power", "too_few_clusters", "nothing_gated", "perplexity_undecided"]
     n: int
     drop: float | None
     tolerance: NotRequired[float]
@@ -285,6 +285,9 @@ class Inconclusive(TypedDict):
     min_n: NotRequired[int]
     largest_slice: NotRequired[str | None]
     largest_n: NotRequired[int]
+    ratio: NotRequired[float | None]  # perplexity_undecided: new / baseline perplexity
+    max_ratio: NotRequired[float | None]
+    suite: NotRequired[str]  # perplexity_undecided of a suite's own test set
 
 
 class DriftSlice(TypedDict):

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalgate.errors import EvalgateError
+from evalgate.gate import inconclusive
 from evalgate.gate.compare import compare, inconclusive_reasons, regression_reasons
 from evalgate.gate.rules import GateRules
 
@@ -164,8 +165,11 @@ def drift(
     out["n_paired"] = comparison["n_paired"]
     out["slices"] = rows
     out["regressed"] = [k for k in comparison["regressed"] if k in rows]
+    # the slices' entries and nothing_gated: the drift guard gates accuracy, never perplexity
     undecided = [
-        e for e in comparison.get("inconclusive") or [] if e.get("slice") in rows or e.get("slice") is None
+        e
+        for e in comparison.get("inconclusive") or []
+        if e.get("slice") in rows or (e.get("slice") is None and e.get("why") == inconclusive.NOTHING_GATED)
     ]
     if undecided:
         out["inconclusive"] = undecided
@@ -184,7 +188,7 @@ def drift(
     return out
 
 
-TREND_N = 8  # baselines shown in a trend (the last N), then this run
+TREND_N = 8  # baselines shown in a trend (the last N), then this run: `report.trend_window`'s default
 
 
 def drifting(out: Mapping[str, Any]) -> list[str]:

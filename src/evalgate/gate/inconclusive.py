@@ -1,6 +1,6 @@
 """When the gate cannot decide: the `inconclusive` verdict's pieces (docs/gate.md, "Verdict").
 
-A gate must never show a green check for what it could not see. Three cases make a run
+A gate must never show a green check for what it could not see. Four cases make a run
 inconclusive rather than a pass (a failure elsewhere still fails it):
 
 - `low_power`: a gated slice whose observed drop is beyond its tolerance, which its test did not
@@ -13,6 +13,9 @@ inconclusive rather than a pass (a failure elsewhere still fails it):
   slice has failed the gate already.
 - `nothing_gated`: a baseline, but no slice was gated (every slice under `gate.min_n`, or nothing
   shared with the baseline) and no floor was checked.
+- `perplexity_undecided`: a perplexity (the run's, or a suite's own test set's) whose betting
+  test ran and did not flag it after the multiplicity adjustment, but whose observed ratio is
+  beyond `gate.perplexity_max_ratio`: too few sentences to tell that increase from noise.
 
 This module holds the numbers a reader needs to make such a slice decidable: how many items it
 would need to catch the drop it shows (with the shipped test's exact power, gate/noninferiority.py,
@@ -30,6 +33,7 @@ from evalgate.gate.stats import TARGET_POWER, mde_wilson
 LOW_POWER: Final = "low_power"
 TOO_FEW_CLUSTERS: Final = "too_few_clusters"
 NOTHING_GATED: Final = "nothing_gated"
+PERPLEXITY_UNDECIDED: Final = "perplexity_undecided"
 
 # `items_needed` stops here and says "more than": a drop barely above the tolerance needs tens of
 # thousands of items, and each size tried costs the certified critical value of that size.

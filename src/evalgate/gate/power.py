@@ -11,9 +11,11 @@ can see"). For every slice the gate would gate (its family in `gate.slices`, at 
   over n, as docs/gate.md table D; an exact test's power saws with n, so a few sizes just below
   also reach it and a few just above do not).
 
-The level is the first Holm step, alpha / (gated slices): the level a slice faces when it is the
-only one to fail, the strictest it ever faces (later steps are easier), so the MDE is an upper
-bound. Westfall–Young is taken at the same level: its first step is never below it (docs/gate.md,
+The level is the first Holm step, alpha / (gated slices + perplexity checks): the level a slice
+faces when it is the only one to fail, the strictest it ever faces (later steps are easier), so the
+MDE is an upper bound. The perplexity checks (the run's test set and each suite's own) are in the
+gate's family (gate/compare.py, docs/gate.md "Perplexity"), so they count here as there.
+Westfall–Young is taken at the same level: its first step is never below it (docs/gate.md,
 table H), so the figure is an upper bound there too.
 
 The model of two checkpoints. Equally good checkpoints disagree on a share s of the items, half
@@ -245,9 +247,10 @@ class Setting:
     """What the figures of one gate are computed at: the rule and the level a slice faces."""
 
     rule: str  # paired | wilson
-    level: float  # paired: alpha / gated slices (Holm's first step); wilson: unused
+    level: float  # paired: alpha / (gated slices + perplexity checks), Holm's first step; wilson: unused
     z: float  # wilson: the interval's z
     design_effect: float | None = None  # gate.cluster, measured: n is divided by it (Kish)
+    perplexities: int = 0  # paired: the perplexity checks in the slices' family
 
 
 def _effective(s: SliceCounts, setting: Setting) -> tuple[int, int | None]:
@@ -318,9 +321,11 @@ def items_needed(
 # -- the table --------------------------------------------------------------------------------
 
 
-def first_step_level(rules: GateRules, n_gated: int) -> float:
-    """The level a gated slice faces at the first step of the multiplicity adjustment."""
-    return rules.alpha / max(1, n_gated)
+def first_step_level(rules: GateRules, n_gated: int, perplexities: int = 0) -> float:
+    """The level a gated slice faces at the first step of the multiplicity adjustment: the gate's
+    `mde_level` (gate/compare.py), whose family holds the gated slices and the tested perplexities
+    (under Westfall-Young the slices' block is scaled by (m + k) / m, the same first-step level)."""
+    return rules.alpha / max(1, n_gated + perplexities)
 
 
 def _cluster_floor(s: SliceCounts, setting: Setting) -> bool:
@@ -339,17 +344,24 @@ def power_table(
     design_effect: float | None = None,
     reference: str | None = None,
     needed: bool = True,
+    perplexities: int = 0,
 ) -> dict[str, Any]:
     """The power document (docs/gate.md, "What your suite can see", for its shape).
+
+    `perplexities`: the perplexity checks the configuration makes (its `test:` and each suite's
+    own), members of the slices' family under the paired rule (`first_step_level`).
 
     `measured`: each slice at its own measured disagreement (`counts` carry b and c); otherwise at
     every rate of `disagreements`. `reference`: what the baseline accuracies come from ("the
     baseline baselines/x.json", "checkpoint B"), None when there is none.
     """
     gated = [s for s in counts if s.gated]
+    # the Wilson rule's perplexities are a family of their own (gate/compare.py)
+    k = perplexities if rules.rule == "paired" else 0
     setting = Setting(
         rule=rules.rule,
-        level=first_step_level(rules, len(gated)),
+        level=first_step_level(rules, len(gated), k),
+        perplexities=k,
         z=rules.z,
         design_effect=design_effect if rules.rule == "paired" and rules.cluster else None,
     )
@@ -404,6 +416,7 @@ def power_table(
         "alpha": rules.alpha,
         "multiplicity": _multiplicity(rules),
         "gated": len(gated),
+        "perplexities": k,
         "level": setting.level if rules.rule == "paired" else None,
         "target_power": TARGET_POWER,
         "mde_max": rules.mde_max,
@@ -462,6 +475,8 @@ def assumptions(rules: GateRules, *, measured: bool, has_baseline: bool, setting
         )
     method = _multiplicity(rules)
     level = f"alpha / gated slices = {setting.level:.3g}"
+    if setting.perplexities:
+        level = f"alpha / (gated slices + {setting.perplexities} perplexity check(s)) = {setting.level:.3g}"
     if method == "westfall-young":
         out.append(
             f"multiplicity: Westfall-Young, taken at Holm's first-step level ({level}); its own first "

@@ -78,6 +78,7 @@ def counts(results: ResultsDocument) -> Counter:
 _PPL_STATUS = {
     "ok": "✅ ok",
     "regressed": "❌ regressed",
+    "inconclusive": "⚠️ inconclusive",
     "failed": "❌ failed",
     "not_comparable": "⚪ not comparable",
 }

@@ -103,6 +103,12 @@ def undecided_names(results: Mapping[str, Any]) -> list[str]:
                 f"nothing was gated (no slice shares gate.min_n = {e.get('min_n')} probes with the baseline; "
                 f"the largest shares {largest})"
             )
+        elif why == "perplexity_undecided":
+            ratio, limit = e.get("ratio"), e.get("max_ratio")
+            shown = f"×{ratio:.3f}" if isinstance(ratio, int | float) else "?"
+            allowed = f", limit ×{limit:.2f}" if isinstance(limit, int | float) else ""
+            name = f"{e['suite']}: perplexity" if e.get("suite") else "perplexity"
+            out.append(f"{name} ({shown} on {n} sentences{allowed})")
         elif why == "too_few_clusters":
             needed = e.get("clusters_needed")
             need = f", needs {needed}" if needed else ""

@@ -51,8 +51,10 @@ def _level(doc: Mapping[str, Any]) -> str:
     if doc["rule"] == "wilson":
         return "wilson rule (the baseline above the new Wilson upper bound + tolerance), no multiplicity"
     method = "Westfall-Young" if doc["multiplicity"] == "westfall-young" else "Holm"
+    ppl = doc.get("perplexities") or 0
+    family = f"{doc['gated']} gated slice(s)" + (f" and {ppl} perplexity check(s)" if ppl else "")
     return (
-        f"exact paired test at alpha {doc['alpha']}, {method} over {doc['gated']} gated slice(s): "
+        f"exact paired test at alpha {doc['alpha']}, {method} over {family}: "
         f"a slice's first step is at {doc['level']:.3g}"
     )
 
