@@ -29,8 +29,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from evalgate.probeset.normalize import normalize
 from evalgate.probeset.records import record_id
+from evalgate.probeset.scripts import skeleton
 from evalgate.probeset.text import (
     FUNCTION_WORDS,
     clause_keys_normal,
@@ -45,6 +45,13 @@ from evalgate.types import BLANK, Finding, Probe
 # (context, suffix) of the rendered text around the answer, as the scorer renders it: None where
 # the suite has no template of its own (the rendered text is then the filled prompt)
 Renderer = Callable[[Probe], tuple[str, str] | None]
+
+# Every text the detectors read, training sentence and probe alike, is folded through the look-alike
+# skeleton (probeset/scripts.py: the normal form, each Cyrillic or Greek letter that looks like a
+# Latin one replaced by it), so a question spelt with a Cyrillic `а` meets its Latin copy in the
+# training data (docs/validate.md, "Scripts and look-alikes"). Both sides are folded alike, so a
+# Russian or Greek question still meets its own copy.
+fold = skeleton
 
 DETECTORS = ("exact", "template", "ngram")
 DEFAULT_WINDOW = 5
@@ -84,7 +91,7 @@ class LeakIndex:
         unknown = set(detectors) - set(DETECTORS)
         if unknown or window < 1:
             raise ValueError(f"bad leak detector settings: {sorted(unknown)}, window {window}")
-        self.keep = frozenset(normalize(k) for k in keep)
+        self.keep = frozenset(fold(k) for k in keep)
         self.window = window
         self.detectors = tuple(d for d in DETECTORS if d in detectors)
         self.n_sentences = 0
@@ -101,7 +108,7 @@ class LeakIndex:
         src = Source(file, line, sentence)
         # normalised once; the keys are the normal forms of probeset/text.py, kept as strings (a dict
         # hashes them anyway)
-        norm = normalize(sentence)
+        norm = fold(sentence)
         tokens = tokens_normal(norm)
         if "exact" in self.detectors:
             self._exact.setdefault(" ".join(tokens), src)
@@ -144,7 +151,7 @@ class LeakIndex:
             filled = _answer_span(*_around(probe.prompt), probe.expected)
         else:  # a verb-form probe: every shared window counts, the answer's place is not needed
             text = fill(probe.prompt, probe.expected)
-            filled = (text, tokens_normal(normalize(text)), None)
+            filled = (text, tokens_normal(fold(text)), None)
         shared = shared if shared is not None else {}
         # (what is read, its text, its tokens, the answer's place, the words that alone are no leak)
         texts: list[tuple[str, str, list[str], range | None, Mapping[str, int] | None]] = [
@@ -158,14 +165,14 @@ class LeakIndex:
                 added = dict.fromkeys(set(rendered[1]) - set(filled[1]), EVERY_ITEM)
                 words = {**shared, **added} if probe.is_item else None
                 texts.append(("the rendered prompt", *rendered, words))
-        answer = tokens_normal(normalize(probe.expected)) if probe.is_item else []
+        answer = tokens_normal(fold(probe.expected)) if probe.is_item else []
         hits: list[tuple[str, str, str, Source, dict[str, object]]] = []
         for subject, text, tokens, span, common in texts:
             hits.extend(self._hits(subject, text, tokens, span, common, answer))
         if probe.is_item and BLANK not in probe.prompt and "exact" in self.detectors:
             # the question alone, as a whole line or one sentence of a longer one: a question ends
             # in "?", so a line that goes on after it never holds it as the filled text's clause
-            question = tokens_normal(normalize(probe.prompt))
+            question = tokens_normal(fold(probe.prompt))
             key = " ".join(question)
             if any(t not in FUNCTION_WORDS for t in question):
                 src = self._exact.get(key) or self._sentences.get(key)
@@ -260,12 +267,12 @@ def _around(prompt: str) -> tuple[str, str]:
 def _answer_span(before: str, after: str, answer: str) -> tuple[str, list[str], range]:
     """(the text, its normalised tokens, the positions of the answer's tokens among them)."""
     text = before + answer + after
-    head = tokens_normal(normalize(before))
-    upto = tokens_normal(normalize(before + answer))
+    head = tokens_normal(fold(before))
+    upto = tokens_normal(fold(before + answer))
     start = len(head)
     if head and upto[: len(head)] != head:
         start -= 1  # the answer glued to the word before it: that token is partly the answer
-    return text, tokens_normal(normalize(text)), range(max(start, 0), len(upto))
+    return text, tokens_normal(fold(text)), range(max(start, 0), len(upto))
 
 
 def _asks(
@@ -287,7 +294,7 @@ def _asks(
     content = [shared.get(tok, 1) for tok in gram if tok not in FUNCTION_WORDS]
     if any(n == 1 for n in content):
         return True
-    return 2 in content and _holds(tokens_normal(normalize(src.text)), answer)
+    return 2 in content and _holds(tokens_normal(fold(src.text)), answer)
 
 
 def _holds(tokens: Sequence[str], part: Sequence[str]) -> bool:
@@ -302,7 +309,7 @@ def shared_words(probes: Iterable[Probe]) -> dict[str, int]:
     counts: Counter[str] = Counter()
     for p in probes:
         if p.is_item and not p.deprecated:
-            counts.update(set(tokens_normal(normalize(p.prompt.replace(BLANK, " ")))))
+            counts.update(set(tokens_normal(fold(p.prompt.replace(BLANK, " ")))))
     return {t: n for t, n in counts.items() if n > 1}
 
 

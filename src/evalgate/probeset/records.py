@@ -23,11 +23,13 @@ import jsonschema
 from evalgate.probeset.field_text import (
     CONTROL,
     HINT_CONFUSABLE,
+    HINT_CONFUSABLE_PROMPT,
     HINT_CONTROL,
     confusable_problems,
     control_problems,
     glued_word,
     only_invisible,
+    prompt_confusable_problems,
     reveal,
     same_form,
     short,
@@ -310,6 +312,11 @@ def text_findings(
             add("text-form", "candidates", problem)
         for problem in confusable_problems(rec["candidates"]):
             add("confusable", "candidates", problem, HINT_CONFUSABLE)
+    if prompt_str:
+        # the prompt is read by the model and by the leak check: a look-alike letter in one of its
+        # words would hide a verbatim copy of the question (docs/validate.md, "Scripts and look-alikes")
+        for problem in prompt_confusable_problems(rec["prompt"]):
+            add("confusable", "prompt", problem, HINT_CONFUSABLE_PROMPT)
     if prompt_str and (blank := blank_problem(rec["prompt"])):
         add("blank", "prompt", blank)
     if prompt_str and (problems := _form_problems(rec["prompt"])):
