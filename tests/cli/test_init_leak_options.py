@@ -23,7 +23,9 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The demo checkpoint, 40 MMLU-style rows, and training text that shares a 5-word window
-    with item 7 ("answers question number 7 today") and holds item 9 verbatim."""
+    with item 7 and holds every word of its question ("Geology asks which choice answers question
+    number 7 today": a 6-word run in common, so a leak at window 5 and none at 8), and holds item 9
+    verbatim."""
     root = tmp_path / "repo"
     shutil.copytree(DEMO, root / "checkpoints" / "demo")
     rows = [
@@ -37,7 +39,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ]
     write_jsonl(root / "mmlu.jsonl", rows)
     write_jsonl(
-        root / "overlap.jsonl", [{"text": "Which choice answers question number 7 today, do you know?"}]
+        root / "overlap.jsonl", [{"text": "Geology asks which choice answers question number 7 today."}]
     )
     write_jsonl(
         root / "verbatim.jsonl", [{"text": "In biology, which choice answers question number 9? second 9"}]
