@@ -726,9 +726,22 @@ def baseline_home(cfg: GateConfig) -> Path:
     return cfg.root
 
 
-def baseline_name(given: str | None, checkpoint_path: str | None) -> str:
-    """--name, else the checkpoint folder's name; refused unless it makes a plain file name."""
-    name = given or (Path(checkpoint_path).name if checkpoint_path else "") or "baseline"
+def configured_baseline_name(cfg: GateConfig) -> str | None:
+    """NAME when the configuration's `baseline:` is baselines/NAME.json where `baseline update`
+    writes (`baseline_home`), so that an update without --name replaces the baseline the gate
+    reads (docs/gate.md); None otherwise."""
+    if not cfg.baseline:
+        return None
+    path = cfg.path(cfg.baseline)
+    if path.suffix != ".json" or path.parent.resolve() != (baseline_home(cfg) / "baselines").resolve():
+        return None
+    return path.stem
+
+
+def baseline_name(given: str | None, checkpoint_path: str | None, configured: str | None = None) -> str:
+    """--name, else the configured baseline's NAME (`configured_baseline_name`), else the
+    checkpoint folder's name; refused unless it makes a plain file name."""
+    name = given or configured or (Path(checkpoint_path).name if checkpoint_path else "") or "baseline"
     if not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
         if given:
             raise RefusedError(f"--name {name!r}: use letters, digits, '-', '_' and '.' only")
