@@ -498,3 +498,27 @@ def test_a_file_with_no_rows_changes_nothing_and_exits_0(tmp_path, monkeypatch, 
     assert got.code == 0, got.out + got.err
     assert f"{name} holds no rows; nothing changed" in got.out
     assert {p: p.read_bytes() for p in (repo / "quiz").iterdir()} == before
+
+
+@pytest.mark.parametrize(
+    ("name", "answer", "said"),
+    [
+        ("big.jsonl", "9" * 5001, "answer: the number 999999999999…9999 has 5001 digits"),
+        ("inf.jsonl", "1e400", "answer: the number 1e400 is beyond the range of a number"),
+        ("neg.jsonl", "-1E+999", "answer: the number -1E+999 is beyond the range of a number"),
+        ("big.json", "9" * 5001, "answer: the number 999999999999…9999 has 5001 digits"),
+    ],
+)
+def test_a_number_no_field_can_mean_is_named_with_its_field_as_written(
+    tmp_path, monkeypatch, cli, name, answer, said
+):
+    repo = suite_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    row = '{"question": "Which river flows through Cairo?", "choices": ["Nile", "Amazon"], "answer": %s, '
+    text = row % answer + '"subject": "geology"}'
+    (repo / name).write_text(f"[{text}]" if name.endswith(".json") else text + "\n", encoding="utf-8")
+    got = cli("probes", "import", name, "--suite", "quiz", "--from", "mmlu")
+    assert got.code == 2, got.out + got.err
+    assert said in got.out
+    assert "Infinity" not in got.out and "set_int_max_str_digits" not in got.out
+    assert (repo / "quiz" / "items.jsonl").read_bytes() == b""
