@@ -958,7 +958,9 @@ class ItemImport:
                     rows = [g.line for g in groups.get(("unmapped", entry.field), []) if g.line is not None]
                     if rows:
                         entry = dataclasses.replace(
-                            entry, message=f"{entry.message} ({_rows_said(rows, word)} have no value)"
+                            entry,
+                            message=f"{entry.message} ({_rows_said(rows, word)} "
+                            f"{'has' if len(set(rows)) == 1 else 'have'} no value)",
                         )
                 out.append(entry)
                 continue

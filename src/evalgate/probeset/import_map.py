@@ -540,7 +540,7 @@ def _declared_findings(mapping: ImportMap, dims: Sequence[str], file: str) -> li
             out.append(
                 Finding(
                     "import-slice-unmapped",
-                    f"slices.{dim}: the suite declares this dimension, but no column maps to it",
+                    "the suite declares this dimension, but no column maps to it",  # the field names it
                     file,
                     None,
                     None,

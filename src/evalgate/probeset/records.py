@@ -233,10 +233,27 @@ def _lookalikes(prompt: str) -> str:
     return f" ({shown}: the blank is three ASCII underscores _)"
 
 
+def _nfc_problem(text: str) -> str:
+    """What keeps `text` from NFC, said as what it is: a character NFC replaces on its own (the
+    OHM SIGN U+2126 is the Greek Ω U+03A9, the ANGSTROM SIGN U+212B is Å), or an accent written
+    as a separate combining mark."""
+    singles = [ch for ch in dict.fromkeys(text) if unicodedata.normalize("NFC", ch) != ch]
+    if not singles:
+        return "is not in NFC form (an accent written as a separate combining mark)"
+
+    def named(ch: str) -> str:
+        return f"{ch!r} " + " ".join(f"U+{ord(c):04X} {unicodedata.name(c, '?')}" for c in ch)
+
+    said = "; ".join(
+        f"{named(ch)}, which NFC replaces by {named(unicodedata.normalize('NFC', ch))}" for ch in singles
+    )
+    return f"is not in NFC form: it holds {said} (another code point for the same character)"
+
+
 def _form_problems(text: str) -> list[str]:
     out = []
     if not text.isascii() and unicodedata.normalize("NFC", text) != text:
-        out.append("is not in NFC form (an accent written as a separate combining mark)")
+        out.append(_nfc_problem(text))
     if has_ignorable(text):
         out.append("holds invisible characters")
     return out
