@@ -157,6 +157,8 @@ def score(
         tokenizer_sha256=info.tokenizer_sha256,
         test_sha256=next(iter(test_input.values()))["sha256"] if test_input else None,
     )
+    if by_suite := _template_digests(outcome):
+        manifest["template_sha256_by_suite"] = by_suite
     base = {
         "inputs": inputs,
         "checkpoint": {
@@ -206,6 +208,14 @@ def _template_digest(outcome: Any) -> str:
     if len(outcome.templates) > 1:
         return sha256_text(canonical_json(outcome.templates))
     return sha256_text(outcome.template)
+
+
+def _template_digests(outcome: Any) -> dict[str, str]:
+    """Each suite's template hash by name (several suites only): a baseline is comparable suite by
+    suite, so adding a suite leaves the others' templates the same (gate/compare.py)."""
+    if len(outcome.templates) > 1:
+        return {name: sha256_text(text) for name, text in sorted(outcome.templates.items())}
+    return {}
 
 
 def _score_all(probes: list[Any], outcome: Any, scorer: Any, cfg: GateConfig) -> list[dict[str, Any]]:
