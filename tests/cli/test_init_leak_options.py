@@ -89,3 +89,21 @@ def test_init_with_leak_policy_exclude_leaves_the_leaking_item_out(repo, cli):
     doc = json.loads(checked.out)
     assert checked.code == 0
     assert [w["check"] for w in doc["warnings"] if w["check"].startswith("leak")] == ["leaks-excluded"]
+
+
+@pytest.mark.slow
+def test_init_with_leak_policy_exclude_warns_of_a_slice_value_left_empty(repo, cli):
+    # every biology item is in the training text: under `exclude` the whole slice value drops out
+    # of the gate, which validate and run warn of (slice-empty), and so must init
+    rows = [json.loads(line) for line in (repo / "mmlu.jsonl").read_text(encoding="utf-8").splitlines()]
+    lines = [
+        {"text": f"{r['question']} {r['choices'][r['answer']]}"} for r in rows if r["subject"] == "biology"
+    ]
+    write_jsonl(repo / "biology.jsonl", lines)
+    done = init(cli, "--train", "biology.jsonl", "--leak-policy", "exclude")
+    assert done.code == 0, done.out + done.err
+    (warning,) = [line for line in done.out.splitlines() if "[slice-empty]" in line]
+    assert "biology" in warning
+    checked = cli("validate", "--format", "json")
+    said = [w["message"] for w in json.loads(checked.out)["warnings"] if w["check"] == "slice-empty"]
+    assert said and said[0] in warning
