@@ -176,7 +176,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config(upd)
     upd.add_argument("--checkpoint", metavar="PATH", help="checkpoint to take the baseline from")
     upd.add_argument("--loader", metavar="PKG.MOD:FN", help="plugin loader returning (model, tokenizer)")
-    upd.add_argument("--name", metavar="NAME", help="baseline name: writes baselines/NAME.json")
+    upd.add_argument(
+        "--name",
+        metavar="NAME",
+        help="baseline name: writes baselines/NAME.json (default: the configured baseline, when it is "
+        "baselines/NAME.json, else the checkpoint folder's name)",
+    )
     upd.add_argument(
         "--from-results", metavar="RESULTS.json", help="build it from an existing result instead of scoring"
     )

@@ -252,9 +252,35 @@ def _schema_errors(data: Any, source: str) -> list[str]:
             messages.append(f"{source}: {where}: unknown key(s) {', '.join(map(_with_guess(known), extra))}")
         elif err.validator in ("oneOf", "anyOf") and (wanted := _describe_options(err.validator_value)):
             messages.append(f"{source}: {where}: {json.dumps(err.instance)} is not {wanted}")
+        elif err.validator in ("oneOf", "anyOf") and (meant := _within_option(err)):
+            # the option of the instance's own type says what is wrong: "is not valid under any of
+            # the given schemas" says nothing (a dimension named `Topic`)
+            messages += [f"{source}: {where}{m}" for m in meant]
         else:
             messages.append(f"{source}: {where}: {err.message}")
     return messages
+
+
+def _within_option(err: Any) -> list[str]:
+    """The errors of the one-of option whose type the value has (not its type mismatches), each
+    as `.path: message`, a key that breaks a name pattern said as such; [] when none is clear."""
+    out = []
+    for sub in err.context or ():
+        if sub.validator == "type":
+            continue
+        path = "".join(f".{p}" for p in sub.relative_path)
+        if sub.validator == "pattern":
+            pattern = str(sub.validator_value).removesuffix("$(?!\\n)").removesuffix("$")
+            what = "key" if "propertyNames" in sub.schema_path else "value"
+            out.append(
+                f"{path}: {what} {json.dumps(sub.instance)} must match the pattern {pattern}$ "
+                "(lower-case letters, digits and _, starting with a letter)"
+                if pattern.startswith("^[a-z]")
+                else f"{path}: {what} {json.dumps(sub.instance)} must match the pattern {pattern}$"
+            )
+        else:
+            out.append(f"{path}: {sub.message}")
+    return out
 
 
 def _describe_options(options: list[dict[str, Any]]) -> str | None:

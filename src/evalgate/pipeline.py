@@ -157,6 +157,8 @@ def score(
         tokenizer_sha256=info.tokenizer_sha256,
         test_sha256=next(iter(test_input.values()))["sha256"] if test_input else None,
     )
+    if by_suite := _template_digests(outcome):
+        manifest["template_sha256_by_suite"] = by_suite
     base = {
         "inputs": inputs,
         "checkpoint": {
@@ -206,6 +208,14 @@ def _template_digest(outcome: Any) -> str:
     if len(outcome.templates) > 1:
         return sha256_text(canonical_json(outcome.templates))
     return sha256_text(outcome.template)
+
+
+def _template_digests(outcome: Any) -> dict[str, str]:
+    """Each suite's template hash by name (several suites only): a baseline is comparable suite by
+    suite, so adding a suite leaves the others' templates the same (gate/compare.py)."""
+    if len(outcome.templates) > 1:
+        return {name: sha256_text(text) for name, text in sorted(outcome.templates.items())}
+    return {}
 
 
 def _score_all(probes: list[Any], outcome: Any, scorer: Any, cfg: GateConfig) -> list[dict[str, Any]]:
@@ -742,9 +752,22 @@ def baseline_home(cfg: GateConfig) -> Path:
     return cfg.root
 
 
-def baseline_name(given: str | None, checkpoint_path: str | None) -> str:
-    """--name, else the checkpoint folder's name; refused unless it makes a plain file name."""
-    name = given or (Path(checkpoint_path).name if checkpoint_path else "") or "baseline"
+def configured_baseline_name(cfg: GateConfig) -> str | None:
+    """NAME when the configuration's `baseline:` is baselines/NAME.json where `baseline update`
+    writes (`baseline_home`), so that an update without --name replaces the baseline the gate
+    reads (docs/gate.md); None otherwise."""
+    if not cfg.baseline:
+        return None
+    path = cfg.path(cfg.baseline)
+    if path.suffix != ".json" or path.parent.resolve() != (baseline_home(cfg) / "baselines").resolve():
+        return None
+    return path.stem
+
+
+def baseline_name(given: str | None, checkpoint_path: str | None, configured: str | None = None) -> str:
+    """--name, else the configured baseline's NAME (`configured_baseline_name`), else the
+    checkpoint folder's name; refused unless it makes a plain file name."""
+    name = given or configured or (Path(checkpoint_path).name if checkpoint_path else "") or "baseline"
     if not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
         if given:
             raise RefusedError(f"--name {name!r}: use letters, digits, '-', '_' and '.' only")

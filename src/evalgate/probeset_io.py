@@ -888,6 +888,9 @@ def read_import_rows(
     benchmark's export (JSONL, a JSON array or CSV: probeset/import_map.py), its rows made items
     whose ids without their own start with the suite's name.
     """
+    # A file with no rows (empty, blank lines, a byte-order mark alone, a CSV header alone) adds
+    # nothing and is no fault: the import changes nothing and exits 0 (docs/authoring.md, "Import").
+    no_rows = ("jsonl-empty", "csv-empty")
     if mapping is None:
         if source.lower().endswith(".csv"):
             raise RefusedError(
@@ -896,10 +899,13 @@ def read_import_rows(
                 "question=prompt,choices=candidates,answer=expected",
             )
         records, found = parse_jsonl(data, source, allow_blank=True, what="row")
-        found = [f for f in found if f.check != "jsonl-bom"]
+        found = [f for f in found if f.check != "jsonl-bom" and f.check not in no_rows]
         rows = {n for n, _ in records} | {f.line for f in found if f.line is not None}
         return list(records), found, len(rows), set()
     rows_read, found = read_rows(data, source)
+    if not rows_read and not data.removeprefix(b"\xef\xbb\xbf").strip(b" \t\r\n"):
+        return [], [], 0, set()  # an empty file of any format: no header to check either
+    found = [f for f in found if f.check not in no_rows]
     made, converted = convert(
         rows_read, mapping, file=source, id_prefix=import_id_prefix(suite.name, source), dims=list(suite.dims)
     )
@@ -978,7 +984,9 @@ class ItemImport:
                     rows = [g.line for g in groups.get(("unmapped", entry.field), []) if g.line is not None]
                     if rows:
                         entry = dataclasses.replace(
-                            entry, message=f"{entry.message} ({_rows_said(rows, word)} have no value)"
+                            entry,
+                            message=f"{entry.message} ({_rows_said(rows, word)} "
+                            f"{'has' if len(set(rows)) == 1 else 'have'} no value)",
                         )
                 out.append(entry)
                 continue

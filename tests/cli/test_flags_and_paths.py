@@ -169,7 +169,12 @@ def test_corpus_build_into_a_file_is_a_refusal(tmp_path, capsys):
     assert "exists and is not a folder" in capsys.readouterr().err
 
 
-def test_baseline_update_says_a_checkpoint_folder_name_cannot_name_the_baseline(tmp_path, capsys):
+def test_baseline_update_says_a_checkpoint_folder_name_cannot_name_the_baseline(
+    tmp_path, capsys, monkeypatch
+):
+    # run outside the bundled demo, so that its configured baselines/demo.json is not where the
+    # update writes (baselines/ here): the name then comes from the checkpoint folder
+    monkeypatch.chdir(tmp_path)
     ckpt = tmp_path / "my ckpt"
     ckpt.mkdir()
     assert main(["baseline", "update", "--checkpoint", str(ckpt)]) == 2

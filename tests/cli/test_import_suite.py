@@ -471,3 +471,54 @@ def test_a_json_array_row_is_shown_at_the_line_its_element_starts_on(tmp_path, c
         "probes", "import", source, "--suite", "quiz", "--from", "mmlu", "--config", root / "evalgate.yml"
     )
     assert f"{source}:1: answer: element 2: " in refused.out
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "flags"),
+    [
+        ("empty.jsonl", b"", ()),
+        ("blank.jsonl", b"\n  \n\n", ()),
+        ("bom.jsonl", b"\xef\xbb\xbf", ()),
+        ("empty.jsonl", b"", ("--from", "mmlu")),
+        ("blank.jsonl", b"\r\n\r\n", ("--from", "mmlu")),
+        ("empty.csv", b"", ("--from", "mmlu")),
+        ("header.csv", b"question,choices,answer,subject\r\n", ("--from", "mmlu")),
+        ("header.csv", b"q,c,a,s\n", ("--map", "q=prompt,c=candidates,a=expected,s=slices.subject")),
+    ],
+)
+def test_a_file_with_no_rows_changes_nothing_and_exits_0(tmp_path, monkeypatch, cli, name, data, flags):
+    # docs/authoring.md: an export with no rows is no fault; nothing is written
+    repo = suite_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    write_jsonl(repo / "first.jsonl", mmlu_rows(5))
+    assert cli("probes", "import", "first.jsonl", "--suite", "quiz", "--from", "mmlu").code == 0
+    before = {p: p.read_bytes() for p in (repo / "quiz").iterdir()}
+    (repo / name).write_bytes(data)
+    got = cli("probes", "import", name, "--suite", "quiz", *flags)
+    assert got.code == 0, got.out + got.err
+    assert f"{name} holds no rows; nothing changed" in got.out
+    assert {p: p.read_bytes() for p in (repo / "quiz").iterdir()} == before
+
+
+@pytest.mark.parametrize(
+    ("name", "answer", "said"),
+    [
+        ("big.jsonl", "9" * 5001, "answer: the number 999999999999…9999 has 5001 digits"),
+        ("inf.jsonl", "1e400", "answer: the number 1e400 is beyond the range of a number"),
+        ("neg.jsonl", "-1E+999", "answer: the number -1E+999 is beyond the range of a number"),
+        ("big.json", "9" * 5001, "answer: the number 999999999999…9999 has 5001 digits"),
+    ],
+)
+def test_a_number_no_field_can_mean_is_named_with_its_field_as_written(
+    tmp_path, monkeypatch, cli, name, answer, said
+):
+    repo = suite_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    row = '{"question": "Which river flows through Cairo?", "choices": ["Nile", "Amazon"], "answer": %s, '
+    text = row % answer + '"subject": "geology"}'
+    (repo / name).write_text(f"[{text}]" if name.endswith(".json") else text + "\n", encoding="utf-8")
+    got = cli("probes", "import", name, "--suite", "quiz", "--from", "mmlu")
+    assert got.code == 2, got.out + got.err
+    assert said in got.out
+    assert "Infinity" not in got.out and "set_int_max_str_digits" not in got.out
+    assert (repo / "quiz" / "items.jsonl").read_bytes() == b""

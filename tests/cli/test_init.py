@@ -342,3 +342,23 @@ def test_the_workflows_pin_the_release_and_pass_actionlint(tmp_path):
     assert "--network none" in run and "baseline update --name quiz " in run
     with pytest.raises(ValueError):
         gate_workflow("acme/evalgate@main; curl evil")
+
+
+@pytest.mark.slow
+def test_baseline_update_without_a_name_replaces_the_configured_baseline(repo, cli):
+    done = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
+               "--checkpoint", "checkpoints/demo")  # fmt: skip
+    assert done.code == 0, done.out + done.err
+    before = (repo / "baselines" / "quiz.json").read_bytes()
+    (repo / "baselines" / "quiz.json").unlink()
+    updated = cli("baseline", "update")
+    assert updated.code == 0, updated.out + updated.err
+    # the configuration says `baseline: baselines/quiz.json`: that file, not one named for the
+    # checkpoint folder (baselines/demo.json), which the gate would never read
+    assert "wrote baselines/quiz.json" in updated.out
+    assert sorted(p.name for p in (repo / "baselines").glob("*.json")) == ["quiz.json"]
+    assert json.loads((repo / "baselines" / "quiz.json").read_bytes())["name"] == "quiz"
+    assert (
+        json.loads(before)["probe_set"]
+        == json.loads((repo / "baselines" / "quiz.json").read_bytes())["probe_set"]
+    )

@@ -23,7 +23,9 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The demo checkpoint, 40 MMLU-style rows, and training text that shares a 5-word window
-    with item 7 ("answers question number 7 today") and holds item 9 verbatim."""
+    with item 7 and holds every word of its question ("Geology asks which choice answers question
+    number 7 today": a 6-word run in common, so a leak at window 5 and none at 8), and holds item 9
+    verbatim."""
     root = tmp_path / "repo"
     shutil.copytree(DEMO, root / "checkpoints" / "demo")
     rows = [
@@ -37,7 +39,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ]
     write_jsonl(root / "mmlu.jsonl", rows)
     write_jsonl(
-        root / "overlap.jsonl", [{"text": "Which choice answers question number 7 today, do you know?"}]
+        root / "overlap.jsonl", [{"text": "Geology asks which choice answers question number 7 today."}]
     )
     write_jsonl(
         root / "verbatim.jsonl", [{"text": "In biology, which choice answers question number 9? second 9"}]
@@ -87,3 +89,21 @@ def test_init_with_leak_policy_exclude_leaves_the_leaking_item_out(repo, cli):
     doc = json.loads(checked.out)
     assert checked.code == 0
     assert [w["check"] for w in doc["warnings"] if w["check"].startswith("leak")] == ["leaks-excluded"]
+
+
+@pytest.mark.slow
+def test_init_with_leak_policy_exclude_warns_of_a_slice_value_left_empty(repo, cli):
+    # every biology item is in the training text: under `exclude` the whole slice value drops out
+    # of the gate, which validate and run warn of (slice-empty), and so must init
+    rows = [json.loads(line) for line in (repo / "mmlu.jsonl").read_text(encoding="utf-8").splitlines()]
+    lines = [
+        {"text": f"{r['question']} {r['choices'][r['answer']]}"} for r in rows if r["subject"] == "biology"
+    ]
+    write_jsonl(repo / "biology.jsonl", lines)
+    done = init(cli, "--train", "biology.jsonl", "--leak-policy", "exclude")
+    assert done.code == 0, done.out + done.err
+    (warning,) = [line for line in done.out.splitlines() if "[slice-empty]" in line]
+    assert "biology" in warning
+    checked = cli("validate", "--format", "json")
+    said = [w["message"] for w in json.loads(checked.out)["warnings"] if w["check"] == "slice-empty"]
+    assert said and said[0] in warning

@@ -21,7 +21,7 @@ from evalgate.schemas import schema
 # Keys the code writes that the schema does not name, per TypedDict: adding one is a decision
 # (add it to the schema, or list it here), never an accident.
 EXTRAS: dict[str, set[str]] = {
-    "Manifest": {"test_sha256"},
+    "Manifest": {"test_sha256", "template_sha256_by_suite"},
     "ProbeEntry": {
         "language", "verb", "regularity", "tense", "person", "prompt", "label", "category",
         "reason_code", "kind", "source", "slices", "suite",

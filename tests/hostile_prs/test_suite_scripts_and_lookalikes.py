@@ -95,3 +95,32 @@ def test_declared_slice_values_that_read_the_same_are_refused_in_the_config(suit
     got = cli("validate")
     assert got.code == 2, got.out + got.err
     assert "suites.quiz.slices.topic" in got.err and "reads the same as" in got.err
+
+
+@pytest.mark.parametrize(
+    "cands",
+    [
+        ["8 μm", "8 mm", "8 cm"],  # Greek small mu beside Latin m: micro and milli
+        ["η", "h", "τ"],  # efficiency, Planck's constant, time constant
+        ["κ", "k", "c"],
+        ["μ", "m", "k"],
+        ["µ", "m", "k"],  # the micro sign, which NFKC makes a Greek mu
+        ["в", "b", "т", "t", "н", "h"],  # Cyrillic small letters that do not look Latin
+    ],
+)
+def test_small_greek_or_cyrillic_letters_beside_latin_ones_are_distinct_candidates(suite_dir, cli, cands):
+    # the capital Κ looks like K; the small κ does not look like k: a look-alike is decided in the
+    # letter's own case, never by folding the capital's pair onto the small letter
+    write_suite(suite_dir, [(cands, "", "physics")])
+    got = cli("validate", "--format", "json")
+    assert got.code == 0, got.out + got.err
+    assert not [f for f in json.loads(got.out)["findings"] if f["check"] == "confusable"]
+
+
+@pytest.mark.parametrize("cands", [["Κ", "K", "c"], ["ΜΗ", "MH", "k"], ["Ка", "Ka", "c"]])
+def test_capitals_that_look_latin_still_read_the_same(suite_dir, cli, cands):
+    write_suite(suite_dir, [(cands, "", "physics")])
+    got = cli("validate", "--format", "json")
+    assert got.code == 2, got.out + got.err
+    found = [f for f in json.loads(got.out)["findings"] if f["check"] == "confusable"]
+    assert any("items [0] and [1] read the same" in f["message"] for f in found), found

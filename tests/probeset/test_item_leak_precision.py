@@ -7,6 +7,10 @@ on it is a false positive. Then leaks planted into that corpus, each of which mu
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
+
 from evalgate.probeset.leaks import LeakIndex, find_leaks
 from evalgate.types import Probe
 
@@ -153,3 +157,65 @@ def test_a_short_question_is_a_leak_only_beside_its_answer():
     found = sorted((f.probe_id, f.evidence["train_line"]) for f in find_leaks(items, index))
     # quiz-003 has 3 words, 2 of them content words: its question alone is evidence enough
     assert found == [("quiz-001", 4), ("quiz-003", 3)]
+
+
+def _leaks(
+    items: list[tuple[str, str, list[str]]], train: list[str], retired: int | None = None
+) -> list[str]:
+    probes = [_item(i + 1, q, a, others) for i, (q, a, others) in enumerate(items)]
+    if retired is not None:
+        probes[retired] = dataclasses.replace(probes[retired], deprecated=True)
+    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), more_sources=16)
+    index.add_all("train.txt", list(enumerate(train, start=1)))
+    return [f.probe_id for f in find_leaks(probes, index)]
+
+
+# A training sentence shares a phrase with the question but is about another fact: it lacks what
+# tells this question apart from the same question on another country, element, quantity or shape.
+OTHER_FACTS = [
+    ("Which city is the capital of France?", "Paris", "Which city is the capital of Russia? Moscow"),
+    (
+        "Which element has the chemical symbol Fe?",
+        "iron",
+        "Students learn which element has the chemical symbol of each metal in school.",
+    ),
+    (
+        "What is the SI unit of electrical resistance?",
+        "ohm",
+        "The SI unit of electrical charge is the coulomb.",
+    ),
+    (
+        "What is the sum of the interior angles of a triangle?",
+        "180 degrees",
+        "The sum of the interior angles of a square is 360 degrees.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "answer", "sentence"), OTHER_FACTS)
+def test_a_sentence_about_another_fact_is_no_leak_even_in_a_one_item_suite(question, answer, sentence):
+    assert _leaks([(question, answer, ["x", "y"])], [sentence]) == []
+
+
+def test_retiring_an_item_turns_no_other_item_into_a_leak():
+    items = [
+        ("Which city is the capital of Chile?", "Santiago", ["Lima", "Quito"]),
+        ("Which city is the capital of Norway?", "Oslo", ["Bergen", "Malmo"]),
+    ]
+    train = ["Which city is the capital of a country is a common question in school quizzes."]
+    assert _leaks(items, train) == []
+    assert _leaks(items, train, retired=0) == []
+    assert _leaks(items, train, retired=1) == []
+
+
+@pytest.mark.parametrize(("question", "answer", "sentence"), OTHER_FACTS)
+def test_the_same_sentence_about_this_fact_is_still_a_leak(question, answer, sentence):
+    # the sentence made to carry this item's own distinctive word is caught, answer or not
+    for mine, other in (
+        ("France", "Russia"),
+        ("Fe", "of each metal"),
+        ("resistance", "charge"),
+        ("triangle", "square"),
+    ):
+        sentence = sentence.replace(other, mine)
+    assert _leaks([(question, answer, ["x", "y"])], [sentence]) == ["quiz-001"]

@@ -121,7 +121,7 @@ def test_find_leaks_over_many_probes():
 def test_checking_a_probe_does_not_scan_the_sentences(monkeypatch):
     """The index is built once; each probe costs one normalisation per detector, whatever the corpus size."""
     idx = index(*[f"Sentence number {i} about the weather in town." for i in range(3000)])
-    calls = {"normalize": 0}
+    calls = {"fold": 0}
     for name in calls:
         real = getattr(leaks_mod, name)
 
@@ -132,7 +132,7 @@ def test_checking_a_probe_does_not_scan_the_sentences(monkeypatch):
         monkeypatch.setattr(leaks_mod, name, counted)
     probes = [mk(f"Every day person {i} ___ at the office.", "works", pid=f"p-{i}") for i in range(20)]
     assert find_leaks(probes, idx) == []
-    assert calls == {"normalize": 20}  # one normalisation per probe, every key derived from it
+    assert calls == {"fold": 20}  # one normalisation (folded) per probe, every key derived from it
 
 
 def test_bad_settings_are_refused():

@@ -26,6 +26,7 @@ from evalgate.pipeline import (
     baseline_document,
     baseline_name,
     baseline_outcome,
+    configured_baseline_name,
     display_path,
     rederive,
     score,
@@ -39,7 +40,8 @@ def main(args: argparse.Namespace, console: Console) -> int:
     )
     progress = console.progress()
     if not args.from_results:  # a name that cannot be written is refused before the scoring, not after
-        baseline_name(args.name, str(cfg.path(cfg.checkpoint)) if cfg.checkpoint else None)
+        checkpoint = str(cfg.path(cfg.checkpoint)) if cfg.checkpoint else None
+        baseline_name(args.name, checkpoint, configured_baseline_name(cfg))
     if args.from_results:
         results: dict[str, Any] = load_json_file(Path(args.from_results), "results")
         validate_results(results, args.from_results)
@@ -59,7 +61,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
             print(render_findings(list(exc.findings), "text"))
             raise
         results = score(cfg, outcome, progress, checkpoint_arg=getattr(args, "checkpoint", None))
-    name = baseline_name(args.name, results["checkpoint"]["path"])
+    name = baseline_name(args.name, results["checkpoint"]["path"], configured_baseline_name(cfg))
     target, doc = baseline_document(cfg, results, name, commit=args.commit, pr=args.pr)
     with refused_if_unwritable(
         str(display_path(cfg, target)),

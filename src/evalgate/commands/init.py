@@ -843,6 +843,10 @@ def main(args: argparse.Namespace, console: Console) -> int:
         )
         print("\n".join(f"    {args.items}:{w.line}: {w.probe_id}: {w.message}" for w in twins))
     _say_excluded(outcome.excluded)
+    # what validate and run warn of: a slice value whose every item is left out drops out of the gate
+    for w in scored_on.warnings:
+        if w.check == "slice-empty":
+            print(f"  warning: {w.message} [slice-empty]" + (f"\n    hint: {w.hint}" if w.hint else ""))
     _say_power(seen, floors)
     return EXIT_PASS
 

@@ -123,10 +123,42 @@ def scored_slices(entries: list[dict[str, Any]]) -> frozenset[str]:
     return frozenset(k for e in entries if isinstance(e, dict) and _scored(e) for k in slice_keys(e))
 
 
-def _check_comparable(new: dict[str, Any], base: dict[str, Any], baseline_path: str) -> None:
-    diffs = [
+def suite_templates(manifest: Mapping[str, Any], config: Any) -> dict[str, Any] | None:
+    """Each suite's template hash by name: the manifest's record (several suites), or the one
+    template's hash under the name of a configuration's only suite; None for a run without
+    `suites:` or a record too old to say."""
+    by_suite = manifest.get("template_sha256_by_suite")
+    if isinstance(by_suite, Mapping):
+        return dict(by_suite)
+    suites = config.get("suites") if isinstance(config, Mapping) else None
+    if isinstance(suites, Mapping) and len(suites) == 1:
+        return {str(next(iter(suites))): manifest.get("template_sha256")}
+    return None
+
+
+def _check_comparable(
+    new: dict[str, Any],
+    base: dict[str, Any],
+    baseline_path: str,
+    templates: tuple[dict[str, Any] | None, dict[str, Any] | None] = (None, None),
+) -> None:
+    """`templates`: (the run's, the baseline's) `suite_templates`. Where both are known and share
+    a suite, the templates are compared suite by suite: adding or removing a suite is a gate
+    change of its own (gate/yardstick.py), not a template every other suite measured with
+    differently (docs/suites.md)."""
+    keys = list(COMPARABLE_KEYS)
+    run_t, base_t = templates
+    diffs = []
+    if run_t is not None and base_t is not None and set(run_t) & set(base_t):
+        keys.remove("template_sha256")
+        diffs += [
+            f"template_sha256 of suite {name}: baseline {base_t[name]!r}, this run {run_t[name]!r}"
+            for name in sorted(set(run_t) & set(base_t))
+            if run_t[name] != base_t[name]
+        ]
+    diffs += [
         f"{key}: baseline {base.get(key)!r}, this run {new.get(key)!r}"
-        for key in COMPARABLE_KEYS
+        for key in keys
         if new.get(key) != base.get(key)
     ]
     if diffs:
@@ -146,8 +178,8 @@ def _check_suite_names(results: dict[str, Any], base: _View, baseline_path: str)
         return
     old = {str(o["suite"]) for o in base.outcomes.values() if isinstance(o, dict) and o.get("suite")}
     new = {str(e["suite"]) for e in results["probes"] if isinstance(e, dict) and e.get("suite")}
-    if not old or not new or old == new:
-        return
+    if not old or not new or old <= new:
+        return  # the same suites, or suites added: the baseline's own still gate their items
     gone, added = ", ".join(sorted(old - new)) or "none", ", ".join(sorted(new - old)) or "none"
     raise NotComparableError(
         f"baseline {baseline_path} was measured on other suites (gone: {gone}; new: {added}): a suite's "
@@ -616,7 +648,11 @@ def compare(
     _as_view(results, "results")
     entries = results["probes"]
     _check_suite_names(results, base, baseline_path)
-    _check_comparable(results["manifest"], base.manifest, baseline_path)
+    templates = (
+        suite_templates(results["manifest"], results.get("config")),
+        suite_templates(base.manifest, baseline.get("config")),
+    )
+    _check_comparable(results["manifest"], base.manifest, baseline_path, templates)
     _check_locks(entries, base, baseline_path)
 
     new_by_id = {e["id"]: e for e in entries}

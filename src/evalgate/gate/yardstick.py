@@ -149,13 +149,22 @@ def baseline_outcomes(doc: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     return {e["id"]: e for e in doc.get("probes") or [] if isinstance(e, Mapping) and "id" in e}
 
 
+def _only_suite(doc: Mapping[str, Any]) -> str | None:
+    """The name of a run's only suite: its items carry no suite name (docs/suites.md), and they
+    are the same items when a second suite joins and names them."""
+    suites = (doc.get("config") or {}).get("suites")
+    return str(next(iter(suites))) if isinstance(suites, Mapping) and len(suites) == 1 else None
+
+
 def _probe_changes(
     base: Mapping[str, Mapping[str, Any]],
     entries: list[Mapping[str, Any]],
     probe_files: Mapping[str, str],
     manifest_file: str | None,
     suite_manifests: Mapping[str, str],
+    only: tuple[str | None, str | None] = (None, None),
 ) -> list[dict[str, Any]]:
+    """`only`: (the baseline's, this run's) `_only_suite`, the suite of an entry that names none."""
     new = {e["id"]: e for e in entries}
     out = []
     for pid, old in sorted(base.items()):
@@ -173,7 +182,7 @@ def _probe_changes(
         old_hash, new_hash = old.get("content_hash"), entry.get("content_hash")
         if old_hash and new_hash and old_hash != new_hash:
             out.append(_change("probe_changed", pid, old_hash, new_hash, where))
-        elif old.get("suite") != entry.get("suite"):
+        elif (old.get("suite") or only[0]) != (entry.get("suite") or only[1]):
             # Moved to another suite: its template, tolerance, floors and gated slices are that
             # suite's now, so it measures something else (docs/suites.md).
             out.append(_change("probe_changed", pid, _suite(old), _suite(entry), where))
@@ -320,6 +329,7 @@ def gate_changes(
         probe_files or {},
         manifest_file,
         suite_manifests or {},
+        (_only_suite(baseline), _only_suite(results)),
     )
     changes += _loader_change(old.get("loader"), new.get("loader"), results)
     changes += _tokenizer_change(baseline, results)

@@ -32,6 +32,7 @@ FIELD_CHECKS: dict[str, list[tuple[str, str]]] = {
     "prompt": [
         ("blank", "exactly one `___`, one plain space (or none) before it, not glued to a word"),
         ("text-form", "NFC, no invisible characters"),
+        ("confusable", "no word that mixes scripts through a look-alike letter (`wеnt` with a Cyrillic е)"),
         ("twin", "no other live probe has the same prompt once normalised (warning; import refuses)"),
         ("leak-exact / leak-template / leak-ngram", "the filled prompt is not in the training files"),
     ],
@@ -84,8 +85,9 @@ Every comparison (leak keys, n-gram windows, candidate uniqueness, `expected` am
 candidates, duplicate ids, twins) uses one normalisation (probeset/normalize.py): default-ignorable
 and format characters removed (zero-width characters, U+034F, variation selectors, tag
 characters U+E0000-E007F), Unicode NFKC, every whitespace run collapsed to one space,
-case-folded. Look-alike letters of another script are not folded; `confusable` names a word that
-mixes them and two candidates that differ only by them (probeset/scripts.py).
+case-folded. Look-alike letters of another script are not folded there; `confusable` names a
+word that mixes them and two candidates that differ only by them, and the leak detectors compare
+texts folded through the look-alike table as well (probeset/scripts.py).
 
 ## Leaks
 
@@ -138,6 +140,8 @@ ITEM_FIELD_CHECKS: dict[str, list[tuple[str, str]]] = {
         ("text-form", "NFC, no invisible characters"),
         ("twin", "no other live item of the suite has the same prompt and candidates (as a set) once "
          "normalised (warning; `probes import` refuses unless `--allow-twins`, `init` lists them)"),
+        ("confusable", "no word that mixes scripts through a look-alike letter (`cаpital` with a "
+         "Cyrillic а; a Greek or Russian question, `2π`, `kΩ` are fine)"),
         ("leak-exact / leak-ngram", "the prompt followed by (or filled with) `expected`, also as the "
          "suite's template renders it, and a question alone as a sentence, are not in the suite's "
          "training files (an n-gram must involve the answer or the item's own words; docs/validate.md)"),

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from evalgate.probeset.normalize import normalize, strip_ignorable
-from evalgate.probeset.scripts import confusables, skeleton
+from evalgate.probeset.scripts import confusables, mixed_script_words, skeleton
 
 BLANK = "___"
 
@@ -26,6 +26,10 @@ HINT_CONTROL = (
 HINT_CONFUSABLE = (
     "retype the form with plain Latin letters: a look-alike letter makes a different string the "
     "model is scored on, though it reads the same"
+)
+HINT_CONFUSABLE_PROMPT = (
+    "retype the word in the letters of one script: a look-alike letter makes the prompt a "
+    "different text for the model and for the leak check, though it reads the same"
 )
 
 
@@ -97,6 +101,13 @@ def confusable_problems(candidates: list[str]) -> list[str]:
                 "they differ only by look-alike letters of another script"
             )
     return out
+
+
+def prompt_confusable_problems(prompt: str) -> list[str]:
+    """One message per word of the prompt that mixes scripts through a look-alike letter (`cаpital`
+    with a Cyrillic а). Only words: a whole Greek or Russian question, `2π` or `kΩ` are text, and
+    full-width punctuation is how Chinese and Japanese are written (probeset/scripts.py)."""
+    return [f"the prompt holds {problem}" for problem in mixed_script_words(prompt)]
 
 
 def same_form(a: str, b: str) -> bool:

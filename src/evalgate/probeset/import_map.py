@@ -48,7 +48,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalgate.probeset.encoding import utf16_kind, utf16_message
-from evalgate.probeset.jsonl import BOM_UTF8, DuplicateJsonKey, parse_jsonl, unique_keys
+from evalgate.probeset.jsonl import (
+    BOM_UTF8,
+    DuplicateJsonKey,
+    UnreadableNumber,
+    parse_jsonl,
+    read_float,
+    read_int,
+    unique_keys,
+)
 from evalgate.types import Finding
 
 Row = tuple[int, Any]
@@ -532,7 +540,7 @@ def _declared_findings(mapping: ImportMap, dims: Sequence[str], file: str) -> li
             out.append(
                 Finding(
                     "import-slice-unmapped",
-                    f"slices.{dim}: the suite declares this dimension, but no column maps to it",
+                    "the suite declares this dimension, but no column maps to it",  # the field names it
                     file,
                     None,
                     None,
@@ -713,7 +721,18 @@ def _read_array(data: bytes, file: str) -> tuple[list[Row], list[Finding]]:
     except UnicodeDecodeError as exc:
         return fail("json-encoding", f"byte {exc.start} (counting from 0) is not valid UTF-8", HINT_UTF8)
     try:
-        value = json.loads(text, object_pairs_hook=unique_keys, parse_constant=_no_constant)
+        value = json.loads(
+            text,
+            object_pairs_hook=unique_keys,
+            parse_constant=_no_constant,
+            parse_int=read_int,
+            parse_float=read_float,
+        )
+    except UnreadableNumber as exc:
+        message, field = exc.message(data)
+        return [], [
+            Finding("json-number", message, file, None, None, field, "write the value the field expects")
+        ]
     except DuplicateJsonKey as exc:
         return fail(
             "json-duplicate-key", f'key "{exc.key}" appears twice in one object', "keep one of the two"

@@ -8,6 +8,7 @@ input: a BOM, Latin-1 bytes, a 10 MB line or `[[[[...` nested a million deep all
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -42,6 +43,42 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON (RFC 8259 has no NaN or Infinity)")
+
+
+class UnreadableNumber(ValueError):
+    """A JSON number no field can mean: more digits than Python reads (4,300), or a float beyond
+    the range of a 64-bit float (`1e400`, which json would read as infinity)."""
+
+    def __init__(self, text: str, why: str):
+        super().__init__(text)
+        self.text = text
+        self.why = why
+
+    def message(self, where: bytes) -> tuple[str, str | None]:
+        """(the message, the field) for the number as written in `where` (a line, a file)."""
+        shown = self.text if len(self.text) <= 24 else f"{self.text[:12]}…{self.text[-4:]}"
+        at = re.search(rb"[:\[,]\s*" + re.escape(self.text.encode()) + rb"(?![0-9.eE+-])", where)
+        field = key_at(where, at.end()) if at else None
+        return f"the number {shown} {self.why}", field
+
+
+_MAX_DIGITS = 4300  # Python's limit on int(str) (sys.get_int_max_str_digits)
+
+
+def read_int(text: str) -> int:
+    """json's `parse_int`: an integer, or UnreadableNumber past Python's digit limit."""
+    digits = len(text.lstrip("-"))
+    if digits > _MAX_DIGITS:
+        raise UnreadableNumber(text, f"has {digits} digits: more than any field can mean")
+    return int(text)
+
+
+def read_float(text: str) -> float:
+    """json's `parse_float`: a float, or UnreadableNumber for one beyond the float range."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise UnreadableNumber(text, "is beyond the range of a number (a 64-bit float)")
+    return value
 
 
 def _has_lone_surrogate(obj: Any) -> bool:
@@ -252,7 +289,24 @@ def parse_jsonl(
             )
             continue
         try:
-            obj = json.loads(text, object_pairs_hook=unique_keys, parse_constant=_no_constants)
+            obj = json.loads(
+                text,
+                object_pairs_hook=unique_keys,
+                parse_constant=_no_constants,
+                parse_int=read_int,
+                parse_float=read_float,
+            )
+        except UnreadableNumber as exc:
+            message, field = exc.message(raw)
+            finding(
+                "jsonl-number",
+                message,
+                line_no,
+                "write the value the field expects (an answer index is a small whole number)",
+                named(raw),
+                field,
+            )
+            continue
         except DuplicateJsonKey as exc:
             findings.append(
                 Finding(

@@ -17,21 +17,23 @@ the prompt, the answer in place: `Question: Capital of Peru?\nAnswer: Lima`):
   template  the same after content nouns become <NOUN>, verb forms and time markers kept;
   ngram     the probe shares at least one window of `window` normalised tokens (docs/validate.md).
             For a multiple-choice item the shared window must involve what the item asks: cover
-            a token of the expected answer, or a content word of the question that no other item
-            of the suite uses (or that one other item uses, when the training sentence also
-            holds the answer). A phrase many items share ("city is the capital of") is the
-            suite's boilerplate, and a training sentence about Mexico City does not leak the
-            question about Cuba (docs/validate.md, "Leaks").
+            a token of the expected answer, or come from a training sentence that holds what
+            identifies the question - every content word of the question, or, where the sentence
+            also holds the answer, every one but the word the question asks for ("city" in
+            "Which city is the capital of Ghana?": "Accra is the capital of Ghana"). A phrase
+            many items share ("city is the capital of") is boilerplate, and a training sentence
+            about Mexico City does not leak the question about Cuba. The rule reads the item and
+            the sentence only, never the rest of the suite: retiring or adding an item changes
+            no other item's findings.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from evalgate.probeset.normalize import normalize
 from evalgate.probeset.records import record_id
+from evalgate.probeset.scripts import skeleton
 from evalgate.probeset.text import (
     FUNCTION_WORDS,
     clause_keys_normal,
@@ -47,9 +49,15 @@ from evalgate.types import BLANK, Finding, Probe
 # the suite has no template of its own (the rendered text is then the filled prompt)
 Renderer = Callable[[Probe], tuple[str, str] | None]
 
+# Every text the detectors read, training sentence and probe alike, is folded through the look-alike
+# skeleton (probeset/scripts.py: the normal form, each Cyrillic or Greek letter that looks like a
+# Latin one replaced by it), so a question spelt with a Cyrillic `а` meets its Latin copy in the
+# training data (docs/validate.md, "Scripts and look-alikes"). Both sides are folded alike, so a
+# Russian or Greek question still meets its own copy.
+fold = skeleton
+
 DETECTORS = ("exact", "template", "ngram")
 DEFAULT_WINDOW = 5
-EVERY_ITEM = 1 << 30  # the item count of a template's own word: every item reads it
 
 HINT = (
     "rewrite the probe (if it was sealed: deprecate it and add a replacement with a new id), or take "
@@ -87,12 +95,12 @@ class LeakIndex:
         more_sources: int = 0,
     ):
         """`more_sources`: how many further sentences to remember per n-gram beyond the first (a
-        multiple-choice suite's index keeps some, so that a window two items share can still be
-        found in a sentence that also holds an item's answer: `_asks`)."""
+        multiple-choice suite's index keeps some, so that a window many sentences share can still
+        be found in the one that identifies the item: `_asks`)."""
         unknown = set(detectors) - set(DETECTORS)
         if unknown or window < 1:
             raise ValueError(f"bad leak detector settings: {sorted(unknown)}, window {window}")
-        self.keep = frozenset(normalize(k) for k in keep)
+        self.keep = frozenset(fold(k) for k in keep)
         self.window = window
         self.detectors = tuple(d for d in DETECTORS if d in detectors)
         self.n_sentences = 0
@@ -110,7 +118,7 @@ class LeakIndex:
         src = Source(file, line, sentence)
         # normalised once; the keys are the normal forms of probeset/text.py, kept as strings (a dict
         # hashes them anyway)
-        norm = normalize(sentence)
+        norm = fold(sentence)
         tokens = tokens_normal(norm)
         if "exact" in self.detectors:
             self._exact.setdefault(" ".join(tokens), src)
@@ -141,18 +149,12 @@ class LeakIndex:
         for line, sentence in sentences:
             self.add(file, line, sentence)
 
-    def check(
-        self,
-        probe: Probe,
-        shared: Mapping[str, int] | None = None,
-        render: Renderer | None = None,
-    ) -> list[Finding]:
+    def check(self, probe: Probe, render: Renderer | None = None) -> list[Finding]:
         """One finding per leaking probe, naming every detector that fired (deprecated: none).
 
-        `shared`: the words other items of the suite use too, with how many items use each
-        (`shared_words`); a multiple-choice item's n-gram window only counts when it covers the
-        answer or a word of the question outside it (or used by two items, the training sentence
-        holding the answer). `render`: the scorer's (context, suffix) around the answer.
+        A multiple-choice item's n-gram window only counts when it covers the answer or the
+        training sentence holds what identifies the question (`_asks`). `render`: the scorer's
+        (context, suffix) around the answer.
         """
         if probe.deprecated:
             return []
@@ -161,36 +163,32 @@ class LeakIndex:
             filled = _answer_span(*_around(probe.prompt), probe.expected)
         else:  # a verb-form probe: every shared window counts, the answer's place is not needed
             text = fill(probe.prompt, probe.expected)
-            filled = (text, tokens_normal(normalize(text)), None)
-        shared = shared if shared is not None else {}
-        # (what is read, its text, its tokens, the answer's place, the words that alone are no leak)
-        texts: list[tuple[str, str, list[str], range | None, Mapping[str, int] | None]] = [
-            ("the filled prompt", *filled, shared)
-        ]
+            filled = (text, tokens_normal(fold(text)), None)
+        asks = Asks.of(probe) if probe.is_item else None
+        # (what is read, its text, its tokens, the answer's place)
+        texts: list[tuple[str, str, list[str], range | None]] = [("the filled prompt", *filled)]
         around = render(probe) if render is not None else None
         if around is not None:
             rendered = _answer_span(*around, probe.expected)
             if rendered[1] != filled[1]:  # a template that adds words: check what the model reads
-                # the template's own words are every probe's: boilerplate, as the shared words are
-                added = dict.fromkeys(set(rendered[1]) - set(filled[1]), EVERY_ITEM)
-                words = {**shared, **added} if probe.is_item else None
-                texts.append(("the rendered prompt", *rendered, words))
-        answer = tokens_normal(normalize(probe.expected)) if probe.is_item else []
+                # the template's own words are every item's: never part of what identifies it
+                texts.append(("the rendered prompt", *rendered))
         hits: list[tuple[str, str, str, Source, dict[str, object]]] = []
-        for subject, text, tokens, span, common in texts:
-            hits.extend(self._hits(subject, text, tokens, span, common, answer))
+        for subject, text, tokens, span in texts:
+            hits.extend(self._hits(subject, text, tokens, span, asks))
         if probe.is_item and BLANK not in probe.prompt and "exact" in self.detectors:
             # the question alone, as a whole line or one sentence of a longer one: a question ends
             # in "?", so a line that goes on after it never holds it as the filled text's clause.
             # A short question ("Largest ocean?") is a sentence any text may have: it counts only
             # where its training line also holds the answer (docs/validate.md, "Leaks").
-            question = tokens_normal(normalize(probe.prompt))
+            question = tokens_normal(fold(probe.prompt))
+            answer = tokens_normal(fold(probe.expected))
             key = " ".join(question)
             content = [t for t in question if t not in FUNCTION_WORDS]
             specific = len(question) >= QUESTION_MIN_WORDS and len(content) >= QUESTION_MIN_CONTENT_WORDS
             if content:
                 for src in self._question_sources(key):
-                    if specific or _holds(tokens_normal(normalize(src.text)), answer):
+                    if specific or _holds(tokens_normal(fold(src.text)), answer):
                         what = "is, as a sentence of its own,"
                         evidence = {"contained": True, "question": key}
                         hits.append(("exact", "the question", what, src, evidence))
@@ -236,13 +234,12 @@ class LeakIndex:
         text: str,
         tokens: list[str],
         span: range | None,
-        shared: Mapping[str, int] | None,
-        answer: Sequence[str] = (),
+        asks: Asks | None,
     ) -> list[tuple[str, str, str, Source, dict[str, object]]]:
         """The detectors that fire on one reading of the probe (filled or rendered).
 
         `span`: where the answer's tokens are (None: every shared n-gram window counts);
-        `shared`: the words that alone make no leak (None: only a window over the answer counts).
+        `asks`: what identifies an item's question (None: only a window over the answer counts).
         """
         joined = " ".join(tokens)
         hits: list[tuple[str, str, str, Source, dict[str, object]]] = []
@@ -264,7 +261,7 @@ class LeakIndex:
                 src = self._ngrams.get(key)
                 if src is not None and span is not None:
                     candidates = (src, *self._more.get(key, ()))
-                    src = next((c for c in candidates if _asks(gram, at, span, shared, c, answer)), None)
+                    src = next((c for c in candidates if _asks(at, span, asks, c)), None)
                 if src is not None:
                     what = f"shares the {self.window}-gram {key!r} with"
                     hits.append(("ngram", subject, what, src, {"ngram": key, "window": self.window, **ev}))
@@ -283,34 +280,59 @@ def _around(prompt: str) -> tuple[str, str]:
 def _answer_span(before: str, after: str, answer: str) -> tuple[str, list[str], range]:
     """(the text, its normalised tokens, the positions of the answer's tokens among them)."""
     text = before + answer + after
-    head = tokens_normal(normalize(before))
-    upto = tokens_normal(normalize(before + answer))
+    head = tokens_normal(fold(before))
+    upto = tokens_normal(fold(before + answer))
     start = len(head)
     if head and upto[: len(head)] != head:
         start -= 1  # the answer glued to the word before it: that token is partly the answer
-    return text, tokens_normal(normalize(text)), range(max(start, 0), len(upto))
+    return text, tokens_normal(fold(text)), range(max(start, 0), len(upto))
 
 
-def _asks(
-    gram: Sequence[str],
-    at: range,
-    span: range,
-    shared: Mapping[str, int] | None,
-    src: Source,
-    answer: Sequence[str],
-) -> bool:
+# the words that open what a question asks for ("which city", "what element")
+WH_WORDS = frozenset(
+    "what which who whom whose where when how qué quién cuál cuáles dónde cuándo cómo".split()
+)
+
+
+@dataclass(frozen=True)
+class Asks:
+    """What identifies an item's question, for `_asks`: the question's content words (`words`),
+    those but the word the question asks for (`given_answer`: "city" in "Which city is the
+    capital of Ghana?", which the answer stands for in "Accra is the capital of Ghana"), and the
+    answer's tokens."""
+
+    words: frozenset[str]
+    given_answer: frozenset[str]
+    answer: tuple[str, ...]
+
+    @classmethod
+    def of(cls, probe: Probe) -> Asks:
+        question = tokens_normal(fold(probe.prompt.replace(BLANK, " ")))
+        words = [t for t in question if t not in FUNCTION_WORDS]
+        asked: set[str] = set()
+        for i, tok in enumerate(question):
+            if tok in WH_WORDS:  # the first content word after it names what is asked
+                asked = {next((t for t in question[i + 1 :] if t not in FUNCTION_WORDS), "")}
+                break
+        answer = tuple(tokens_normal(fold(probe.expected)))
+        return cls(frozenset(words), frozenset(words) - asked, answer)
+
+
+def _asks(at: range, span: range, asks: Asks | None, src: Source) -> bool:
     """Whether a window of an item's text involves what the item asks (docs/validate.md, "Leaks"):
-    it covers the answer, or a content word of the question that no other item of the suite uses,
-    or one that a single other item uses ("Guinea" beside "Equatorial Guinea") while the training
-    sentence also holds the answer ("Conakry is the capital of Guinea")."""
+    it covers the answer, or the training sentence holds every content word of the question - or,
+    where it also holds the answer, every one but the word the question asks for. "Which city is the
+    capital of France?" shares "which city is the capital" with "Which city is the capital of
+    Russia? Moscow", which says nothing of France: no leak. Only the item and the sentence decide,
+    never how many other items share a word, so a small suite, or retiring one of its items,
+    changes nothing."""
     if any(i in span for i in at):
         return True
-    if shared is None:
+    if asks is None:
         return False
-    content = [shared.get(tok, 1) for tok in gram if tok not in FUNCTION_WORDS]
-    if any(n == 1 for n in content):
-        return True
-    return 2 in content and _holds(tokens_normal(normalize(src.text)), answer)
+    sentence = tokens_normal(fold(src.text))
+    required = asks.given_answer if _holds(sentence, asks.answer) else asks.words
+    return bool(required) and required <= set(sentence)
 
 
 def _holds(tokens: Sequence[str], part: Sequence[str]) -> bool:
@@ -319,27 +341,15 @@ def _holds(tokens: Sequence[str], part: Sequence[str]) -> bool:
     return n > 0 and any(list(tokens[i : i + n]) == list(part) for i in range(len(tokens) - n + 1))
 
 
-def shared_words(probes: Iterable[Probe]) -> dict[str, int]:
-    """The words that the questions of two or more live items of one suite use, with how many:
-    the suite's boilerplate ("capital", "city" in a suite of capitals), which alone is no leak."""
-    counts: Counter[str] = Counter()
-    for p in probes:
-        if p.is_item and not p.deprecated:
-            counts.update(set(tokens_normal(normalize(p.prompt.replace(BLANK, " ")))))
-    return {t: n for t, n in counts.items() if n > 1}
-
-
 def _clip(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def find_leaks(probes: Iterable[Probe], index: LeakIndex, render: Renderer | None = None) -> list[Finding]:
-    """Every probe checked; the probes are one suite's, whose shared words are its boilerplate."""
-    probes = list(probes)
-    shared = shared_words(probes)
+    """Every probe checked, each on its own (an item's findings never depend on the others)."""
     out: list[Finding] = []
     for probe in probes:
-        out.extend(index.check(probe, shared, render))
+        out.extend(index.check(probe, render))
     return out
 
 

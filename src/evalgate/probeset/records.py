@@ -23,11 +23,13 @@ import jsonschema
 from evalgate.probeset.field_text import (
     CONTROL,
     HINT_CONFUSABLE,
+    HINT_CONFUSABLE_PROMPT,
     HINT_CONTROL,
     confusable_problems,
     control_problems,
     glued_word,
     only_invisible,
+    prompt_confusable_problems,
     reveal,
     same_form,
     short,
@@ -231,10 +233,27 @@ def _lookalikes(prompt: str) -> str:
     return f" ({shown}: the blank is three ASCII underscores _)"
 
 
+def _nfc_problem(text: str) -> str:
+    """What keeps `text` from NFC, said as what it is: a character NFC replaces on its own (the
+    OHM SIGN U+2126 is the Greek Ω U+03A9, the ANGSTROM SIGN U+212B is Å), or an accent written
+    as a separate combining mark."""
+    singles = [ch for ch in dict.fromkeys(text) if unicodedata.normalize("NFC", ch) != ch]
+    if not singles:
+        return "is not in NFC form (an accent written as a separate combining mark)"
+
+    def named(ch: str) -> str:
+        return f"{ch!r} " + " ".join(f"U+{ord(c):04X} {unicodedata.name(c, '?')}" for c in ch)
+
+    said = "; ".join(
+        f"{named(ch)}, which NFC replaces by {named(unicodedata.normalize('NFC', ch))}" for ch in singles
+    )
+    return f"is not in NFC form: it holds {said} (another code point for the same character)"
+
+
 def _form_problems(text: str) -> list[str]:
     out = []
     if not text.isascii() and unicodedata.normalize("NFC", text) != text:
-        out.append("is not in NFC form (an accent written as a separate combining mark)")
+        out.append(_nfc_problem(text))
     if has_ignorable(text):
         out.append("holds invisible characters")
     return out
@@ -310,6 +329,11 @@ def text_findings(
             add("text-form", "candidates", problem)
         for problem in confusable_problems(rec["candidates"]):
             add("confusable", "candidates", problem, HINT_CONFUSABLE)
+    if prompt_str:
+        # the prompt is read by the model and by the leak check: a look-alike letter in one of its
+        # words would hide a verbatim copy of the question (docs/validate.md, "Scripts and look-alikes")
+        for problem in prompt_confusable_problems(rec["prompt"]):
+            add("confusable", "prompt", problem, HINT_CONFUSABLE_PROMPT)
     if prompt_str and (blank := blank_problem(rec["prompt"])):
         add("blank", "prompt", blank)
     if prompt_str and (problems := _form_problems(rec["prompt"])):

@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import unicodedata
 
-from evalgate.probeset.normalize import normalize
+from evalgate.probeset.normalize import normalize, strip_ignorable
 
 # Cyrillic and Greek letters -> the Latin letter they are confusable with (UTS #39 confusables.txt,
-# single-letter prototypes only). Lower and upper case are listed apart: `Κ` looks like `K`, `κ`
-# does not look like `k`.
+# single-letter prototypes only). Lower and upper case are listed apart and never derived from each
+# other: `Κ` looks like `K`, but `κ` does not look like `k`, nor `μ` like `m`, `η` like `h`, `τ` like
+# `t`, `в` like `b` or `н` like `h` (docs/validate.md, "Scripts and look-alikes"). A lower-case
+# letter is listed only where its own glyph is the Latin letter's.
 _SKELETON = {
     # Cyrillic lower case
     "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "ѕ": "s", "і": "i",
-    "ј": "j", "һ": "h", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ӏ": "l", "ѵ": "v", "г": "r",
+    "ј": "j", "һ": "h", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ӏ": "l", "ѵ": "v", "г": "r", "ү": "y",
     # Cyrillic upper case
     "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C",
     "Т": "T", "Х": "X", "У": "Y", "Ѕ": "S", "І": "I", "Ј": "J", "Ԛ": "Q", "Ԝ": "W", "Ү": "Y",
@@ -37,8 +39,6 @@ _SKELETON = {
     "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
     "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "Ϲ": "C", "Ϳ": "J",
 }  # fmt: skip
-_FOLDED = {k.casefold(): v.casefold() for k, v in _SKELETON.items() if k.casefold() not in _SKELETON}
-_FOLDED.update({k: v.casefold() for k, v in _SKELETON.items()})
 # The scripts each Latin letter has a look-alike in: `o` in Cyrillic and Greek, `k` nowhere.
 _LATIN_LOOKALIKE_IN: dict[str, set[str]] = {}
 for _ch, _latin in _SKELETON.items():
@@ -57,10 +57,13 @@ def script(ch: str) -> str:
 def skeleton(text: str) -> str:
     """`text` normalised, each Cyrillic or Greek look-alike replaced by its Latin letter: two texts
     with one skeleton read the same (`easy`, `еаѕу`, `EASY`)."""
-    norm = normalize(text)
-    if norm.isascii():
-        return norm
-    return "".join(_FOLDED.get(ch, ch) for ch in norm)
+    if text.isascii():
+        return normalize(text)
+    # each letter is mapped in its own case, before case folding: folding first would turn `Κ`
+    # into `κ`, and `κ` is no look-alike of `k`. NFKC first, so that a compatibility form (the
+    # micro sign `µ`, a full-width letter) is mapped as the letter it stands for.
+    text = unicodedata.normalize("NFKC", strip_ignorable(text))
+    return normalize("".join(_SKELETON.get(ch, ch) for ch in text))
 
 
 def _words(text: str) -> list[str]:
