@@ -271,7 +271,7 @@ class Inconclusive(TypedDict):
     """results.json `comparison.inconclusive`: what the gate could not decide (gate/inconclusive.py)."""
 
     slice: str | None
-    why: Literal["low_power", "too_few_clusters", "nothing_gated"]
+    why: Literal["low_power", "too_few_clusters", "nothing_gated", "too_small"]
     n: int
     drop: float | None
     tolerance: NotRequired[float]
@@ -285,6 +285,7 @@ class Inconclusive(TypedDict):
     min_n: NotRequired[int]
     largest_slice: NotRequired[str | None]
     largest_n: NotRequired[int]
+    floor: NotRequired[float]
 
 
 class DriftSlice(TypedDict):

@@ -103,6 +103,9 @@ def undecided_names(results: Mapping[str, Any]) -> list[str]:
                 f"nothing was gated (no slice shares gate.min_n = {e.get('min_n')} probes with the baseline; "
                 f"the largest shares {largest})"
             )
+        elif why == "too_small":
+            # under gate.min_n: not tested at all (gate/inconclusive.py)
+            out.append(f"{e.get('slice')} ({moved} on {n}, under gate.min_n = {e.get('min_n')}, not tested)")
         elif why == "too_few_clusters":
             needed = e.get("clusters_needed")
             need = f", needs {needed}" if needed else ""
