@@ -943,14 +943,14 @@ def inconclusive_reasons(comparison: Mapping[str, Any]) -> list[str]:
         )
         if why == inconclusive.TOO_SMALL:
             needed = entry.get("items_needed")
-            fixes = (
+            need = (
                 f"about {needed:,} shared probes"
                 if needed is not None
                 else f"over {inconclusive.ITEMS_CAP:,} shared probes"
             )
             out.append(
                 f"{head}, beyond the tolerance {tol} but not tested: under gate.min_n "
-                f"({entry.get('min_n')}){held}; decidable with {fixes}"
+                f"({entry.get('min_n')}){held}; decidable with {need}"
                 + (
                     ""
                     if isinstance(floor, int | float)

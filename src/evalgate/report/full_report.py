@@ -194,8 +194,8 @@ def verdict(results: ResultsDocument) -> Section:
         line = f"## ✅ evalgate: pass — {inline(headline.overall_text(results))}"
         if comparison:
             # never "no gated slice regressed" when no slice was tested (issue 25)
-            rows = (comparison.get("slices") or {}).values()
-            tested = any(isinstance(r, Mapping) and r.get("gated") for r in rows)
+            compared = (comparison.get("slices") or {}).values()
+            tested = any(isinstance(r, Mapping) and r.get("gated") for r in compared)
             line += (
                 ", no gated slice regressed" if tested else "; no slice was tested (each under gate.min_n)"
             )
