@@ -321,9 +321,9 @@ def floors_text(floors: Mapping[str, Mapping[str, Any]], mde_max: float, indent:
         "# slices (too few items), so each also fails below an absolute floor: the baseline's Wilson",
         "# lower bound minus the tolerance, rounded down to a whole point, never within reach of a model",
         "# that guesses. A floor makes a collapse fail; it does not pass a drop the test cannot decide",
-        '# (that stays inconclusive, docs/gate.md "Verdict"). Raise them, lower them or delete them',
-        "# here as the suite grows (`evalgate power` says what each slice can see); in a pull request",
-        "# that is a gate change (docs/approval.md).",
+        '# (that stays inconclusive, docs/gate.md "Verdict").',
+        "# Raise them, lower them or delete them here as the suite grows (`evalgate power` says what",
+        "# each slice can see); in a pull request that is a gate change (docs/approval.md).",
         "gate:",
         "  min_accuracy:",
     ]

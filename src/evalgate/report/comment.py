@@ -240,7 +240,14 @@ def _slices(results: ResultsDocument) -> str:
             pct(r["new"]),
             interval(r["wilson_low"], r["wilson_high"]),
             points(r["delta"]),
-            pvalue(r["p_adjusted"] if r["p_adjusted"] is not None else r["p_value"]),
+            # a slice under gate.min_n was not tested: no p-value beside the tested ones' (issue 25)
+            pvalue(
+                None
+                if r["status"] == "too_small"
+                else r["p_adjusted"]
+                if r["p_adjusted"] is not None
+                else r["p_value"]
+            ),
             size_points(r["mde"]),
         ]
         for r in shown
