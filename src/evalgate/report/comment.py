@@ -18,7 +18,6 @@ from typing import Any
 from evalgate.gate.baseline_diff import baseline_changes, change_table
 from evalgate.gate.document import ResultsDocument, SliceComparison
 from evalgate.gate.slice_order import family, gated_families, ordered, split_suite
-from evalgate.gate.westfall_young import adjustment_name
 from evalgate.gate.yardstick import describe
 from evalgate.report import headline
 from evalgate.report.markdown import (
@@ -254,7 +253,7 @@ def _slices(results: ResultsDocument) -> str:
     ]
     # the column shows the adjusted p where there is one: say which adjustment (issue 25)
     adjusted = any(r["p_adjusted"] is not None for r in shown)
-    p_head = f"p ({adjustment_name(results.get('comparison'))})" if adjusted else "p"
+    p_head = f"p ({headline.adjustment_label(results.get('comparison'))})" if adjusted else "p"
     body = table(
         ["slice", "n", "baseline", "new", "Wilson 95%", "Δ pts", p_head, "MDE pts"], cells, "lrrrrrrr"
     )

@@ -12,8 +12,8 @@ from typing import Any
 
 from evalgate.gate.document import ResultsDocument
 from evalgate.gate.slice_order import ordered
-from evalgate.gate.westfall_young import adjustment_name
 from evalgate.report.budget import Section
+from evalgate.report.headline import adjustment_label
 from evalgate.report.markdown import Md, count, inline, pct, points, pvalue, size_points, table
 
 STATUS = {
@@ -107,7 +107,7 @@ def _headers(results: ResultsDocument) -> list[str]:
     """The table's headers: the p shown is the adjusted one where there is one (`_rows`), and the
     drift comparison adjusts as the baseline comparison does (gate/drift.py), so its column says
     which adjustment, as the slices' table does (issue 25)."""
-    return [f"p ({adjustment_name(results.get('comparison'))})" if h == "p (Holm)" else h for h in HEADERS]
+    return [f"p ({adjustment_label(results.get('comparison'))})" if h == "p (Holm)" else h for h in HEADERS]
 
 
 def trend_lines(results: ResultsDocument, *, spark: bool) -> list[str]:

@@ -90,6 +90,16 @@ def points(x: Any) -> str:
     return f"{100 * x:+.1f}" if isinstance(x, int | float) and not isinstance(x, bool) else "?"
 
 
+def adjustment_label(comparison: Mapping[str, Any] | None) -> str:
+    """The multiplicity adjustment a comparison used, for a column header: "Holm" unless it
+    records Westfall–Young and did not fall back (as gate/westfall_young.adjustment_name says;
+    repeated here so that the comment job, which installs no numpy, does not import that module)."""
+    doc = comparison or {}
+    if doc.get("multiplicity") == "westfall-young" and not doc.get("multiplicity_fallback"):
+        return "Westfall–Young"
+    return "Holm"
+
+
 def undecided_names(results: Mapping[str, Any]) -> list[str]:
     """Each undecided slice in a few words: "topic:geography (-25.7 pts on 35, MDE 37.9 pts)",
     "overall (-95.4 pts on 618; 5 clusters, needs 9)", "nothing was gated (…)". Plain text."""
