@@ -419,6 +419,20 @@ def gate(
     return results_mod.round_floats(results)
 
 
+def drift_of_update(results: dict[str, Any], cfg: GateConfig) -> dict[str, Any] | None:
+    """The drift since the anchor of a run about to become the baseline (`baseline update
+    --from-results`), against the configured baseline's history; None without a baseline, history
+    or drift tolerance. Only shown: the refusal of an update past the drift tolerance is
+    `run --verify-baseline`'s (docs/gate.md "Drift"), and this command writes what it is given."""
+    from evalgate.probeset_io import load_baseline, load_history
+
+    baseline = load_baseline(cfg)
+    if baseline is None:
+        return None
+    history = load_history(cfg, baseline)
+    return _drift(results, history, baseline, cfg, baseline_update=False, approved=False)
+
+
 def _drift(
     results: dict[str, Any],
     history: Any,

@@ -3,8 +3,9 @@
 A team's own suite, 35 items per subject, gated through the real `evalgate run` with a tiny real
 model whose answers are set item by item (tests/helpers/answer_key.py): the checkpoint that loses
 geography (65.7% -> 40.0%) is neither a pass nor a fail but inconclusive, everywhere a verdict is
-shown; a 5-item suite that fell 40 points with nothing gated is inconclusive too; a floor decides a
-low-power slice; a run without a baseline is what it was. Each run takes a few seconds.
+shown; a 5-item suite that fell 40 points with nothing gated is inconclusive too; a floor below
+which a low-power slice fell fails it, one that held decides nothing; a run without a baseline is
+what it was. Each run takes a few seconds.
 """
 
 from __future__ import annotations
@@ -153,8 +154,10 @@ def test_a_five_item_suite_that_fell_40_points_with_nothing_gated_is_inconclusiv
     res = results(tmp_path)
     assert res["verdict"] == "inconclusive"
     assert all(not r["gated"] for r in res["comparison"]["slices"].values())
-    (entry,) = res["comparison"]["inconclusive"]
+    entry, *dropped = res["comparison"]["inconclusive"]
     assert entry["why"] == "nothing_gated" and entry["n"] == 5 and entry["drop"] == pytest.approx(0.4)
+    # and each slice that dropped beyond its tolerance untested is named (geography 3/3 -> 2/3)
+    assert {(e["slice"], e["why"]) for e in dropped} >= {("overall", "too_small")}
     assert (entry["min_n"], entry["largest_slice"], entry["largest_n"]) == (20, "overall", 5)
     head = report(tmp_path).split("\n\n", 1)[0]
     assert head.startswith("## ⚠️ evalgate: inconclusive — could not decide: nothing was gated")
@@ -170,8 +173,8 @@ def test_a_five_item_suite_that_fell_40_points_with_nothing_gated_is_inconclusiv
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("floor", "code", "verdict"), [(0.35, 0, "pass"), (0.5, 1, "fail")])
-def test_a_floor_decides_a_low_power_slice_the_test_could_not(
+@pytest.mark.parametrize(("floor", "code", "verdict"), [(0.35, 0, "inconclusive"), (0.5, 1, "fail")])
+def test_a_broken_floor_fails_a_low_power_slice_and_a_held_one_decides_nothing(
     tmp_path, monkeypatch, cli, floor, code, verdict
 ):
     monkeypatch.chdir(tmp_path)
@@ -187,9 +190,14 @@ def test_a_floor_decides_a_low_power_slice_the_test_could_not(
     )
     assert cli("run").code == code
     res = results(tmp_path)
-    assert res["verdict"] == verdict and "inconclusive" not in res["comparison"]
-    assert res["comparison"]["slices"]["subject:geography"]["status"] == "ok"  # the floor decided it
+    assert res["verdict"] == verdict
+    # a floor held does not decide the drop the test could not (docs/gate.md, "Verdict")
+    assert res["comparison"]["slices"]["subject:geography"]["status"] == "inconclusive"
+    entry = {e["slice"]: e for e in res["comparison"]["inconclusive"]}["subject:geography"]
+    assert entry["why"] == "low_power" and entry["floor"] == floor
     assert res["floors"]["subject:geography"]["accuracy"] == 0.4
+    if verdict == "inconclusive":
+        assert any("its floor gate.min_accuracy held (≥ 35.0%)" in r for r in res["reasons"])
     # the same run without the floors: the test alone cannot decide the slice
     cfg = tmp_path / "evalgate.yml"
     cfg.write_text(cfg.read_text(encoding="utf-8").replace(floors, "min_n: 20"), encoding="utf-8")

@@ -12,6 +12,7 @@ the same commit changes no byte. How it is made is pipeline.py's, shared with `e
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from evalgate.pipeline import (
     baseline_outcome,
     configured_baseline_name,
     display_path,
+    drift_of_update,
     rederive,
     score,
     write_baseline,
@@ -52,6 +54,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
         )
         # the baseline's tables come from the entries, never from a table a hand may have edited
         results = rederive(results, args.from_results, cfg)
+        _warn_drift(cfg, results, args.from_results)
     else:
         try:
             outcome = baseline_outcome(cfg, progress)
@@ -76,3 +79,27 @@ def main(args: argparse.Namespace, console: Console) -> int:
     if note:
         print(f"evalgate: {note}")
     return EXIT_PASS
+
+
+def _warn_drift(cfg: Any, results: dict[str, Any], source: str) -> None:
+    """Warn when the results about to become the baseline drifted beyond gate.drift_tolerance
+    since the anchor (issue 25: the update was written with exit 0 and no word). Not a refusal:
+    the refusal is `run --verify-baseline`'s, which the labelled workflow runs (docs/gate.md
+    "Drift"); a drift that cannot be measured here is not this command's to report."""
+    from evalgate.errors import EvalgateError
+    from evalgate.gate.drift import drifting
+
+    try:
+        found = drift_of_update(results, cfg)
+    except EvalgateError:
+        return
+    if not found or found.get("status") != "fail":
+        return
+    names = ", ".join(drifting(found)) or "the run"
+    print(
+        f"evalgate: warning: {source} drifted beyond gate.drift_tolerance since the anchor "
+        f"{found.get('anchor', '')}: {names}. `evalgate run --verify-baseline` refuses this update unless "
+        "a maintainer approves it (the label evalgate:approve-gate-change, --approve-gate-changes); "
+        'then mark the new anchor with `evalgate baseline anchor --name NAME` (docs/gate.md, "Drift")',
+        file=sys.stderr,
+    )

@@ -388,7 +388,8 @@ def _yaml_list(values: Sequence[str]) -> str:
 
 NO_FLOORS = """\
     # A slice fails when it drops by more than the tolerance below the baseline; a floor refuses
-    # any accuracy under it (docs/gate.md), e.g.
+    # any accuracy under it, so a collapse fails; it does not pass a drop the test cannot decide
+    # (docs/gate.md, "Verdict"), e.g.
     # gate: {tolerance: 0.05, min_accuracy: 0.3}"""
 POWER_TITLE = (
     "power: the smallest drop each gated slice detects with power 0.8 (MDE, points; `evalgate power`)"
@@ -405,8 +406,10 @@ def floors_text(floors: Mapping[str, Mapping[str, Any]], mde_max: float, indent:
         f"{100 * REFERENCE_DISAGREEMENT:g}% disagreement in these",
         "# slices (too few items), so each also fails below an absolute floor: the baseline's Wilson",
         "# lower bound minus the tolerance, rounded down to a whole point, never within reach of a model",
-        "# that guesses. Raise them, lower them or delete them here as the suite grows (`evalgate power`",
-        "# says what each slice can see); in a pull request that is a gate change (docs/approval.md).",
+        "# that guesses. A floor makes a collapse fail; it does not pass a drop the test cannot decide",
+        '# (that stays inconclusive, docs/gate.md "Verdict").',
+        "# Raise them, lower them or delete them here as the suite grows (`evalgate power` says what",
+        "# each slice can see); in a pull request that is a gate change (docs/approval.md).",
         "gate:",
         "  min_accuracy:",
     ]
@@ -416,7 +419,8 @@ def floors_text(floors: Mapping[str, Mapping[str, Any]], mde_max: float, indent:
             lines.append(f"    {json.dumps(key)}: {f['floor']:.2f}   # {said}")
         else:
             chance = "" if f["chance"] is None else f", chance {100 * f['chance']:.1f}%"
-            lines.append(f"    # {json.dumps(key)}: none: too close to guessing ({said}{chance})")
+            why = f.get("why_none", "too close to guessing")
+            lines.append(f"    # {json.dumps(key)}: none: {why} ({said}{chance})")
     return "\n".join(indent + line for line in lines)
 
 
@@ -870,7 +874,27 @@ def _power(
     by_key = {r["slice"]: r for r in seen["slices"]}
     for key, f in floors.items():
         f["why"] = _why_low(by_key[key])
+        if f["floor"] is None:
+            f["why_none"] = _why_no_floor(f, cfg.gate.z)
     return seen, floors
+
+
+def _why_no_floor(f: Mapping[str, Any], z: float) -> str:
+    """Why init writes no floor for a low-power slice: the baseline itself within a guesser's
+    reach, or (issue 25: 5/5 = 100% was called "too near guessing") a slice too small for any
+    floor under its baseline to lie beyond that reach (`power.suggested_floor`)."""
+    n, correct, chance = f["n"], f["correct"], f["chance"]
+    if chance is None:
+        return "the baseline's Wilson lower bound minus the tolerance is at 0"
+    reach = power.guess_ceiling(chance, n, z)
+    if correct / n <= reach:
+        return (
+            f"the baseline is too near guessing ({100 * reach:.1f}% is within a guesser's reach on {n} items)"
+        )
+    return (
+        f"too few items: on {n} items a guesser reaches {100 * reach:.1f}%, above any floor the baseline's "
+        "Wilson lower bound allows; add items"
+    )
 
 
 def _why_low(row: Mapping[str, Any]) -> str:
@@ -908,9 +932,9 @@ def _say_power(seen: Mapping[str, Any], floors: Mapping[str, Mapping[str, Any]])
             f"drop of {100 * seen['mde_max']:g} points: {listed} (the baseline's Wilson lower bound minus "
             'the tolerance; docs/gate.md, "Floors from the first baseline"); change them there'
         )
-    skipped = [k for k, f in floors.items() if f["floor"] is None]
-    if skipped:
-        print(f"  no floor for {', '.join(skipped)}: the baseline is too near guessing there for one to help")
+    for key, f in floors.items():
+        if f["floor"] is None:
+            print(f"  no floor for {key}: {f.get('why_none', 'the baseline is too near guessing there')}")
 
 
 def _say_done(

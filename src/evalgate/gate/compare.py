@@ -32,7 +32,7 @@ from evalgate.gate.document import (
     SliceComparison,
     SliceStatus,
 )
-from evalgate.gate.floors import floored
+from evalgate.gate.floors import floor_of
 from evalgate.gate.results import refuse_partial
 from evalgate.gate.rules import GateRules  # the rules only: a configuration is never loaded here
 from evalgate.gate.slice_order import slice_sort_key
@@ -509,6 +509,8 @@ def _inconclusive_entry(
         "p_value": row["p_value"],
         "p_adjusted": row["p_adjusted"],
     }
+    if (floor := floor_of(key, rules.min_accuracy)) is not None:
+        entry["floor"] = floor
     if "clusters_needed" in row:
         entry["why"] = inconclusive.TOO_FEW_CLUSTERS
         entry["n_clusters"] = row.get("n_clusters", 0)
@@ -556,6 +558,50 @@ def _perplexity_entry(key: str, c: PerplexityComparison) -> Inconclusive:
     if suite is not None:
         entry["suite"] = suite
     return entry
+
+
+def _unseen_drops(
+    rows: dict[str, SliceComparison], rules: GateRules, level: float, background: float, deff: float | None
+) -> list[Inconclusive]:
+    """The entries of the slices under `gate.min_n` whose observed drop is beyond their tolerance:
+    no test was run on them, so the gate did not see that drop (issue 25: a 5-item slice going
+    from 5/5 to 0/5 passed, unnamed). A floor does not decide them either: one that held says
+    nothing about the drop above it, one that broke fails the run anyway (docs/gate.md,
+    "Verdict"). Each says what would make it decidable: the items the test needs for that drop
+    (never fewer than the slice's `gate.min_n`)."""
+    out: list[Inconclusive] = []
+    for key, row in rows.items():
+        if row["status"] != "too_small" or not row["n_shared"]:
+            continue
+        tolerance = _tolerance(row, rules)
+        drop = -_shared(row["delta"])
+        if not exceeds(drop, tolerance):
+            continue
+        min_n = rules.min_n_for(key)
+        needed = inconclusive.items_needed(
+            drop,
+            n_now=min_n,
+            tolerance=tolerance,
+            level=level,
+            background=background,
+            rule=rules.rule,
+            baseline_accuracy=row["baseline_accuracy"],
+            z=rules.z,
+            design_effect=deff,
+        )
+        entry: Inconclusive = {
+            "slice": key,
+            "why": inconclusive.TOO_SMALL,
+            "n": row["n_shared"],
+            "drop": drop,
+            "tolerance": tolerance,
+            "min_n": min_n,
+            "items_needed": needed,
+        }
+        if (floor := floor_of(key, rules.min_accuracy)) is not None:
+            entry["floor"] = floor
+        out.append(entry)
+    return out
 
 
 def _nothing_gated(
@@ -765,8 +811,10 @@ def compare(
             tolerance = _tolerance(row, rules)
             if _regressed(row, rules, tolerance):
                 row["status"] = "regressed"
-            elif _undecided(row, tolerance) and not floored(key, rules.min_accuracy):
-                # a floor on the slice decides it instead (checked on the run, pipeline.gate)
+            elif _undecided(row, tolerance):
+                # a floor that held does not decide it: a floor makes a collapse fail, it cannot
+                # tell a drop above it from noise (docs/gate.md, "Verdict"); a broken floor
+                # fails the run in pipeline.gate, and fail dominates inconclusive
                 row["status"] = "inconclusive"
             else:
                 row["status"] = "ok"
@@ -778,6 +826,7 @@ def compare(
     if not gated and not rules.min_accuracy:
         undecided.append(_nothing_gated(rows, shared, flips, rules))
     undecided += [_perplexity_entry(k, c) for k, c in tested.items() if c["status"] == "inconclusive"]
+    undecided += _unseen_drops(rows, rules, mde_level, mde_bg, deff)
 
     old = base.outcomes
     return {
@@ -940,7 +989,8 @@ def inconclusive_reasons(comparison: Mapping[str, Any]) -> list[str]:
             )
             drop = entry.get("drop")
             moved = (
-                f"; on the {entry['n']} paired probes accuracy moved {-100 * drop:+.1f} points"
+                # + 0.0: no "-0.0" when nothing moved
+                f"; on the {entry['n']} paired probes accuracy moved {-100 * drop + 0.0:+.1f} points"
                 if isinstance(drop, int | float)
                 else ""
             )
@@ -957,13 +1007,38 @@ def inconclusive_reasons(comparison: Mapping[str, Any]) -> list[str]:
         r = rows.get(key) or {}
         head = _head(key, r) if r else f"{key}: a drop of {_points(entry.get('drop'))} points"
         tol = _pct(entry.get("tolerance", t["tolerance"]))
+        floor = entry.get("floor")
+        held = (
+            f"; its floor gate.min_accuracy held (≥ {_pct(floor)}), "
+            "but a floor does not decide a drop above it"
+            if isinstance(floor, int | float)
+            else ""
+        )
+        if why == inconclusive.TOO_SMALL:
+            needed = entry.get("items_needed")
+            need = (
+                f"about {needed:,} shared probes"
+                if needed is not None
+                else f"over {inconclusive.ITEMS_CAP:,} shared probes"
+            )
+            out.append(
+                f"{head}, beyond the tolerance {tol} but not tested: under gate.min_n "
+                f"({entry.get('min_n')}){held}; decidable with {need}"
+                + (
+                    ""
+                    if isinstance(floor, int | float)
+                    else " or a floor (gate.min_accuracy) to fail a collapse"
+                )
+            )
+            continue
         if why == inconclusive.TOO_FEW_CLUSTERS:
             needed = entry.get("clusters_needed")
             field = (comparison.get("cluster") or {}).get("field", "cluster")
             k = entry.get("n_clusters", 0)
             out.append(
                 f"{head}, beyond the tolerance {tol} but undecided: {k} {field} clusters give no p-value "
-                f"below {inconclusive.smallest_pvalue(k):.3g}, failing needs one below {entry['level']:.3g}; "
+                f"below {inconclusive.smallest_pvalue(k):.3g}, failing needs one below "
+                f"{entry['level']:.3g}{held}; "
                 + (
                     f"decidable with {needed} clusters (a finer gate.cluster)"
                     if needed
@@ -990,12 +1065,16 @@ def inconclusive_reasons(comparison: Mapping[str, Any]) -> list[str]:
             fixes.append(f"about {needed:,} shared probes")
         elif needed is None:
             fixes.append(f"over {inconclusive.ITEMS_CAP:,} shared probes")
-        fixes.append("a floor (gate.min_accuracy)")
-        if comparison.get("rule") != "wilson":
+        if comparison.get("rule") != "wilson" and _wilson_flags(r, entry.get("tolerance", t["tolerance"])):
+            # only where the Wilson rule would flag this very drop (issue 25: the hint was false)
             fixes.append("rule: wilson")
+        if not isinstance(floor, int | float):
+            fixes.append("a floor (gate.min_accuracy) to fail a collapse")
+        fixes = fixes or ["more shared probes"]
+        decidable = fixes[0] if len(fixes) == 1 else f"{', '.join(fixes[:-1])} or {fixes[-1]}"
         out.append(
-            f"{head}, beyond the tolerance {tol} but undecided ({test}; low power: {power}); "
-            f"decidable with {', '.join(fixes[:-1])} or {fixes[-1]}"
+            f"{head}, beyond the tolerance {tol} but undecided ({test}; low power: {power}){held}; "
+            f"decidable with {decidable}"
         )
     return out
 
@@ -1026,3 +1105,10 @@ def _perplexity_undecided_reason(entry: Mapping[str, Any], comparison: Mapping[s
         f"{comparison['thresholds']['alpha']}: too few sentences to tell the increase from sentence "
         "noise); decidable with a larger perplexity test set (a few hundred sentences)"
     )
+
+
+def _wilson_flags(row: Mapping[str, Any], tolerance: float) -> bool:
+    """Would `rule: wilson` flag this slice's observed numbers: the baseline above the new Wilson
+    upper bound + tolerance (`_regressed`)?"""
+    base, high = row.get("baseline_accuracy"), row.get("wilson_high")
+    return isinstance(base, int | float) and isinstance(high, int | float) and base > high + tolerance

@@ -273,7 +273,7 @@ class Inconclusive(TypedDict):
     """results.json `comparison.inconclusive`: what the gate could not decide (gate/inconclusive.py)."""
 
     slice: str | None
-    why: Literal["low_power", "too_few_clusters", "nothing_gated", "perplexity_undecided"]
+    why: Literal["low_power", "too_few_clusters", "nothing_gated", "perplexity_undecided", "too_small"]
     n: int
     drop: float | None
     tolerance: NotRequired[float]
@@ -290,6 +290,7 @@ class Inconclusive(TypedDict):
     ratio: NotRequired[float | None]  # perplexity_undecided: new / baseline perplexity
     max_ratio: NotRequired[float | None]
     suite: NotRequired[str]  # perplexity_undecided of a suite's own test set
+    floor: NotRequired[float]
 
 
 class DriftSlice(TypedDict):

@@ -49,6 +49,17 @@ def floored(key: str, floors: Sequence[tuple[str, float]] | Mapping[str, float])
     return False
 
 
+def floor_of(key: str, floors: Sequence[tuple[str, float]] | Mapping[str, float]) -> float | None:
+    """The floor that applies to this slice, None when none does: its own key beats its suite's
+    "SUITE/*", whatever the order they are written in (as `check_floors`)."""
+    pairs = list(floors.items() if isinstance(floors, Mapping) else floors)
+    own = [v for p, v in pairs if p == key]
+    if own:
+        return own[-1]
+    suite = [v for p, v in pairs if p.endswith("/*") and key.startswith(p[:-1])]
+    return suite[-1] if suite else None
+
+
 def shared_accuracy(entries: Iterable[Mapping[str, Any]], held: Collection[str]) -> dict[str, dict[str, Any]]:
     """slice key -> {"accuracy", "n"} over the scored entries whose id is in `held` (the probes
     the baseline scored too)."""

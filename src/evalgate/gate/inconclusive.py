@@ -5,7 +5,10 @@ inconclusive rather than a pass (a failure elsewhere still fails it):
 
 - `low_power`: a gated slice whose observed drop is beyond its tolerance, which its test did not
   flag (not significant after the multiplicity adjustment), and which is low power (its MDE above
-  `gate.mde_max`, or none); no floor (`gate.min_accuracy`) decides it instead.
+  `gate.mde_max`, or none). A floor (`gate.min_accuracy`) that held does not decide it: a floor
+  makes a collapse fail, it cannot tell a real drop above it from noise; a broken floor fails.
+- `too_small`: a slice under `gate.min_n` (so no test was run on it) whose observed drop is beyond
+  its tolerance: the gate did not see it, floor or not, so it is named, not passed.
 - `too_few_clusters`: the same, for a slice whose `gate.cluster` field gives it too few clusters to
   reach its level at all: with G clusters no sign-flip p-value is below 2^-G (1 / (draws + 1)
   beyond 16 clusters, gate/cluster.py), and a slice can turn a passing gate into a failing one
@@ -34,6 +37,7 @@ LOW_POWER: Final = "low_power"
 TOO_FEW_CLUSTERS: Final = "too_few_clusters"
 NOTHING_GATED: Final = "nothing_gated"
 PERPLEXITY_UNDECIDED: Final = "perplexity_undecided"
+TOO_SMALL: Final = "too_small"
 
 # `items_needed` stops here and says "more than": a drop barely above the tolerance needs tens of
 # thousands of items, and each size tried costs the certified critical value of that size.

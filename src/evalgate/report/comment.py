@@ -43,6 +43,10 @@ MARKER_PREFIX = "<!-- evalgate:report"  # the one sticky marker (full_report.py,
 APPROVE_GATE_LABEL = "evalgate:approve-gate-change"
 UPDATE_BASELINE_LABEL = "evalgate:update-baseline"
 MAX_REASONS = 6
+# A reason is cut only past this many characters: the longest the gate writes (a drift reason with
+# its test, MDE and fixes, about 330) reads whole, a hostile slice key is still bounded (issue 25:
+# reasons were cut mid-phrase at 300).
+REASON_CHARS = 700
 MAX_ROWS = 8
 MAX_CLOSEST = 3
 MAX_LIST = 10
@@ -72,7 +76,14 @@ def focus_slices(results: ResultsDocument) -> tuple[str, list[dict[str, Any]]]:
     regressed = [r for r in rows if r["status"] == "regressed"]
     if regressed:
         return "regressed", regressed
-    undecided = [r for r in rows if r["status"] == "inconclusive"]
+    # a slice under gate.min_n keeps its status "too_small"; an entry of comparison.inconclusive
+    # names it when its drop was beyond the tolerance (gate/inconclusive.py)
+    named = {
+        e.get("slice")
+        for e in (results.get("comparison") or {}).get("inconclusive") or []
+        if isinstance(e, Mapping)
+    }
+    undecided = [r for r in rows if r["status"] == "inconclusive" or r["slice"] in named]
     if undecided:
         return "inconclusive", undecided
     if results.get("verdict") == "inconclusive":
@@ -206,7 +217,7 @@ def _verdict(results: ResultsDocument) -> str:
             inline(n, 300) for n in headline.undecided_names(results)
         )
     reasons = [r for r in results.get("reasons") or [] if r is not None]
-    why = [f"- {inline(r, 300)}" for r in reasons[:MAX_REASONS]]
+    why = [f"- {inline(r, REASON_CHARS)}" for r in reasons[:MAX_REASONS]]
     if len(reasons) > MAX_REASONS:
         why.append(f"- … and {len(reasons) - MAX_REASONS:,} more (full report)")
     findings = results.get("findings") or []
@@ -232,12 +243,24 @@ def _slices(results: ResultsDocument) -> str:
             pct(r["new"]),
             interval(r["wilson_low"], r["wilson_high"]),
             points(r["delta"]),
-            pvalue(r["p_adjusted"] if r["p_adjusted"] is not None else r["p_value"]),
+            # a slice under gate.min_n was not tested: no p-value beside the tested ones' (issue 25)
+            pvalue(
+                None
+                if r["status"] == "too_small"
+                else r["p_adjusted"]
+                if r["p_adjusted"] is not None
+                else r["p_value"]
+            ),
             size_points(r["mde"]),
         ]
         for r in shown
     ]
-    body = table(["slice", "n", "baseline", "new", "Wilson 95%", "Δ pts", "p", "MDE pts"], cells, "lrrrrrrr")
+    # the column shows the adjusted p where there is one: say which adjustment (issue 25)
+    adjusted = any(r["p_adjusted"] is not None for r in shown)
+    p_head = f"p ({headline.adjustment_label(results.get('comparison'))})" if adjusted else "p"
+    body = table(
+        ["slice", "n", "baseline", "new", "Wilson 95%", "Δ pts", p_head, "MDE pts"], cells, "lrrrrrrr"
+    )
     if kind == "regressed" and multi_suite(results):
         body = Md(_per_suite(results, rows) + "\n\n" + body)
     more = f"\n\n… and {len(rows) - len(shown):,} more in the full report." if len(rows) > len(shown) else ""

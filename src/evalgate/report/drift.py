@@ -13,6 +13,7 @@ from typing import Any
 from evalgate.gate.document import ResultsDocument
 from evalgate.gate.slice_order import ordered
 from evalgate.report.budget import Section
+from evalgate.report.headline import adjustment_label
 from evalgate.report.markdown import Md, count, doc, inline, pct, points, pvalue, size_points, table
 
 STATUS = {
@@ -99,7 +100,14 @@ def _rows(drift: Mapping[str, Any], keys: Sequence[str]) -> list[list[Any]]:
     return out
 
 
-HEADERS = ["slice", "n", "anchor", "now", "Δ pts", "drift tol.", "p", "MDE pts", "status"]
+HEADERS = ["slice", "n", "anchor", "now", "Δ pts", "drift tol.", "p (Holm)", "MDE pts", "status"]
+
+
+def _headers(results: ResultsDocument) -> list[str]:
+    """The table's headers: the p shown is the adjusted one where there is one (`_rows`), and the
+    drift comparison adjusts as the baseline comparison does (gate/drift.py), so its column says
+    which adjustment, as the slices' table does (issue 25)."""
+    return [f"p ({adjustment_label(results.get('comparison'))})" if h == "p (Holm)" else h for h in HEADERS]
 
 
 def trend_lines(results: ResultsDocument, *, spark: bool) -> list[str]:
@@ -126,7 +134,7 @@ def section(results: ResultsDocument) -> Section | None:
     parts = ["### Drift since the anchor", _head(drift)]
     keys = ordered(drift.get("slices") or {})
     if keys:
-        parts.append(table(HEADERS, _rows(drift, keys), "lrrrrrrrl"))
+        parts.append(table(_headers(results), _rows(drift, keys), "lrrrrrrrl"))
     lines = trend_lines(results, spark=True)
     if lines:
         parts.append("Trend of each regressed or drifting slice:\n\n" + "\n".join(lines))
@@ -146,7 +154,7 @@ def comment(results: ResultsDocument) -> str:
     rows = drift.get("slices") or {}
     keys = sorted(ordered(rows), key=lambda k: _order(rows[k]))[:MAX_COMMENT_ROWS]
     if keys:
-        parts.append(table(HEADERS, _rows(drift, keys), "lrrrrrrrl"))
+        parts.append(table(_headers(results), _rows(drift, keys), "lrrrrrrrl"))
     lines = trend_lines(results, spark=True)
     if lines:
         parts.append("\n".join(lines))

@@ -193,7 +193,12 @@ def verdict(results: ResultsDocument) -> Section:
     else:
         line = f"## ✅ evalgate: pass — {inline(headline.overall_text(results))}"
         if comparison:
-            line += ", no gated slice regressed"
+            # never "no gated slice regressed" when no slice was tested (issue 25)
+            compared = (comparison.get("slices") or {}).values()
+            tested = any(isinstance(r, Mapping) and r.get("gated") for r in compared)
+            line += (
+                ", no gated slice regressed" if tested else "; no slice was tested (each under gate.min_n)"
+            )
             line += ", every floor held" if suites.floors(results) else ""
         elif suites.floors(results):
             line += "; no baseline, only the floors (gate.min_accuracy) were checked"

@@ -90,6 +90,16 @@ def points(x: Any) -> str:
     return f"{100 * x:+.1f}" if isinstance(x, int | float) and not isinstance(x, bool) else "?"
 
 
+def adjustment_label(comparison: Mapping[str, Any] | None) -> str:
+    """The multiplicity adjustment a comparison used, for a column header: "Holm" unless it
+    records Westfall–Young and did not fall back (as gate/westfall_young.adjustment_name says;
+    repeated here so that the comment job, which installs no numpy, does not import that module)."""
+    doc = comparison or {}
+    if doc.get("multiplicity") == "westfall-young" and not doc.get("multiplicity_fallback"):
+        return "Westfall–Young"
+    return "Holm"
+
+
 def undecided_names(results: Mapping[str, Any]) -> list[str]:
     """Each undecided slice in a few words: "topic:geography (-25.7 pts on 35, MDE 37.9 pts)",
     "overall (-95.4 pts on 618; 5 clusters, needs 9)", "nothing was gated (…)". Plain text."""
@@ -109,6 +119,9 @@ def undecided_names(results: Mapping[str, Any]) -> list[str]:
             allowed = f", limit ×{limit:.2f}" if isinstance(limit, int | float) else ""
             name = f"{e['suite']}: perplexity" if e.get("suite") else "perplexity"
             out.append(f"{name} ({shown} on {n} sentences{allowed})")
+        elif why == "too_small":
+            # under gate.min_n: not tested at all (gate/inconclusive.py)
+            out.append(f"{e.get('slice')} ({moved} on {n}, under gate.min_n = {e.get('min_n')}, not tested)")
         elif why == "too_few_clusters":
             needed = e.get("clusters_needed")
             need = f", needs {needed}" if needed else ""
