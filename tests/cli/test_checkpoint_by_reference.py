@@ -217,3 +217,24 @@ def test_a_malformed_reference_is_a_located_refusal(env, cli, files, said):
     done = cli("fetch", "--checkpoint", "checkpoints/current.json")
     assert done.code == 2, done.err
     assert "checkpoints/current.json" in done.err and said in done.err, done.err
+
+
+def test_init_sets_up_a_gate_on_a_checkpoint_reference(env, files_server, cli):
+    """A team whose checkpoint lives on a host commits only its reference: `init --checkpoint
+    checkpoints/current.json` (once fetched) writes a gate that names the reference, and `run`
+    then scores it from the verified cache against the baseline init wrote."""
+    ref = url_ref(env, files_server)
+    rows = [
+        {"question": f"Which choice answers question {i}?", "subject": ("maths", "history")[i % 2],
+         "choices": [f"first {i}", f"second {i}", f"third {i}"], "answer": i % 3}
+        for i in range(24)
+    ]  # fmt: skip
+    (env / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert cli("fetch", "--checkpoint", str(ref)).code == 0
+    pin = "acme/evalgate@" + "a" * 40
+    done = cli("init", "--suite", "quiz", "--items", "items.jsonl", "--from", "mmlu",
+               "--checkpoint", "checkpoints/current.json", "--action", pin)  # fmt: skip
+    assert done.code == 0, done.out + done.err
+    assert "checkpoint: checkpoints/current.json" in (env / "evalgate.yml").read_text(encoding="utf-8")
+    run = cli("run", "--out", "out")
+    assert run.code == 0, run.out + run.err

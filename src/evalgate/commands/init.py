@@ -45,6 +45,7 @@ from typing import Any
 from evalgate import release
 from evalgate.config import CONFIG_FILENAME, load_config, read_config_file
 from evalgate.console import Console
+from evalgate.edges.checkpoint_ref import is_reference_path
 from evalgate.edges.files import atomic_write_bytes, dump_json
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
 from evalgate.gate import power
@@ -231,10 +232,11 @@ def _checkpoint(given: str, root: Path) -> str:
             hint=hub_id_hint(given)
             or "name the checkpoint's folder (native or Hugging Face) inside this repository",
         )
-    if not path.is_dir():
+    if not path.is_dir() and not is_reference_path(path):
         raise RefusedError(
             f"--checkpoint {given}: not a folder",
-            hint="name the checkpoint's folder (config.json and the weights), not one of its files",
+            hint="name the checkpoint's folder (config.json and the weights), not one of its files, "
+            "or a checkpoint reference (checkpoints/current.json, docs/github.md)",
         )
     return _within(path, root)
 
