@@ -428,7 +428,10 @@ def build_parser() -> argparse.ArgumentParser:
         "topic=slices.topic; const:VALUE=slices.DIM gives every row one value",
     )
     init.add_argument(
-        "--checkpoint", metavar="DIR", required=True, help="the checkpoint folder the gate scores"
+        "--checkpoint",
+        metavar="DIR",
+        required=True,
+        help="the checkpoint folder the gate scores, or a checkpoint reference (checkpoints/current.json)",
     )
     init.add_argument(
         "--train",
