@@ -457,7 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--action",
         metavar="OWNER/NAME@REF",
         help="the evalgate release the workflows pin (default: the commit this evalgate was installed "
-        "from on GitHub, else the release of this version, OWNER/evalgate@action-vX.Y.Z)",
+        "from on GitHub, else the release of this version, evalgate/evalgate@action-vX.Y.Z)",
     )
     init.add_argument(
         "--owners",

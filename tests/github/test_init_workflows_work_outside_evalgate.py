@@ -198,3 +198,34 @@ def test_a_malformed_owner_is_refused_and_nothing_is_written(tmp_path, monkeypat
                "--checkpoint", "models/current", "--action", PIN, "--owners", "acme team\n*")  # fmt: skip
     assert done.code == 2 and "--owners" in done.err + done.out
     assert not (root / "evalgate.yml").exists() and not (root / ".github").exists()
+
+
+def _workflows_that_check_approvals() -> list[tuple[str, dict]]:
+    from evalgate.github import workflows
+
+    written = {
+        "init eval-gate.yml": workflows.gate_workflow(PIN),
+        "init update-baseline.yml": workflows.update_baseline_workflow(PIN, "quiz"),
+        "init update-baseline-apply.yml": workflows.update_baseline_apply_workflow(PIN, "quiz"),
+    }
+    ours = {
+        f"ours {p.name}": p.read_text(encoding="utf-8") for p in (REPO / ".github/workflows").glob("*.yml")
+    }
+    return [(name, yaml.safe_load(text)) for name, text in {**written, **ours}.items()]
+
+
+@pytest.mark.parametrize(
+    ("name", "workflow"), _workflows_that_check_approvals(), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_every_job_that_checks_a_label_can_read_what_approval_reads(name, workflow):
+    """`evalgate approval` reads the PR, its label events, the labeller's permission and the PR's
+    workflow runs (github/approval.py): a job running it without `actions: read` is answered 403 in a
+    private repository, and every label reads as unapproved (found by an outside review of init's
+    gate workflow)."""
+    for job_name, job in workflow.get("jobs", {}).items():
+        scripts = " ".join(s.get("run", "") for s in job.get("steps", []))
+        if not re.search(r"evalgate\"? approval\b|-m evalgate\.github\.approval\b", scripts):
+            continue
+        granted = job.get("permissions") or workflow.get("permissions") or {}
+        for scope in ("pull-requests", "issues", "actions"):
+            assert granted.get(scope) in ("read", "write"), f"{name}: job {job_name} lacks {scope}: read"

@@ -451,7 +451,8 @@ suites:
 {_leaks_text(leaks)}
 # Held-out text for perplexity (null: none is measured).
 test: {_yaml(test) if test else "null"}
-# The checkpoint the gate scores: a native or Hugging Face folder of this repository.
+# The checkpoint the gate scores: a native or Hugging Face folder of this repository, or a
+# checkpoint reference (a .json naming each file's SHA-256; `evalgate fetch` downloads it).
 checkpoint: {_yaml(checkpoint)}
 # What a pull request is compared with; a maintainer's label `evalgate:update-baseline` rewrites it
 # (.github/workflows/update-baseline.yml, docs/approval.md).
@@ -990,7 +991,7 @@ def _say_done(
     print("  evalgate validate      # the items: schema, leaks, coverage, seal")
     print(f"  evalgate run           # scores the checkpoint and compares it with {layout.baseline}")
     print(f"  evalgate probes import FILE --suite {name} [--from mmlu|arc|hellaswag]   # more items")
-    print("  push to the default branch, then make eval-gate a required check (docs/security.md)")
+    print("  push to the default branch, then make the job `gate` (eval-gate.yml) a required check")
     print(f"  the workflows run the evalgate action {action}")
     if action_note:
         print(f"  note: {action_note}")

@@ -88,7 +88,7 @@ them, nothing is gated (exit 2; expected for the pull request that sets the gate
 BOOTSTRAP_ADDED = """This pull request adds them ({config}, {baseline}: what `evalgate init` writes). Next:
   1. a maintainer reviews those files, the suite's items, .github/workflows/ and .github/CODEOWNERS,
      and merges this pull request (the check is not required yet: this refusal is expected for it);
-  2. make eval-gate a required status check of the default branch (docs/security.md);
+  2. make the job `gate` (eval-gate.yml) a required status check of the default branch;
   3. every later pull request is gated against {baseline}; a regression you accept is approved
      with the label evalgate:update-baseline, which rewrites it (docs/approval.md).
 Docs: {docs}"""
@@ -99,7 +99,7 @@ BOOTSTRAP_STEPS = """To set up the gate, on a branch of the default branch ({bas
      workflows and .github/CODEOWNERS); with an evalgate.yml already there, run
      evalgate baseline update --checkpoint DIR --name NAME     (writes baselines/NAME.json);
   3. commit what it wrote and merge that pull request (this refusal is expected for it);
-  4. make eval-gate a required status check of the default branch (docs/security.md).
+  4. make the job `gate` (eval-gate.yml) a required status check of the default branch.
 Later pull requests are then gated against that baseline. Docs: {docs}"""
 
 
