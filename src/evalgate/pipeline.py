@@ -558,6 +558,14 @@ def _with_floors(results: dict[str, Any], cfg: GateConfig, baseline: Mapping[str
     return floor_reasons(floors)
 
 
+def floors_failed(results: Mapping[str, Any], cfg: GateConfig) -> list[str]:
+    """The reasons of the configured floors (`gate.min_accuracy`) a run is below, on its own
+    probes (no baseline): what `baseline update` warns of, since every run gated against such a
+    baseline fails its floors until a maintainer lowers them (docs/gate.md, "Floors from the first
+    baseline")."""
+    return _with_floors(dict(results), cfg, None)
+
+
 def _gate_changes(
     results: dict[str, Any],
     baseline: dict[str, Any],

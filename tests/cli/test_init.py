@@ -362,3 +362,22 @@ def test_baseline_update_without_a_name_replaces_the_configured_baseline(repo, c
         json.loads(before)["probe_set"]
         == json.loads((repo / "baselines" / "quiz.json").read_bytes())["probe_set"]
     )
+
+
+def test_a_baseline_below_its_floors_is_written_with_a_warning(repo, cli):
+    """`baseline update` on a checkpoint under a configured floor wrote the baseline without a
+    word, and every later run against it failed that floor (found by an outside review: a
+    labelled update left the PR red). It now says which floors and what lifts them."""
+    done = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
+               "--checkpoint", "checkpoints/demo", "--action", PIN)  # fmt: skip
+    assert done.code == 0, done.out + done.err
+    config = repo / "evalgate.yml"
+    text = config.read_text(encoding="utf-8")
+    if "min_accuracy:" in text:
+        text = text.replace("      min_accuracy:\n", '      min_accuracy:\n        "overall": 0.99\n', 1)
+    else:
+        text = text.replace("    gate:\n", '    gate:\n      min_accuracy: {"overall": 0.99}\n', 1)
+    config.write_text(text, encoding="utf-8")
+    updated = cli("baseline", "update", "--name", "quiz")
+    assert updated.code == 0, updated.out + updated.err
+    assert "below its floors" in updated.err and "overall" in updated.err, updated.err

@@ -30,6 +30,7 @@ from evalgate.pipeline import (
     configured_baseline_name,
     display_path,
     drift_of_update,
+    floors_failed,
     rederive,
     score,
     write_baseline,
@@ -78,7 +79,23 @@ def main(args: argparse.Namespace, console: Console) -> int:
     print(f"evalgate: wrote {display_path(cfg, target)} (overall accuracy {shown})")
     if note:
         print(f"evalgate: {note}")
+    _warn_floors(cfg, results, display_path(cfg, target))
     return EXIT_PASS
+
+
+def _warn_floors(cfg: Any, results: dict[str, Any], shown: Any) -> None:
+    """Warn when the new baseline is below a configured floor: every run gated against it then
+    fails that floor (a labelled update leaves the PR red) until a maintainer lowers the floor in
+    evalgate.yml, a gate change (docs/gate.md, "Floors from the first baseline"). Not a refusal:
+    the floors are the base's to change."""
+    below = floors_failed(results, cfg)
+    if below:
+        print(
+            f"evalgate: warning: {shown} is below its floors (gate.min_accuracy): {'; '.join(below)}. "
+            "Every run gated against it fails them until the floors in evalgate.yml are lowered (a gate "
+            'change a maintainer approves; docs/gate.md, "Floors from the first baseline")',
+            file=sys.stderr,
+        )
 
 
 def _warn_drift(cfg: Any, results: dict[str, Any], source: str) -> None:

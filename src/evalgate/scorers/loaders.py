@@ -41,9 +41,10 @@ def hub_id_hint(given: str) -> str | None:
     if _HUB_ID.fullmatch(given) and not given.endswith("..") and not weights_file:
         local = "checkpoints/" + given.replace("/", "--")
         return (
-            f"evalgate never downloads a model: if {given} is a Hugging Face Hub id, copy it "
+            f"scoring never downloads a model: if {given} is a Hugging Face Hub id, copy it "
             f"first with `hf download {given} --local-dir {local}` (huggingface_hub), then "
-            f"pass --checkpoint {local}"
+            f"pass --checkpoint {local}; or commit a checkpoint reference (a .json with each "
+            'file\'s SHA-256) and run `evalgate fetch` (docs/github.md, "Where the checkpoint lives")'
         )
     return None
 
