@@ -901,6 +901,19 @@ def read_import_rows(
         records, found = parse_jsonl(data, source, allow_blank=True, what="row")
         found = [f for f in found if f.check != "jsonl-bom" and f.check not in no_rows]
         rows = {n for n, _ in records} | {f.line for f in found if f.line is not None}
+        # A benchmark's export given without --from: say which preset reads it, once, first.
+        not_items = [r for _, r in records[:5] if isinstance(r, dict) and "prompt" not in r]
+        if not_items and (guess := preset_guess(list(records), "")):
+            found.insert(
+                0,
+                Finding(
+                    "import-preset",
+                    f"the rows are not items (no `prompt`, `candidates`, `expected`); they read as "
+                    f"--from {' or --from '.join(guess)}",
+                    source,
+                    hint=f"import with --from {guess[0]} (docs/suites.md, the presets' table)",
+                ),
+            )
         return list(records), found, len(rows), set()
     rows_read, found = read_rows(data, source)
     if not rows_read and not data.removeprefix(b"\xef\xbb\xbf").strip(b" \t\r\n"):

@@ -112,10 +112,11 @@ def expected_floors(repo: Path) -> dict[str, float]:
     return floors
 
 
-def refused_untouched(repo: Path, cli, checkpoint: str):
+def refused_untouched(repo: Path, cli, checkpoint: str, with_from: bool = True):
     """`init` on the MMLU rows with `checkpoint`, refused (exit 2) without a byte or folder written."""
     before, dirs = every_byte(repo), folders(repo)
-    refused = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
+    preset = ["--from", "mmlu"] if with_from else []
+    refused = cli("init", "--suite", "quiz", "--items", "mmlu.jsonl", *preset,
                   "--checkpoint", checkpoint)  # fmt: skip
     assert refused.code == 2, refused.out + refused.err
     assert every_byte(repo) == before and folders(repo) == dirs
@@ -381,3 +382,10 @@ def test_a_baseline_below_its_floors_is_written_with_a_warning(repo, cli):
     updated = cli("baseline", "update", "--name", "quiz")
     assert updated.code == 0, updated.out + updated.err
     assert "below its floors" in updated.err and "overall" in updated.err, updated.err
+
+
+def test_an_export_given_without_from_is_told_the_preset_that_reads_it(repo, cli):
+    """A new user's MMLU export without `--from` got only nine schema errors ("unknown field
+    'answer'"): the refusal now says first which preset reads the file (outside review)."""
+    refused = refused_untouched(repo, cli, "checkpoints/demo", with_from=False)
+    assert "they read as --from mmlu [import-preset]" in refused.out + refused.err
