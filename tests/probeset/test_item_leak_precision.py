@@ -219,3 +219,36 @@ def test_the_same_sentence_about_this_fact_is_still_a_leak(question, answer, sen
     ):
         sentence = sentence.replace(other, mine)
     assert _leaks([(question, answer, ["x", "y"])], [sentence]) == ["quiz-001"]
+
+
+# A training line that restates the question in other words and gives the answer: every content
+# word of the question but one ("absorb": "take in") with the answer beside them.
+REWORDED = [
+    (
+        "Which gas do plants absorb from the atmosphere during photosynthesis?",
+        "carbon dioxide",
+        "Which gas do plants take in from the atmosphere during photosynthesis? The answer is carbon dioxide.",
+    ),
+    (
+        "What is the boiling point of water at sea level in degrees Celsius?",
+        "100",
+        "What is the boiling temperature of water at sea level in degrees Celsius? It is 100.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "answer", "sentence"), REWORDED)
+def test_a_reworded_question_beside_its_answer_is_a_leak(question, answer, sentence):
+    assert _leaks([(question, answer, ["x", "y"])], [sentence]) == ["quiz-001"]
+
+
+COUNTRIES = [f"Country{i}" for i in range(500)]
+
+
+@pytest.mark.parametrize("before", [0, 16, 17, 500])
+def test_a_leak_is_caught_however_many_sentences_share_its_window(before):
+    """Sentences that share the leak's window but not its item come first: the planted line is
+    still found, whether 0, 16, 17 or 500 of them precede it (docs/validate.md, "Leaks")."""
+    filler = [f"Which city is the capital of {c}? Ask your teacher." for c in COUNTRIES[:before]]
+    planted = "Which city is the capital of the Andean nation of Peru? Lima, of course."
+    assert _leaks([("Which city is the capital of Peru?", "Lima", ["x", "y"])], [*filler, planted]) == ["quiz-001"]
