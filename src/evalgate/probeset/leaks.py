@@ -20,7 +20,8 @@ the prompt, the answer in place: `Question: Capital of Peru?\nAnswer: Lima`):
             a token of the expected answer, or come from a training sentence that holds what
             identifies the question - every content word of the question, or, where the sentence
             also holds the answer, every one but the word the question asks for ("city" in
-            "Which city is the capital of Ghana?": "Accra is the capital of Ghana"). A phrase
+            "Which city is the capital of Ghana?": "Accra is the capital of Ghana"), and of 3 or
+            more such words all but one (a question reworded: "take in" for "absorb"). A phrase
             many items share ("city is the capital of") is boilerplate, and a training sentence
             about Mexico City does not leak the question about Cuba. The rule reads the item and
             the sentence only, never the rest of the suite: retiring or adding an item changes
@@ -288,6 +289,13 @@ def _answer_span(before: str, after: str, answer: str) -> tuple[str, list[str], 
     return text, tokens_normal(fold(text)), range(max(start, 0), len(upto))
 
 
+# Where a training sentence holds the answer, it may lack this many of the question's other content
+# words and still leak the item, if the question has at least REWORDED_MIN_WORDS of them and the
+# word it lacks is no name or number of the question ("Vienna", "144": what tells the question
+# apart from the same question on another city or number; docs/validate.md, "Leaks").
+REWORDED_WORDS = 1
+REWORDED_MIN_WORDS = 4
+
 # the words that open what a question asks for ("which city", "what element")
 WH_WORDS = frozenset(
     "what which who whom whose where when how qué quién cuál cuáles dónde cuándo cómo".split()
@@ -299,11 +307,12 @@ class Asks:
     """What identifies an item's question, for `_asks`: the question's content words (`words`),
     those but the word the question asks for (`given_answer`: "city" in "Which city is the
     capital of Ghana?", which the answer stands for in "Accra is the capital of Ghana"), and the
-    answer's tokens."""
+    answer's tokens, and `names`: the question's content words that are names or numbers."""
 
     words: frozenset[str]
     given_answer: frozenset[str]
     answer: tuple[str, ...]
+    names: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, probe: Probe) -> Asks:
@@ -315,13 +324,21 @@ class Asks:
                 asked = {next((t for t in question[i + 1 :] if t not in FUNCTION_WORDS), "")}
                 break
         answer = tuple(tokens_normal(fold(probe.expected)))
-        return cls(frozenset(words), frozenset(words) - asked, answer)
+        # the question's names and numbers: a capitalised word after its first, or one with a digit
+        names = {
+            tok
+            for word in probe.prompt.replace(BLANK, " ").split()[1:]
+            if word[:1].isupper() or any(ch.isdigit() for ch in word)
+            for tok in tokens_normal(fold(word))
+        }
+        return cls(frozenset(words), frozenset(words) - asked, answer, frozenset(names) & frozenset(words))
 
 
 def _asks(at: range, span: range, asks: Asks | None, src: Source) -> bool:
     """Whether a window of an item's text involves what the item asks (docs/validate.md, "Leaks"):
     it covers the answer, or the training sentence holds every content word of the question - or,
-    where it also holds the answer, every one but the word the question asks for. "Which city is the
+    where it also holds the answer, every one but the word the question asks for, and of 3 or more
+    such words all but one (a reworded question: "take in" for "absorb"). "Which city is the
     capital of France?" shares "which city is the capital" with "Which city is the capital of
     Russia? Moscow", which says nothing of France: no leak. Only the item and the sentence decide,
     never how many other items share a word, so a small suite, or retiring one of its items,
@@ -331,8 +348,15 @@ def _asks(at: range, span: range, asks: Asks | None, src: Source) -> bool:
     if asks is None:
         return False
     sentence = tokens_normal(fold(src.text))
-    required = asks.given_answer if _holds(sentence, asks.answer) else asks.words
-    return bool(required) and required <= set(sentence)
+    if not _holds(sentence, asks.answer):
+        return bool(asks.words) and asks.words <= set(sentence)
+    # beside the answer, a question reworded by one word ("take in" for "absorb") still leaks it;
+    # a short question must have them all ("capital", "Ghana"), and a name or number always
+    given = asks.given_answer
+    missing = given - set(sentence)
+    if not given or missing & asks.names:
+        return not missing and bool(given)
+    return len(missing) <= (REWORDED_WORDS if len(given) >= REWORDED_MIN_WORDS else 0)
 
 
 def _holds(tokens: Sequence[str], part: Sequence[str]) -> bool:
