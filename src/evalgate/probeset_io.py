@@ -273,8 +273,9 @@ def _leaks(
     if detectors is None:
         return []
     keep = grammar.all_forms() if grammar is not None else set()
-    # an item suite's index remembers a few sentences per n-gram (probeset/leaks.py, `_asks`)
-    index = LeakIndex(keep, window=cfg.leaks.window, detectors=detectors, more_sources=16 if items else 0)
+    # an item suite's index remembers the sentences of every word, so a window is judged against
+    # every sentence that may identify the item (probeset/leaks.py, `_asks`)
+    index = LeakIndex(keep, window=cfg.leaks.window, detectors=detectors, by_word=items)
     for path in paths:
         data = col.read(path, "train", "training file")
         if data is None:
@@ -600,7 +601,7 @@ def _cross_suite_leaks(
     out: dict[str, list[Finding]] = {}
     for owner, _ in parts:
         paths = [cfg.path(t) for t in owner.train]
-        index = LeakIndex(set(), window=cfg.leaks.window, detectors=detectors, more_sources=16)
+        index = LeakIndex(set(), window=cfg.leaks.window, detectors=detectors, by_word=True)
         read = []
         for path in paths:
             data = scratch.read(path, "train", "training file")

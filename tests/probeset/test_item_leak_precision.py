@@ -120,7 +120,7 @@ PLANTED = {
 
 
 def leaks_against(sentences: list[str]) -> list[tuple[str, str]]:
-    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), more_sources=16)  # as validate builds it
+    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), by_word=True)  # as validate builds it
     index.add_all("train.jsonl", list(enumerate(sentences, start=1)))
     return [(f.probe_id, f.evidence["train_text"]) for f in find_leaks(suite(), index)]
 
@@ -146,7 +146,7 @@ def test_a_short_question_is_a_leak_only_beside_its_answer():
         _item(2, "Capital city?", "Paris", ["Rome", "Madrid"]),
         _item(3, "Capital of Chile?", "Santiago", ["Lima", "Quito"]),
     ]
-    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), more_sources=16)
+    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), by_word=True)
     lines = [
         "Largest ocean? Nobody at the table could say.",
         "Capital city? That depends on the country you mean.",
@@ -165,7 +165,7 @@ def _leaks(
     probes = [_item(i + 1, q, a, others) for i, (q, a, others) in enumerate(items)]
     if retired is not None:
         probes[retired] = dataclasses.replace(probes[retired], deprecated=True)
-    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), more_sources=16)
+    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), by_word=True)
     index.add_all("train.txt", list(enumerate(train, start=1)))
     return [f.probe_id for f in find_leaks(probes, index)]
 

@@ -30,6 +30,7 @@ the prompt, the answer in place: `Question: Capital of Peru?\nAnswer: Lima`):
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -93,11 +94,14 @@ class LeakIndex:
         keep: frozenset[str] | set[str],
         window: int = DEFAULT_WINDOW,
         detectors: Sequence[str] = DETECTORS,
-        more_sources: int = 0,
+        by_word: bool = False,
     ):
-        """`more_sources`: how many further sentences to remember per n-gram beyond the first (a
-        multiple-choice suite's index keeps some, so that a window many sentences share can still
-        be found in the one that identifies the item: `_asks`)."""
+        """`by_word` (a multiple-choice suite's index): also remember, for every word token,
+        the sentences that hold it, so that a multiple-choice item's window is judged against every
+        sentence that could identify the item (`_asks`), found through the item's answer and its
+        rarest question word - never a capped list of the first sentences of a window, which the
+        training data could fill with others (docs/validate.md, "Leaks"). Memory: one 4-byte
+        sentence number per distinct token of each sentence, and the sentence kept."""
         unknown = set(detectors) - set(DETECTORS)
         if unknown or window < 1:
             raise ValueError(f"bad leak detector settings: {sorted(unknown)}, window {window}")
@@ -108,11 +112,12 @@ class LeakIndex:
         self._exact: dict[str, Source] = {}
         self._clauses: dict[str, Source] = {}
         self._sentences: dict[str, Source] = {}
-        self._more_sentences: dict[str, list[Source]] = {}
         self._template: dict[str, Source] = {}
         self._ngrams: dict[str, Source] = {}
-        self._more: dict[str, list[Source]] = {}
-        self.more_sources = more_sources
+        self.by_word = by_word
+        # sentence number -> sentence, and word token -> the numbers of the sentences holding it
+        self._all: list[Source] = []
+        self._by_word: dict[str, array] = {}
 
     def add(self, file: str, line: int, sentence: str) -> None:
         self.n_sentences += 1
@@ -121,30 +126,56 @@ class LeakIndex:
         # hashes them anyway)
         norm = fold(sentence)
         tokens = tokens_normal(norm)
+        if self.by_word:
+            number = len(self._all)
+            self._all.append(src)
+            for tok in set(tokens):
+                self._by_word.setdefault(tok, array("I")).append(number)
         if "exact" in self.detectors:
             self._exact.setdefault(" ".join(tokens), src)
             for key in clause_keys_normal(norm):
                 self._clauses.setdefault(key, src)
             for key in sentence_keys_normal(norm):
-                if self._sentences.setdefault(key, src) is not src and self.more_sources:
-                    more = self._more_sentences.setdefault(key, [])
-                    if len(more) < self.more_sources:
-                        more.append(src)  # a short question counts only beside its answer
+                self._sentences.setdefault(key, src)
         if "template" in self.detectors:
             self._template.setdefault(" ".join(masked_tokens(tokens, self.keep)), src)
         if "ngram" in self.detectors:
             grams = self._ngrams
             for gram in ngrams(tokens, self.window):
-                key = " ".join(gram)
-                if grams.setdefault(key, src) is not src and self.more_sources:
-                    more = self._more.setdefault(key, [])
-                    if len(more) < self.more_sources:
-                        more.append(src)
+                grams.setdefault(" ".join(gram), src)
 
-    def _question_sources(self, key: str) -> list[Source]:
-        """The training lines that are, or have a sentence that is, `key`, first read first."""
-        found = [self._exact.get(key), self._sentences.get(key), *self._more_sentences.get(key, ())]
+    def _candidates(self, *needs: Sequence[str]) -> list[Source]:
+        """Every sentence that may hold all tokens of one of `needs` (those on the posting list of
+        each need's rarest token; the caller checks the sentence), first read first (`by_word`)."""
+        numbers: set[int] = set()
+        for need in needs:
+            if need:
+                numbers.update(min((self._by_word.get(tok, array("I")) for tok in set(need)), key=len))
+        return [self._all[n] for n in sorted(numbers)]
+
+    def _question_sources(self, key: str, answer: Sequence[str]) -> list[Source]:
+        """The training lines that are, or have a sentence that is, `key`, first read first; with
+        `by_word`, every line beside the first that has it and holds `answer` as well."""
+        found = [self._exact.get(key), self._sentences.get(key)]
+        if self.by_word and answer:
+            found += [
+                src
+                for src in self._candidates(answer)
+                if key in sentence_keys_normal(fold(src.text)) or key == " ".join(tokens_normal(fold(src.text)))
+            ]
         return list(dict.fromkeys(src for src in found if src is not None))
+
+    def _identifying(self, asks: Asks | None) -> list[tuple[Source, set[str]]]:
+        """The sentences that hold what identifies the item (`_asks` beside no answer window),
+        with their n-gram windows, first read first; none without `by_word`."""
+        if asks is None or not self.by_word:
+            return []
+        found = []
+        for src in self._candidates(asks.answer, sorted(asks.words)):
+            if _asks(range(0), range(0), asks, src):
+                grams = {" ".join(g) for g in ngrams(tokens_normal(fold(src.text)), self.window)}
+                found.append((src, grams))
+        return found
 
     def add_all(self, file: str, sentences: Iterable[tuple[int, str]]) -> None:
         for line, sentence in sentences:
@@ -188,7 +219,7 @@ class LeakIndex:
             content = [t for t in question if t not in FUNCTION_WORDS]
             specific = len(question) >= QUESTION_MIN_WORDS and len(content) >= QUESTION_MIN_CONTENT_WORDS
             if content:
-                for src in self._question_sources(key):
+                for src in self._question_sources(key, answer):
                     if specific or _holds(tokens_normal(fold(src.text)), answer):
                         what = "is, as a sentence of its own,"
                         evidence = {"contained": True, "question": key}
@@ -256,13 +287,17 @@ class LeakIndex:
             what = f"has the same template {form!r} as"
             hits.append(("template", subject, what, src, {"template": form, **ev}))
         if "ngram" in self.detectors:
+            # the sentences that identify the item (`_asks`), each with its windows: found once,
+            # through the item's answer and question words, the first time a window needs them
+            identify: list[tuple[Source, set[str]]] | None = None
             for start, gram in enumerate(ngrams(tokens, self.window)):
                 key = " ".join(gram)
                 at = range(start, start + self.window)
                 src = self._ngrams.get(key)
-                if src is not None and span is not None:
-                    candidates = (src, *self._more.get(key, ()))
-                    src = next((c for c in candidates if _asks(at, span, asks, c)), None)
+                if src is not None and span is not None and not _asks(at, span, asks, src):
+                    if identify is None:
+                        identify = self._identifying(asks)
+                    src = next((c for c, grams in identify if key in grams), None)
                 if src is not None:
                     what = f"shares the {self.window}-gram {key!r} with"
                     hits.append(("ngram", subject, what, src, {"ngram": key, "window": self.window, **ev}))
