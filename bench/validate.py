@@ -127,14 +127,16 @@ def time_item_leaks(n_items: int, n_sentences: int, seed: int) -> None:
     rng = random.Random(seed)
     items = [
         Probe.from_item(
-            {"id": f"quiz-{i:06d}", "prompt": f"Which city is the capital of c{i}?", "candidates": [f"t{i}", "x"],
-             "expected": f"t{i}"},
+            {"id": f"quiz-{i:06d}", "prompt": f"Which city is the capital of c{i}?",
+             "candidates": [f"t{i}", "x"], "expected": f"t{i}"},
             "items.jsonl", i + 1,
         )
         for i in range(n_items)
     ]  # fmt: skip
     lines = [
-        f"Which city is the capital of k{i}? Ask your teacher." if i % 5 == 0 else words(rng, rng.randint(5, 14))
+        f"Which city is the capital of k{i}? Ask your teacher."
+        if i % 5 == 0
+        else words(rng, rng.randint(5, 14))
         for i in range(n_sentences - 10)
     ]
     lines += [f"Which city is the capital of the nation of c{i}? t{i}, of course." for i in range(10)]
@@ -154,12 +156,12 @@ def time_item_leaks(n_items: int, n_sentences: int, seed: int) -> None:
     found = find_leaks(items, index)
     took = time.perf_counter() - start
     print(
-        f"item leaks:     {took:6.2f} s   (index build {built:.2f} s; {n_items:,} items, {n_sentences:,} sentences,"
-        f" {len(found)} of 10 planted leaks found)"
+        f"item leaks:     {took:6.2f} s   (index build {built:.2f} s; {n_items:,} items,"
+        f" {n_sentences:,} sentences, {len(found)} of 10 planted leaks found)"
     )
     print(
-        f"item index:     {sizes[True] / 2**20:6.1f} MiB  ({sizes[False] / 2**20:.1f} MiB without word postings,"
-        f" {(sizes[True] - sizes[False]) / n_sentences:.0f} bytes a sentence more)"
+        f"item index:     {sizes[True] / 2**20:6.1f} MiB  ({sizes[False] / 2**20:.1f} MiB without word"
+        f" postings, {(sizes[True] - sizes[False]) / n_sentences:.0f} bytes a sentence more)"
     )
 
 

@@ -227,7 +227,8 @@ REWORDED = [
     (
         "Which gas do plants absorb from the atmosphere during photosynthesis?",
         "carbon dioxide",
-        "Which gas do plants take in from the atmosphere during photosynthesis? The answer is carbon dioxide.",
+        "Which gas do plants take in from the atmosphere during photosynthesis? "
+        "The answer is carbon dioxide.",
     ),
     (
         "What is the boiling point of water at sea level in degrees Celsius?",
@@ -251,4 +252,18 @@ def test_a_leak_is_caught_however_many_sentences_share_its_window(before):
     still found, whether 0, 16, 17 or 500 of them precede it (docs/validate.md, "Leaks")."""
     filler = [f"Which city is the capital of {c}? Ask your teacher." for c in COUNTRIES[:before]]
     planted = "Which city is the capital of the Andean nation of Peru? Lima, of course."
-    assert _leaks([("Which city is the capital of Peru?", "Lima", ["x", "y"])], [*filler, planted]) == ["quiz-001"]
+    assert _leaks([("Which city is the capital of Peru?", "Lima", ["x", "y"])], [*filler, planted]) == [
+        "quiz-001"
+    ]
+
+
+@pytest.mark.parametrize("before", [0, 17, 200])
+def test_a_short_question_beside_its_answer_is_caught_behind_stray_copies(before):
+    """A short question counts only where its line holds the answer: stray copies of it in other
+    lines come first, and the line with the answer is still found behind however many there are."""
+    stray = [f"Largest ocean? Nobody at table {i} could say." for i in range(before)]
+    found = _leaks(
+        [("Largest ocean?", "Pacific", ["Atlantic", "Indian"])],
+        [*stray, "Warm-up: largest ocean? Pacific, obviously."],
+    )
+    assert found == ["quiz-001"]

@@ -161,7 +161,8 @@ class LeakIndex:
             found += [
                 src
                 for src in self._candidates(answer)
-                if key in sentence_keys_normal(fold(src.text)) or key == " ".join(tokens_normal(fold(src.text)))
+                if key in sentence_keys_normal(fold(src.text))
+                or key == " ".join(tokens_normal(fold(src.text)))
             ]
         return list(dict.fromkeys(src for src in found if src is not None))
 
