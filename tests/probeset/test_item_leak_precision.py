@@ -267,3 +267,13 @@ def test_a_short_question_beside_its_answer_is_caught_behind_stray_copies(before
         [*stray, "Warm-up: largest ocean? Pacific, obviously."],
     )
     assert found == ["quiz-001"]
+
+
+def test_a_leak_found_by_several_detectors_is_told_in_whole_clauses():
+    """Each detector that agrees is one readable clause naming the sentence it read."""
+    probe = _item(1, "Which city is the capital of Peru?", "Lima", ["Quito", "Oslo"])
+    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), by_word=True)
+    index.add_all("train.txt", [(1, "Which city is the capital of Peru? Lima")])
+    (finding,) = find_leaks([probe], index)
+    assert " it;" not in finding.message and " it (" not in finding.message, finding.message
+    assert "; also the question is, as a sentence of its own, the same training sentence;" in finding.message

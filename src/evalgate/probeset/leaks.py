@@ -117,7 +117,7 @@ class LeakIndex:
         self.by_word = by_word
         # sentence number -> sentence, and word token -> the numbers of the sentences holding it
         self._all: list[Source] = []
-        self._by_word: dict[str, array] = {}
+        self._by_word: dict[str, array[int]] = {}
 
     def add(self, file: str, line: int, sentence: str) -> None:
         self.n_sentences += 1
@@ -149,8 +149,9 @@ class LeakIndex:
         each need's rarest token; the caller checks the sentence), first read first (`by_word`)."""
         numbers: set[int] = set()
         for need in needs:
-            if need:
-                numbers.update(min((self._by_word.get(tok, array("I")) for tok in set(need)), key=len))
+            postings: list[array[int]] = [self._by_word.get(tok, array("I")) for tok in set(need)]
+            if postings:
+                numbers.update(postings[min(range(len(postings)), key=lambda i: len(postings[i]))])
         return [self._all[n] for n in sorted(numbers)]
 
     def _question_sources(self, key: str, answer: Sequence[str]) -> list[Source]:
@@ -234,8 +235,12 @@ class LeakIndex:
         text = next((t[1] for t in texts if t[0] == subject), probe.prompt)
         message = f"{subject} {_clip(text)!r} {what} training sentence {src.where()} {_clip(src.text)!r}"
         for _, other_subject, more, other, _ in hits[1:]:
+            # each clause whole: "also the question is, as a sentence of its own, the same training
+            # sentence", never a bare "it" after a phrase that does not take one
             message += f"; also {'' if other_subject == subject else other_subject + ' '}{more} " + (
-                "it" if other == src else f"{other.where()} {_clip(other.text)!r}"
+                "the same training sentence"
+                if other == src
+                else f"training sentence {other.where()} {_clip(other.text)!r}"
             )
         merged: dict[str, object] = {}
         for *_, ev in reversed(hits):
