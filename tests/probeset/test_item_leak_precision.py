@@ -275,5 +275,5 @@ def test_a_leak_found_by_several_detectors_is_told_in_whole_clauses():
     index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), by_word=True)
     index.add_all("train.txt", [(1, "Which city is the capital of Peru? Lima")])
     (finding,) = find_leaks([probe], index)
-    assert " it;" not in finding.message and " it (" not in finding.message, finding.message
-    assert "; also the question is, as a sentence of its own, the same training sentence;" in finding.message
+    assert ", it;" not in finding.message, finding.message
+    assert "; also the question is, as a sentence of its own, part of it;" in finding.message

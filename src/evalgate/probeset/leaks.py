@@ -223,7 +223,7 @@ class LeakIndex:
             if content:
                 for src in self._question_sources(key, answer):
                     if specific or _holds(tokens_normal(fold(src.text)), answer):
-                        what = "is, as a sentence of its own,"
+                        what = "is, as a sentence of its own, part of"
                         evidence = {"contained": True, "question": key}
                         hits.append(("exact", "the question", what, src, evidence))
                         break
@@ -235,12 +235,9 @@ class LeakIndex:
         text = next((t[1] for t in texts if t[0] == subject), probe.prompt)
         message = f"{subject} {_clip(text)!r} {what} training sentence {src.where()} {_clip(src.text)!r}"
         for _, other_subject, more, other, _ in hits[1:]:
-            # each clause whole: "also the question is, as a sentence of its own, the same training
-            # sentence", never a bare "it" after a phrase that does not take one
+            # each `what` ends in a preposition or verb that takes "it" or "training sentence ..."
             message += f"; also {'' if other_subject == subject else other_subject + ' '}{more} " + (
-                "the same training sentence"
-                if other == src
-                else f"training sentence {other.where()} {_clip(other.text)!r}"
+                "it" if other == src else f"training sentence {other.where()} {_clip(other.text)!r}"
             )
         merged: dict[str, object] = {}
         for *_, ev in reversed(hits):
