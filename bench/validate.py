@@ -3,6 +3,10 @@
     .venv/bin/python bench/validate.py [--probes 10000] [--sentences 100000] [--seed 0]
                                        [--import-rows 100000]
 
+Then the leak phase of a multiple-choice suite (`--items` items, the same number of sentences, a
+fifth of them sharing the items' boilerplate window, leaks planted behind them): time, and the
+memory of the index with and without its word postings (docs/validate.md, "Leaks").
+
 Then the first pass of `probes import --from mmlu` on an export of `--import-rows` rows, as a JSON
 array and as JSONL: reading, element lines and converting must be linear, so the two take about
 the same time (docs/probes.md, "Bounded work").
@@ -22,6 +26,7 @@ import shutil
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 import yaml
@@ -35,7 +40,7 @@ from evalgate.probeset.grammar import grammar_from_dict  # noqa: E402
 from evalgate.probeset.import_map import PRESETS, array_element_lines, convert, read_rows  # noqa: E402
 from evalgate.probeset.leaks import LeakIndex, find_leaks  # noqa: E402
 from evalgate.probeset_io import validate  # noqa: E402
-from evalgate.types import PERSONS, TENSES  # noqa: E402
+from evalgate.types import PERSONS, TENSES, Probe  # noqa: E402
 
 TARGET_SECONDS = 10.0
 SUBJECTS = {"en": {"1sg": "I", "2sg": "you", "3sg": "she"}, "es": {"1sg": "yo", "2sg": "tú", "3sg": "ella"}}
@@ -116,12 +121,57 @@ def time_import(n_rows: int) -> None:
         print(f"import {name:10s} {took:6.2f} s   {n_rows / took:,.0f} rows/s ({n_rows:,} rows, pass 1)")
 
 
+def time_item_leaks(n_items: int, n_sentences: int, seed: int) -> None:
+    """A multiple-choice suite's leak phase: every item shares "which city is the capital of" with
+    a fifth of the corpus, and 10 leaks are planted behind all of those sentences."""
+    rng = random.Random(seed)
+    items = [
+        Probe.from_item(
+            {"id": f"quiz-{i:06d}", "prompt": f"Which city is the capital of c{i}?",
+             "candidates": [f"t{i}", "x"], "expected": f"t{i}"},
+            "items.jsonl", i + 1,
+        )
+        for i in range(n_items)
+    ]  # fmt: skip
+    lines = [
+        f"Which city is the capital of k{i}? Ask your teacher."
+        if i % 5 == 0
+        else words(rng, rng.randint(5, 14))
+        for i in range(n_sentences - 10)
+    ]
+    lines += [f"Which city is the capital of the nation of c{i}? t{i}, of course." for i in range(10)]
+    sentences = list(enumerate(lines, start=1))
+    sizes = {}
+    for by_word in (False, True):
+        tracemalloc.start()
+        index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), by_word=by_word)
+        index.add_all("train.txt", sentences)
+        sizes[by_word] = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        del index
+    start = time.perf_counter()
+    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), by_word=True)
+    index.add_all("train.txt", sentences)
+    built = time.perf_counter() - start
+    found = find_leaks(items, index)
+    took = time.perf_counter() - start
+    print(
+        f"item leaks:     {took:6.2f} s   (index build {built:.2f} s; {n_items:,} items,"
+        f" {n_sentences:,} sentences, {len(found)} of 10 planted leaks found)"
+    )
+    print(
+        f"item index:     {sizes[True] / 2**20:6.1f} MiB  ({sizes[False] / 2**20:.1f} MiB without word"
+        f" postings, {(sizes[True] - sizes[False]) / n_sentences:.0f} bytes a sentence more)"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--probes", type=int, default=10_000)
     ap.add_argument("--sentences", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--import-rows", type=int, default=100_000)
+    ap.add_argument("--items", type=int, default=10_000)
     ns = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="evalgate-bench-") as tmp:
         root = Path(tmp)
@@ -151,6 +201,7 @@ def main() -> None:
     print(
         f"target:         {TARGET_SECONDS:6.2f} s   ratio {total / TARGET_SECONDS:.2f} (below 1.00 meets it)"
     )
+    time_item_leaks(ns.items, ns.sentences, ns.seed)
     time_import(ns.import_rows)
 
 

@@ -273,8 +273,9 @@ def _leaks(
     if detectors is None:
         return []
     keep = grammar.all_forms() if grammar is not None else set()
-    # an item suite's index remembers a few sentences per n-gram (probeset/leaks.py, `_asks`)
-    index = LeakIndex(keep, window=cfg.leaks.window, detectors=detectors, more_sources=16 if items else 0)
+    # an item suite's index remembers the sentences of every word, so a window is judged against
+    # every sentence that may identify the item (probeset/leaks.py, `_asks`)
+    index = LeakIndex(keep, window=cfg.leaks.window, detectors=detectors, by_word=items)
     for path in paths:
         data = col.read(path, "train", "training file")
         if data is None:
@@ -580,6 +581,28 @@ def _of_suite(warning: Finding, name: str) -> Finding:
     return dataclasses.replace(warning, message=f"suite {name}: {warning.message}")
 
 
+def cross_checked_by(cfg: GateConfig, suite: SuiteConfig) -> list[str]:
+    """The other suites whose training files a suite's items were checked against (leaks between
+    suites, `_cross_suite_leaks`): none where leak detection is off or there is one suite."""
+    if len(cfg.suites) < 2 or not [d for d in cfg.leaks.detectors if d != "template"]:
+        return []
+    return [o.name for o in cfg.suites if o.name != suite.name and o.train]
+
+
+def _no_train_of_its_own(cfg: GateConfig, warning: Finding, suite: SuiteConfig) -> Finding:
+    """A suite with no training files of its own whose items were still checked against the other
+    suites': the warning says so, rather than that leak detection was skipped (docs/suites.md)."""
+    others = cross_checked_by(cfg, suite)
+    if warning.check != "leaks-skipped" or suite.train or not others or warning.file:
+        return warning
+    return dataclasses.replace(
+        warning,
+        message="it names no training files of its own: its items were checked only against the "
+        f"training files of suite {', '.join(others)} (leaks between suites)",
+        hint="name the suite's own training material under its `train:` in evalgate.yml",
+    )
+
+
 def _cross_suite_leaks(
     cfg: GateConfig,
     contents: Mapping[Path, bytes] | None,
@@ -600,7 +623,7 @@ def _cross_suite_leaks(
     out: dict[str, list[Finding]] = {}
     for owner, _ in parts:
         paths = [cfg.path(t) for t in owner.train]
-        index = LeakIndex(set(), window=cfg.leaks.window, detectors=detectors, more_sources=16)
+        index = LeakIndex(set(), window=cfg.leaks.window, detectors=detectors, by_word=True)
         read = []
         for path in paths:
             data = scratch.read(path, "train", "training file")
@@ -650,7 +673,10 @@ def _validate_suites(cfg: GateConfig, contents: Mapping[Path, bytes] | None) -> 
     for s, part in parts:
         probes += part.probes
         col.findings += part.findings
-        col.warnings += [_of_suite(w, s.name) if cfg.multi_suite else w for w in part.warnings]
+        col.warnings += [
+            _of_suite(_no_train_of_its_own(cfg, w, s), s.name) if cfg.multi_suite else w
+            for w in part.warnings
+        ]
         col.inputs.update(part.inputs)
         excluded |= part.excluded
     # compared normalised, as within one suite (probeset/records.duplicate_ids, docs/items.md):

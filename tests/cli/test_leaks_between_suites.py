@@ -162,3 +162,31 @@ def test_the_run_refuses_a_cross_suite_leak_under_refuse(tmp_path, monkeypatch, 
     done = cli("run", "--out", "out")
     assert done.code == 2, done.out + done.err
     assert "leak-cross-suite" in done.out + done.err and "quiz/train.jsonl:2" in done.out + done.err
+
+
+def test_a_suite_without_training_files_is_said_to_be_checked_against_the_others(tmp_path, cli):
+    """Suite trivia names no training files, and one of its items is in quiz's: its summary says
+    what it was checked against and what was left out, never "not checked"."""
+    root = two_suites(tmp_path)
+    config = yaml.safe_load((root / "evalgate.yml").read_text(encoding="utf-8"))
+    del config["suites"]["trivia"]["train"]
+    (root / "evalgate.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    trivia = item(root, "trivia", 2)
+    plant(root, "quiz", f"{trivia['prompt']} {trivia['expected']}")
+    set_policy(root, "exclude")
+    done = cli("validate", "--config", root / "evalgate.yml")
+    assert done.code == 0, done.out + done.err
+    said = [
+        line
+        for line in done.out.splitlines()
+        if "leaks:    not checked" in line or "detection was skipped" in line
+    ]
+    assert said == [], said
+    (summary,) = [
+        line for line in done.out.splitlines() if line.strip().startswith("leaks:    1 leaks, checked")
+    ]
+    assert summary.strip() == (
+        "leaks:    1 leaks, checked only against the training files of suite quiz (it names none); "
+        "1 leaking item(s) excluded"
+    )
+    assert "suite trivia: it names no training files of its own" in done.out, done.out

@@ -120,7 +120,7 @@ PLANTED = {
 
 
 def leaks_against(sentences: list[str]) -> list[tuple[str, str]]:
-    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), more_sources=16)  # as validate builds it
+    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), by_word=True)  # as validate builds it
     index.add_all("train.jsonl", list(enumerate(sentences, start=1)))
     return [(f.probe_id, f.evidence["train_text"]) for f in find_leaks(suite(), index)]
 
@@ -146,7 +146,7 @@ def test_a_short_question_is_a_leak_only_beside_its_answer():
         _item(2, "Capital city?", "Paris", ["Rome", "Madrid"]),
         _item(3, "Capital of Chile?", "Santiago", ["Lima", "Quito"]),
     ]
-    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), more_sources=16)
+    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), by_word=True)
     lines = [
         "Largest ocean? Nobody at the table could say.",
         "Capital city? That depends on the country you mean.",
@@ -165,7 +165,7 @@ def _leaks(
     probes = [_item(i + 1, q, a, others) for i, (q, a, others) in enumerate(items)]
     if retired is not None:
         probes[retired] = dataclasses.replace(probes[retired], deprecated=True)
-    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), more_sources=16)
+    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), by_word=True)
     index.add_all("train.txt", list(enumerate(train, start=1)))
     return [f.probe_id for f in find_leaks(probes, index)]
 
@@ -219,3 +219,61 @@ def test_the_same_sentence_about_this_fact_is_still_a_leak(question, answer, sen
     ):
         sentence = sentence.replace(other, mine)
     assert _leaks([(question, answer, ["x", "y"])], [sentence]) == ["quiz-001"]
+
+
+# A training line that restates the question in other words and gives the answer: every content
+# word of the question but one ("absorb": "take in") with the answer beside them.
+REWORDED = [
+    (
+        "Which gas do plants absorb from the atmosphere during photosynthesis?",
+        "carbon dioxide",
+        "Which gas do plants take in from the atmosphere during photosynthesis? "
+        "The answer is carbon dioxide.",
+    ),
+    (
+        "What is the boiling point of water at sea level in degrees Celsius?",
+        "100",
+        "What is the boiling temperature of water at sea level in degrees Celsius? It is 100.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "answer", "sentence"), REWORDED)
+def test_a_reworded_question_beside_its_answer_is_a_leak(question, answer, sentence):
+    assert _leaks([(question, answer, ["x", "y"])], [sentence]) == ["quiz-001"]
+
+
+COUNTRIES = [f"Country{i}" for i in range(500)]
+
+
+@pytest.mark.parametrize("before", [0, 16, 17, 500])
+def test_a_leak_is_caught_however_many_sentences_share_its_window(before):
+    """Sentences that share the leak's window but not its item come first: the planted line is
+    still found, whether 0, 16, 17 or 500 of them precede it (docs/validate.md, "Leaks")."""
+    filler = [f"Which city is the capital of {c}? Ask your teacher." for c in COUNTRIES[:before]]
+    planted = "Which city is the capital of the Andean nation of Peru? Lima, of course."
+    assert _leaks([("Which city is the capital of Peru?", "Lima", ["x", "y"])], [*filler, planted]) == [
+        "quiz-001"
+    ]
+
+
+@pytest.mark.parametrize("before", [0, 17, 200])
+def test_a_short_question_beside_its_answer_is_caught_behind_stray_copies(before):
+    """A short question counts only where its line holds the answer: stray copies of it in other
+    lines come first, and the line with the answer is still found behind however many there are."""
+    stray = [f"Largest ocean? Nobody at table {i} could say." for i in range(before)]
+    found = _leaks(
+        [("Largest ocean?", "Pacific", ["Atlantic", "Indian"])],
+        [*stray, "Warm-up: largest ocean? Pacific, obviously."],
+    )
+    assert found == ["quiz-001"]
+
+
+def test_a_leak_found_by_several_detectors_is_told_in_whole_clauses():
+    """Each detector that agrees is one readable clause naming the sentence it read."""
+    probe = _item(1, "Which city is the capital of Peru?", "Lima", ["Quito", "Oslo"])
+    index = LeakIndex(set(), window=5, detectors=("exact", "ngram"), by_word=True)
+    index.add_all("train.txt", [(1, "Which city is the capital of Peru? Lima")])
+    (finding,) = find_leaks([probe], index)
+    assert ", it;" not in finding.message, finding.message
+    assert "; also the question is, as a sentence of its own, part of it;" in finding.message

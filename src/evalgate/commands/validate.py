@@ -15,7 +15,7 @@ from evalgate.config import GateConfig, SuiteConfig, load_config
 from evalgate.console import Console, ValidationReport
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED, ConfigError
 from evalgate.paths import display_path
-from evalgate.probeset_io import ValidationOutcome, validate
+from evalgate.probeset_io import ValidationOutcome, cross_checked_by, validate
 from evalgate.report.coverage_table import coverage_rows, coverage_text
 from evalgate.report.findings import render_text
 from evalgate.types import MULTIPLE_CHOICE
@@ -117,6 +117,19 @@ def _suite_lines(cfg: GateConfig, outcome: ValidationOutcome, suite: SuiteConfig
     detectors = ", ".join(f"{cfg.leaks.window}-gram" if d == "ngram" else d for d in ran)
     if not cfg.leaks.detectors:
         leaks = "leak detection is off"
+    elif not ran and (others := cross_checked_by(cfg, suite)):
+        # checked against the other suites' training files all the same (leaks between suites)
+        n = sum(
+            1
+            for w in [*outcome.findings, *outcome.warnings]
+            if w.check == "leak-cross-suite" and w.file in files
+        )
+        leaks = (
+            f"{n} leaks, checked only against the training files of suite {', '.join(others)} (it names none)"
+        )
+        excluded = [p for p in probes if p.id in outcome.excluded]
+        if excluded:
+            leaks += f"; {len(excluded)} leaking item(s) excluded"
     elif not ran:
         leaks = "not checked: the suite names no training files (`train:`)"
     else:

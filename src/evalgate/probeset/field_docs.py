@@ -140,17 +140,18 @@ ITEM_FIELD_CHECKS: dict[str, list[tuple[str, str]]] = {
         ("text-form", "NFC, no invisible characters"),
         ("twin", "no other live item of the suite has the same prompt and candidates (as a set) once "
          "normalised (warning; `probes import` refuses unless `--allow-twins`, `init` lists them)"),
-        ("confusable", "no word that mixes scripts through a look-alike letter (`cаpital` with a "
-         "Cyrillic а; a Greek or Russian question, `2π`, `kΩ` are fine)"),
+        ("confusable", "no word that reads as a Latin one through look-alike letters, some or all "
+         "(`cаpital` with a Cyrillic а, `іѕ` all Cyrillic in an English question; a Greek or Russian "
+         "question, `2π`, `kΩ`, `ρgh`, `hν` are fine)"),
         ("leak-exact / leak-ngram", "the prompt followed by (or filled with) `expected`, also as the "
          "suite's template renders it, and a question alone as a sentence, are not in the suite's "
          "training files (an n-gram must involve the answer or the item's own words; docs/validate.md)"),
     ],
     "candidates": [
         ("text-form", "distinct once normalised, no surrounding whitespace"),
-        ("confusable", "no full-width forms, no word that mixes scripts through a look-alike letter "
-         "(`Mоscow` with a Cyrillic о; `π`, `kΩ`, a Greek or Cyrillic word are fine), no two that "
-         "differ only by look-alikes"),
+        ("confusable", "no full-width forms, no word that reads as a Latin one through look-alike "
+         "letters (`Mоscow` with a Cyrillic о, `Оһіо` all Cyrillic beside Latin candidates; `π`, `kΩ`, "
+         "`ρgh`, a Greek or Cyrillic word among its own are fine), no two that differ only by look-alikes"),
         ("ordinal-scale", "for kind ordinal: an increasing scale"),
         ("answer-position", "across the suite, no one position holds the answer of half the live items "
          "or more (warning)"),

@@ -89,8 +89,11 @@ def confusable_problems(candidates: list[str]) -> list[str]:
     Cyrillic `еаѕу`); pairs equal once normalised are the distinctness rule's (probeset/scripts.py)."""
     out = []
     first: dict[str, int] = {}
+    # a candidate wholly of look-alikes is judged by the script of the candidates together: `Реru`
+    # all in Cyrillic beside `Lima` and `Quito` is a Latin word in disguise
+    around = " ".join(candidates)
     for i, cand in enumerate(candidates):
-        found = confusables(cand)
+        found = confusables(cand, around)
         if found:
             out.append(f"item [{i}]: {json.dumps(cand, ensure_ascii=False)} holds {'; '.join(found)}")
         key = skeleton(cand)

@@ -20,7 +20,8 @@ the prompt, the answer in place: `Question: Capital of Peru?\nAnswer: Lima`):
             a token of the expected answer, or come from a training sentence that holds what
             identifies the question - every content word of the question, or, where the sentence
             also holds the answer, every one but the word the question asks for ("city" in
-            "Which city is the capital of Ghana?": "Accra is the capital of Ghana"). A phrase
+            "Which city is the capital of Ghana?": "Accra is the capital of Ghana"), and of 3 or
+            more such words all but one (a question reworded: "take in" for "absorb"). A phrase
             many items share ("city is the capital of") is boilerplate, and a training sentence
             about Mexico City does not leak the question about Cuba. The rule reads the item and
             the sentence only, never the rest of the suite: retiring or adding an item changes
@@ -29,6 +30,7 @@ the prompt, the answer in place: `Question: Capital of Peru?\nAnswer: Lima`):
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -92,11 +94,14 @@ class LeakIndex:
         keep: frozenset[str] | set[str],
         window: int = DEFAULT_WINDOW,
         detectors: Sequence[str] = DETECTORS,
-        more_sources: int = 0,
+        by_word: bool = False,
     ):
-        """`more_sources`: how many further sentences to remember per n-gram beyond the first (a
-        multiple-choice suite's index keeps some, so that a window many sentences share can still
-        be found in the one that identifies the item: `_asks`)."""
+        """`by_word` (a multiple-choice suite's index): also remember, for every word token,
+        the sentences that hold it, so that a multiple-choice item's window is judged against every
+        sentence that could identify the item (`_asks`), found through the item's answer and its
+        rarest question word - never a capped list of the first sentences of a window, which the
+        training data could fill with others (docs/validate.md, "Leaks"). Memory: one 4-byte
+        sentence number per distinct token of each sentence, and the sentence kept."""
         unknown = set(detectors) - set(DETECTORS)
         if unknown or window < 1:
             raise ValueError(f"bad leak detector settings: {sorted(unknown)}, window {window}")
@@ -107,11 +112,12 @@ class LeakIndex:
         self._exact: dict[str, Source] = {}
         self._clauses: dict[str, Source] = {}
         self._sentences: dict[str, Source] = {}
-        self._more_sentences: dict[str, list[Source]] = {}
         self._template: dict[str, Source] = {}
         self._ngrams: dict[str, Source] = {}
-        self._more: dict[str, list[Source]] = {}
-        self.more_sources = more_sources
+        self.by_word = by_word
+        # sentence number -> sentence, and word token -> the numbers of the sentences holding it
+        self._all: list[Source] = []
+        self._by_word: dict[str, array[int]] = {}
 
     def add(self, file: str, line: int, sentence: str) -> None:
         self.n_sentences += 1
@@ -120,30 +126,58 @@ class LeakIndex:
         # hashes them anyway)
         norm = fold(sentence)
         tokens = tokens_normal(norm)
+        if self.by_word:
+            number = len(self._all)
+            self._all.append(src)
+            for tok in set(tokens):
+                self._by_word.setdefault(tok, array("I")).append(number)
         if "exact" in self.detectors:
             self._exact.setdefault(" ".join(tokens), src)
             for key in clause_keys_normal(norm):
                 self._clauses.setdefault(key, src)
             for key in sentence_keys_normal(norm):
-                if self._sentences.setdefault(key, src) is not src and self.more_sources:
-                    more = self._more_sentences.setdefault(key, [])
-                    if len(more) < self.more_sources:
-                        more.append(src)  # a short question counts only beside its answer
+                self._sentences.setdefault(key, src)
         if "template" in self.detectors:
             self._template.setdefault(" ".join(masked_tokens(tokens, self.keep)), src)
         if "ngram" in self.detectors:
             grams = self._ngrams
             for gram in ngrams(tokens, self.window):
-                key = " ".join(gram)
-                if grams.setdefault(key, src) is not src and self.more_sources:
-                    more = self._more.setdefault(key, [])
-                    if len(more) < self.more_sources:
-                        more.append(src)
+                grams.setdefault(" ".join(gram), src)
 
-    def _question_sources(self, key: str) -> list[Source]:
-        """The training lines that are, or have a sentence that is, `key`, first read first."""
-        found = [self._exact.get(key), self._sentences.get(key), *self._more_sentences.get(key, ())]
+    def _candidates(self, *needs: Sequence[str]) -> list[Source]:
+        """Every sentence that may hold all tokens of one of `needs` (those on the posting list of
+        each need's rarest token; the caller checks the sentence), first read first (`by_word`)."""
+        numbers: set[int] = set()
+        for need in needs:
+            postings: list[array[int]] = [self._by_word.get(tok, array("I")) for tok in set(need)]
+            if postings:
+                numbers.update(postings[min(range(len(postings)), key=lambda i: len(postings[i]))])
+        return [self._all[n] for n in sorted(numbers)]
+
+    def _question_sources(self, key: str, answer: Sequence[str]) -> list[Source]:
+        """The training lines that are, or have a sentence that is, `key`, first read first; with
+        `by_word`, every line beside the first that has it and holds `answer` as well."""
+        found = [self._exact.get(key), self._sentences.get(key)]
+        if self.by_word and answer:
+            found += [
+                src
+                for src in self._candidates(answer)
+                if key in sentence_keys_normal(fold(src.text))
+                or key == " ".join(tokens_normal(fold(src.text)))
+            ]
         return list(dict.fromkeys(src for src in found if src is not None))
+
+    def _identifying(self, asks: Asks | None) -> list[tuple[Source, set[str]]]:
+        """The sentences that hold what identifies the item (`_asks` beside no answer window),
+        with their n-gram windows, first read first; none without `by_word`."""
+        if asks is None or not self.by_word:
+            return []
+        found = []
+        for src in self._candidates(asks.answer, sorted(asks.words)):
+            if _asks(range(0), range(0), asks, src):
+                grams = {" ".join(g) for g in ngrams(tokens_normal(fold(src.text)), self.window)}
+                found.append((src, grams))
+        return found
 
     def add_all(self, file: str, sentences: Iterable[tuple[int, str]]) -> None:
         for line, sentence in sentences:
@@ -187,9 +221,9 @@ class LeakIndex:
             content = [t for t in question if t not in FUNCTION_WORDS]
             specific = len(question) >= QUESTION_MIN_WORDS and len(content) >= QUESTION_MIN_CONTENT_WORDS
             if content:
-                for src in self._question_sources(key):
+                for src in self._question_sources(key, answer):
                     if specific or _holds(tokens_normal(fold(src.text)), answer):
-                        what = "is, as a sentence of its own,"
+                        what = "is, as a sentence of its own, part of"
                         evidence = {"contained": True, "question": key}
                         hits.append(("exact", "the question", what, src, evidence))
                         break
@@ -201,8 +235,9 @@ class LeakIndex:
         text = next((t[1] for t in texts if t[0] == subject), probe.prompt)
         message = f"{subject} {_clip(text)!r} {what} training sentence {src.where()} {_clip(src.text)!r}"
         for _, other_subject, more, other, _ in hits[1:]:
+            # each `what` ends in a preposition or verb that takes "it" or "training sentence ..."
             message += f"; also {'' if other_subject == subject else other_subject + ' '}{more} " + (
-                "it" if other == src else f"{other.where()} {_clip(other.text)!r}"
+                "it" if other == src else f"training sentence {other.where()} {_clip(other.text)!r}"
             )
         merged: dict[str, object] = {}
         for *_, ev in reversed(hits):
@@ -255,13 +290,17 @@ class LeakIndex:
             what = f"has the same template {form!r} as"
             hits.append(("template", subject, what, src, {"template": form, **ev}))
         if "ngram" in self.detectors:
+            # the sentences that identify the item (`_asks`), each with its windows: found once,
+            # through the item's answer and question words, the first time a window needs them
+            identify: list[tuple[Source, set[str]]] | None = None
             for start, gram in enumerate(ngrams(tokens, self.window)):
                 key = " ".join(gram)
                 at = range(start, start + self.window)
                 src = self._ngrams.get(key)
-                if src is not None and span is not None:
-                    candidates = (src, *self._more.get(key, ()))
-                    src = next((c for c in candidates if _asks(at, span, asks, c)), None)
+                if src is not None and span is not None and not _asks(at, span, asks, src):
+                    if identify is None:
+                        identify = self._identifying(asks)
+                    src = next((c for c, grams in identify if key in grams), None)
                 if src is not None:
                     what = f"shares the {self.window}-gram {key!r} with"
                     hits.append(("ngram", subject, what, src, {"ngram": key, "window": self.window, **ev}))
@@ -288,6 +327,13 @@ def _answer_span(before: str, after: str, answer: str) -> tuple[str, list[str], 
     return text, tokens_normal(fold(text)), range(max(start, 0), len(upto))
 
 
+# Where a training sentence holds the answer, it may lack this many of the question's other content
+# words and still leak the item, if the question has at least REWORDED_MIN_WORDS of them and the
+# word it lacks is no name or number of the question ("Vienna", "144": what tells the question
+# apart from the same question on another city or number; docs/validate.md, "Leaks").
+REWORDED_WORDS = 1
+REWORDED_MIN_WORDS = 4
+
 # the words that open what a question asks for ("which city", "what element")
 WH_WORDS = frozenset(
     "what which who whom whose where when how qué quién cuál cuáles dónde cuándo cómo".split()
@@ -299,11 +345,12 @@ class Asks:
     """What identifies an item's question, for `_asks`: the question's content words (`words`),
     those but the word the question asks for (`given_answer`: "city" in "Which city is the
     capital of Ghana?", which the answer stands for in "Accra is the capital of Ghana"), and the
-    answer's tokens."""
+    answer's tokens, and `names`: the question's content words that are names or numbers."""
 
     words: frozenset[str]
     given_answer: frozenset[str]
     answer: tuple[str, ...]
+    names: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, probe: Probe) -> Asks:
@@ -315,13 +362,21 @@ class Asks:
                 asked = {next((t for t in question[i + 1 :] if t not in FUNCTION_WORDS), "")}
                 break
         answer = tuple(tokens_normal(fold(probe.expected)))
-        return cls(frozenset(words), frozenset(words) - asked, answer)
+        # the question's names and numbers: a capitalised word after its first, or one with a digit
+        names = {
+            tok
+            for word in probe.prompt.replace(BLANK, " ").split()[1:]
+            if word[:1].isupper() or any(ch.isdigit() for ch in word)
+            for tok in tokens_normal(fold(word))
+        }
+        return cls(frozenset(words), frozenset(words) - asked, answer, frozenset(names) & frozenset(words))
 
 
 def _asks(at: range, span: range, asks: Asks | None, src: Source) -> bool:
     """Whether a window of an item's text involves what the item asks (docs/validate.md, "Leaks"):
     it covers the answer, or the training sentence holds every content word of the question - or,
-    where it also holds the answer, every one but the word the question asks for. "Which city is the
+    where it also holds the answer, every one but the word the question asks for, and of 3 or more
+    such words all but one (a reworded question: "take in" for "absorb"). "Which city is the
     capital of France?" shares "which city is the capital" with "Which city is the capital of
     Russia? Moscow", which says nothing of France: no leak. Only the item and the sentence decide,
     never how many other items share a word, so a small suite, or retiring one of its items,
@@ -331,8 +386,15 @@ def _asks(at: range, span: range, asks: Asks | None, src: Source) -> bool:
     if asks is None:
         return False
     sentence = tokens_normal(fold(src.text))
-    required = asks.given_answer if _holds(sentence, asks.answer) else asks.words
-    return bool(required) and required <= set(sentence)
+    if not _holds(sentence, asks.answer):
+        return bool(asks.words) and asks.words <= set(sentence)
+    # beside the answer, a question reworded by one word ("take in" for "absorb") still leaks it;
+    # a short question must have them all ("capital", "Ghana"), and a name or number always
+    given = asks.given_answer
+    missing = given - set(sentence)
+    if not given or missing & asks.names:
+        return not missing and bool(given)
+    return len(missing) <= (REWORDED_WORDS if len(given) >= REWORDED_MIN_WORDS else 0)
 
 
 def _holds(tokens: Sequence[str], part: Sequence[str]) -> bool:

@@ -107,28 +107,72 @@ def _reads_as(word: str, scripts: set[str]) -> str | None:
     return None
 
 
-def mixed_script_words(text: str) -> list[str]:
-    """Each word of `text` that mixes scripts and would read as a word of one script if its
-    look-alike letters were swapped, those letters named: `Мoscow` (a Cyrillic М in a Latin
-    word), `Мosква` (a Latin o in a Cyrillic one). A word whose letters of another script look
-    like nothing of the first (`kΩ`, `μm`, `λmax`, `2πr`), or notation with no script in the
-    majority (`ΔH`, `hν`), is not refused."""
+# Greek lower-case letters that are symbols of their own in maths and physics (ρ density, ν
+# frequency, α, γ, σ): inside a short token of Latin letters (`ρgh`, `ρgV`, `hν`) they are notation,
+# though their glyphs are in `_SKELETON` (docs/validate.md, "Scripts and look-alikes").
+_SYMBOLS = frozenset("αγνρσ")
+NOTATION_MAX_LETTERS = 3
+
+
+def _notation(letters: list[str]) -> bool:
+    """A formula token: at most 3 letters, each Latin or one of the Greek symbol letters (`ρgh`,
+    `hν`, `ρ`)."""
+    return len(letters) <= NOTATION_MAX_LETTERS and all(
+        ch in _SYMBOLS or script(ch) == "LATIN" for ch in letters
+    )
+
+
+def _latin_text(text: str) -> bool:
+    """Whether most of the letters of `text` are Latin (the setting a look-alike word hides in)."""
+    letters = [ch for ch in text if ch.isalpha()]
+    return sum(script(ch) == "LATIN" for ch in letters) * 2 > len(letters)
+
+
+def mixed_script_words(text: str, around: str | None = None) -> list[str]:
+    """Each word of `text` that reads as a Latin word through look-alike letters of another script,
+    those letters named:
+      - a word of Latin letters and others, every other one a look-alike of a Latin letter, in any
+        proportion: `Мoscow`, `Реru`, `сарitаl`, `Nіlе`, `СНІLЕ`;
+      - a word wholly of Cyrillic or Greek look-alikes (`іѕ`, `Реru` all Cyrillic) where most of the
+        letters of `around` (default: `text`) are Latin: a Russian or Greek question is its own script;
+      - a word that mixes scripts and would read as a word of one of them if its few look-alike
+        letters were swapped: `Мosква` (a Latin o in a Cyrillic word).
+    Notation is not refused: a word whose other letters look like nothing Latin (`kΩ`, `μm`,
+    `λmax`, `2πr`, `ΔH`), and a token of at most 3 letters whose non-Latin letters are Greek
+    symbol letters (`ρgh`, `ρgV`, `hν`, `ρ`)."""
     if text.isascii():
         return []
+    latin_setting: bool | None = None
     out = []
     for word in _words(text):
-        scripts = {script(ch) for ch in word if ch.isalpha()}
-        if len(scripts) < 2:
+        letters = [ch for ch in word if ch.isalpha()]
+        scripts = {script(ch) for ch in letters}
+        others = [ch for ch in letters if script(ch) != "LATIN"]
+        target = None
+        if _notation(letters):
             continue
-        target = _reads_as(word, scripts)
+        if others and all(ch in _SKELETON for ch in others):
+            if len(others) < len(letters):
+                target = "LATIN"
+            else:
+                if latin_setting is None:
+                    latin_setting = _latin_text(text if around is None else around)
+                if latin_setting:
+                    target = "LATIN"
+        if target is None and len(scripts) >= 2:
+            target = _reads_as(word, scripts)
         if target is not None:
             bad = [ch for ch in dict.fromkeys(word) if ch.isalpha() and script(ch) != target]
             named = ", ".join(f"{ch!r} U+{ord(ch):04X} {unicodedata.name(ch, '?')}" for ch in bad)
-            out.append(f"the {target.title()} word {word!r} holds a look-alike of another script ({named})")
+            reads = f" {''.join(_SKELETON.get(ch, ch) for ch in word)!r}" if target == "LATIN" else ""
+            out.append(
+                f"the word {word!r}, which reads as the {target.title()} word{reads}"
+                f" through look-alikes ({named})"
+            )
     return out
 
 
-def confusables(text: str) -> list[str]:
+def confusables(text: str, around: str | None = None) -> list[str]:
     """What makes a text read like another: full-width forms, and words that mix scripts through
     a look-alike letter (`mixed_script_words`). A Greek or Cyrillic letter on its own (`π`, `2π`,
     `kΩ`) or a word wholly in one script is not one. Each is named with its code point, so the
@@ -141,4 +185,4 @@ def confusables(text: str) -> list[str]:
         if ch not in seen and 0xFF01 <= ord(ch) <= 0xFF5E:
             seen.add(ch)
             out.append(f"{ch!r} U+{ord(ch):04X} {unicodedata.name(ch, '?')} (a full-width form)")
-    return out + mixed_script_words(text)
+    return out + mixed_script_words(text, around)
