@@ -277,10 +277,12 @@ def _installed_from() -> tuple[str | None, str | None]:
     installed from a GitHub commit, the second when from a folder (a source checkout)."""
     from importlib import metadata
 
+    # The installed distribution that says where it came from: a source tree on sys.path may
+    # carry an egg-info of its own (no direct_url.json), found first but saying nothing.
     try:
-        text = metadata.distribution("evalgate").read_text("direct_url.json")
-        doc = json.loads(text or "{}")
-    except (metadata.PackageNotFoundError, ValueError, OSError):
+        texts = [d.read_text("direct_url.json") for d in metadata.distributions(name="evalgate")]
+        doc = json.loads(next((t for t in texts if t), "{}"))
+    except (ValueError, OSError):
         return None, None
     if not isinstance(doc, dict):
         return None, None
