@@ -222,6 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
             "slice needs to detect a drop of --drop points: at typical disagreement rates between "
             "equally good checkpoints (5%, 10%, 20%), with the baseline's per-slice accuracy; or at the "
             "disagreement measured between two checkpoints (--checkpoint A --against B, both scored). "
+            '"Low power" is judged as the gate judges it: at gate.assumed_disagreement, or at the '
+            "background measured between A and B. "
             'Exit 0; 2 when refused. See docs/gate.md, "What your suite can see".'
         ),
     )

@@ -95,13 +95,14 @@ def test_a_35_item_subject_is_told_it_cannot_see_drops_under_about_40_points(tmp
         "329",
         "/",
         "508",
+        "31.9",  # the gate's own MDE, at gate.assumed_disagreement (5%), that "low power" is judged by
         "low",
         "power",
     ]
     assert "Holm over 5 gated slice(s): a slice's first step is at 0.01" in text.out
     assert "not gated (fewer items than min_n): subject:art (10)" in text.out
     assert (
-        "5 of 5 gated slice(s) cannot see a drop of 10 points (gate.mde_max) at 10% disagreement" in text.out
+        "5 of 5 gated slice(s) cannot see a drop of 10 points (gate.mde_max) at 5% disagreement" in text.out
     )
 
 
@@ -209,7 +210,7 @@ def test_github_format_warns_on_every_low_power_slice(tmp_path, cli):
     lines = got.out.splitlines()
     assert (
         "::warning title=evalgate power::subject:geography (35 items): cannot see drops smaller than "
-        "36.4 points at 10%25 disagreement (gate.mde_max: 10 points)" in lines
+        "31.9 points at 5%25 disagreement (gate.mde_max: 10 points)" in lines  # gate.assumed_disagreement
     )
     assert lines[-1].startswith("::notice title=evalgate power::5 of 5 gated slice(s)")
 
@@ -242,7 +243,19 @@ def test_validate_ends_with_the_short_power_table(tmp_path, cli):
     head, _, section = got.out.partition("\npower: the smallest drop each gated slice detects")
     assert "coverage of suite team" in head and "subject:geography" in section
     geo = next(x for x in section.splitlines() if x.strip().startswith("subject:geography"))
-    assert geo.split() == ["subject:geography", "35", "-", "2.0", "31.9", "36.4", "43.5", "low", "power"]
+    # the gate MDE (at gate.assumed_disagreement, 5%) that "low power" is judged by, before the mark
+    assert geo.split() == [
+        "subject:geography",
+        "35",
+        "-",
+        "2.0",
+        "31.9",
+        "36.4",
+        "43.5",
+        "31.9",
+        "low",
+        "power",
+    ]
     doc = json.loads(cli("validate", "--config", config, "--format", "json").out)
     assert rows(doc["summary"]["power"])["subject:geography"]["at"][1]["mde"] == 0.3644
     # an unreadable baseline is the gate's business, not validate's: said, and the figures go on

@@ -21,7 +21,7 @@ import yaml
 from helpers.paths import REPO
 
 from evalgate.cli import main
-from evalgate.gate import power
+from evalgate.gate import noninferiority, power
 from evalgate.gate.stats import wilson_interval
 
 GEO = REPO / "examples" / "geo"
@@ -95,7 +95,11 @@ def test_init_prints_what_each_slice_can_see_and_writes_floors_for_the_small_one
         assert n == 35
         line = next(x for x in section.splitlines() if x.strip().startswith(f"topic:{topic}"))
         mdes = [power.mde_given_baseline(35, right, TOL, LEVEL, s) for s in (0.05, 0.10, 0.20)]
-        assert line.split()[4:] == [f"{100 * m:.1f}" for m in mdes] + ["low", "power"]
+        # then the gate's own MDE, at gate.assumed_disagreement (5%), that "low power" is judged by:
+        # the one `compare` gives the slice on a rerun (gate/power.py `judge`, docs/gate.md)
+        gate = noninferiority.mde(35, TOL, LEVEL, 0.05)
+        shown = "n/a" if gate is None or gate > right / n else f"{100 * gate:.1f}"
+        assert line.split()[4:] == [f"{100 * m:.1f}" for m in mdes] + [shown, "low", "power"]
         assert mdes[1] > 0.24  # a 35-item topic cannot see a drop of 24 points, let alone 10
     config = yaml.safe_load((root / "evalgate.yml").read_text(encoding="utf-8"))
     floors = config["suites"]["team"]["gate"]["min_accuracy"]

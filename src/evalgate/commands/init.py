@@ -49,7 +49,6 @@ from evalgate.edges.checkpoint_ref import is_reference_path
 from evalgate.edges.files import atomic_write_bytes, dump_json
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
 from evalgate.gate import power
-from evalgate.gate.power import REFERENCE_DISAGREEMENT
 from evalgate.github.workflows import (
     ACTION,
     badge_workflow,
@@ -406,9 +405,9 @@ def floors_text(floors: Mapping[str, Mapping[str, Any]], mde_max: float, indent:
     written = {k: f for k, f in floors.items() if f["floor"] is not None}
     lines = [
         '# Floors from the first baseline (docs/gate.md, "Floors from the first baseline"): the',
-        f"# paired test cannot see a drop of {100 * mde_max:g} points (gate.mde_max) at "
-        f"{100 * REFERENCE_DISAGREEMENT:g}% disagreement in these",
-        "# slices (too few items), so each also fails below an absolute floor: the baseline's Wilson",
+        f"# paired test cannot see a drop of {100 * mde_max:g} points (gate.mde_max) in these slices at the",
+        "# disagreement gate.assumed_disagreement assumes, as `evalgate compare` judges them (too few",
+        "# items), so each also fails below an absolute floor: the baseline's Wilson",
         "# lower bound minus the tolerance, rounded down to a whole point, never within reach of a model",
         "# that guesses. A floor makes a collapse fail; it does not pass a drop the test cannot decide",
         '# (that stays inconclusive, docs/gate.md "Verdict").',
@@ -878,7 +877,7 @@ def _power(
     floors = power.floors(seen, counts, cfg.gate.z)
     by_key = {r["slice"]: r for r in seen["slices"]}
     for key, f in floors.items():
-        f["why"] = _why_low(by_key[key])
+        f["why"] = _why_low(by_key[key], seen["reference_disagreement"])
         if f["floor"] is None:
             f["why_none"] = _why_no_floor(f, cfg.gate.z)
     return seen, floors
@@ -902,13 +901,14 @@ def _why_no_floor(f: Mapping[str, Any], z: float) -> str:
     )
 
 
-def _why_low(row: Mapping[str, Any]) -> str:
+def _why_low(row: Mapping[str, Any], disagreement: float | None) -> str:
+    """The gate's own figure (gate/power.py, `judge`): the MDE compare gives this slice."""
     if not row["gated"]:
         return f"not gated ({row['not_gated']})"
-    at = min(row["at"], key=lambda x: abs(x["disagreement"] - REFERENCE_DISAGREEMENT))
-    if at["mde"] is None:
+    if row["mde"] is None:
         return "no drop it can have is seen with power 0.8"
-    return f"the smallest drop it detects is {100 * at['mde']:.1f} points"
+    at = "" if disagreement is None else f" at {100 * disagreement:g}% disagreement"
+    return f"the smallest drop it detects is {100 * row['mde']:.1f} points{at}"
 
 
 def _say_excluded(excluded: frozenset[str]) -> None:

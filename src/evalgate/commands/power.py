@@ -79,6 +79,8 @@ def _measured(args: argparse.Namespace, drop: float, console: Console) -> dict[s
         design_effect=deff,
         reference=f"checkpoint {b['checkpoint']['path']} (--against)",
         perplexities=perplexity_checks(cfg_a),  # the gate's family: the configuration's, not the scoring's
+        # "low power" at the background compare would judge these two runs at (gate/power.py, `judge`)
+        background=power.measured_background(a["probes"], reference, cfg_a.gate.assumed_disagreement),
     )
     doc["checkpoints"] = {"checkpoint": a["checkpoint"]["path"], "against": b["checkpoint"]["path"]}
     return power.with_floors(doc, counts, cfg_a.gate.z)

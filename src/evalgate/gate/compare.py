@@ -16,13 +16,12 @@ read into one `_View` first.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from evalgate.errors import NotComparableError, RefusedError
-from evalgate.gate import cluster, inconclusive, noninferiority, perplexity_test, westfall_young
+from evalgate.gate import cluster, inconclusive, noninferiority, perplexity_test, power, westfall_young
 from evalgate.gate.baseline import BASELINE_KIND, validate_baseline
 from evalgate.gate.document import (
     ClusterSummary,
@@ -429,23 +428,6 @@ def _regressed(row: SliceComparison, rules: GateRules, tolerance: float) -> bool
     return _shared(row["p_adjusted"]) < rules.alpha and exceeds(drop, tolerance)
 
 
-def _mde_disagreement(n_lost: int, n_won: int, n_paired: int, assumed: float) -> float:
-    """The background disagreement the paired MDEs assume (docs/gate.md, "Minimum detectable
-    effect"): the disagreement two equally good checkpoints would show, not the one observed.
-
-    The MDE's model has each probe go wrong -> right with h/2 and right -> wrong with h/2 + drop,
-    so the flips in the direction that is not the excess, 2 * min(lost, won) / paired, estimate h
-    without a real regression's own flips (which would make every slice look low power) and
-    without an improvement's. It is never below the configured `assumed_disagreement`: a rerun of
-    the same checkpoint disagrees on nothing, and an MDE at 0 would promise a power that any
-    other checkpoint's churn takes away. Rounded up to the next half point (a larger
-    disagreement only makes the MDE larger) so that runs with nearly equal disagreement share
-    the cached computation.
-    """
-    seen = 2 * min(n_lost, n_won) / n_paired if n_paired else 0.0
-    return max(assumed, math.ceil(seen * 200 - 1e-9) / 200)
-
-
 def _tolerance(row: SliceComparison, rules: GateRules) -> float:
     return row.get("tolerance", rules.tolerance)
 
@@ -758,7 +740,7 @@ def compare(
     mde_level = rules.alpha / max(1, len(gated) + len(tested))
     n_lost = sum(1 for i in shared if flips[i] > 0)
     n_won = sum(1 for i in shared if flips[i] < 0)
-    mde_bg = _mde_disagreement(n_lost, n_won, len(shared), rules.assumed_disagreement)
+    mde_bg = power.background_disagreement(n_lost, n_won, len(shared), rules.assumed_disagreement)
     # Clustered (gate.cluster): probes of a cluster flip together, so a slice holds fewer
     # independent probes than it counts. The MDE uses the effective n = n / design effect
     # (Kish 1965, Survey Sampling, 8.2), the run's own estimate (comparison.cluster); without
@@ -766,23 +748,38 @@ def compare(
     found = cluster_info.get("design_effect") if cluster_info is not None and rules.cluster else None
     deff = float(found) if isinstance(found, int | float) and found > 1 else None
     for key, row in rows.items():
-        base_acc = row["baseline_accuracy"]  # None exactly when the slice shares no probe
-        if rules.rule != "wilson" and base_acc is not None:
-            tolerance = _tolerance(row, rules)
-            n_eff = max(1, int(row["n_shared"] / deff)) if deff else row["n_shared"]
-            found = noninferiority.mde(n_eff, tolerance, mde_level, mde_bg)
-            row["mde"] = None if found is None or found > base_acc else found
-        if rules.cluster and key in gated and not inconclusive.reaches(row.get("n_clusters", 0), mde_level):
+        # "low power" is gate/power.py's `judge`, the one rule init, validate and `evalgate power`
+        # use too (docs/gate.md, "Minimum detectable effect"; issue 25)
+        blind = (
+            bool(rules.cluster)
+            and key in gated
+            and not inconclusive.reaches(row.get("n_clusters", 0), mde_level)
+        )
+        if blind:
             # Too few clusters to ever give a p-value below the first Holm step's level: it can
             # catch no drop at all (docs/gate.md, "Clustered flips"), so it has no MDE.
             row["clusters_needed"] = inconclusive.clusters_needed(mde_level)
-            row["mde"] = None
+        judged = (
+            power.judge(
+                row["n_shared"],
+                tolerance=_tolerance(row, rules),
+                level=mde_level,
+                background=mde_bg,
+                rules=rules,
+                baseline_accuracy=row["baseline_accuracy"],
+                design_effect=deff,
+                reaches=not blind,
+            )
+            if row["n_shared"]
+            else None
+        )
+        if judged is not None:
+            row["mde"] = judged.mde
         # A slice that cannot reliably catch an `mde_max` drop is still gated: the exact test keeps
         # its false alarms at alpha, and left ungated, 60 probes going from all right to all wrong
         # would pass. It is marked `underpowered`, so a pass there reads as weak evidence, and a
         # drop beyond its tolerance that its test cannot decide makes the run inconclusive.
-        mde = row["mde"]
-        row["underpowered"] = bool(row["n_shared"]) and (mde is None or exceeds(mde, rules.mde_max))
+        row["underpowered"] = judged is not None and judged.low_power
     if rules.cluster and gated and all("clusters_needed" in rows[k] for k in gated):
         _refuse_blind_clusters(rows, gated, rules, mde_level)
     fallback = (

@@ -11,6 +11,11 @@ can see"). For every slice the gate would gate (its family in `gate.slices`, at 
   over n, as docs/gate.md table D; an exact test's power saws with n, so a few sizes just below
   also reach it and a few just above do not).
 
+"Low power" is not judged from those columns but by `judge`, the one rule `compare` uses too
+(docs/gate.md, "Minimum detectable effect"): the shipped test's MDE at the background
+disagreement, measured between two runs as compare measures it (`background_disagreement`) or,
+where nothing is measured, `gate.assumed_disagreement`. The columns are for information.
+
 The level is the first Holm step, alpha / (gated slices + perplexity checks): the level a slice
 faces when it is the only one to fail, the strictest it ever faces (later steps are easier), so the
 MDE is an upper bound. The perplexity checks (the run's test set and each suite's own) are in the
@@ -44,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from evalgate.gate import cluster, noninferiority, westfall_young
+from evalgate.gate import cluster, inconclusive, noninferiority, westfall_young
 from evalgate.gate.binomial import binom_logpmf, binom_sf
 from evalgate.gate.floors import chance_levels
 from evalgate.gate.rules import GateRules
@@ -55,8 +60,6 @@ from evalgate.scoring.ordinal import is_ordinal
 from evalgate.types import STATUS_SCORED, Probe
 
 TYPICAL_DISAGREEMENTS = (0.05, 0.10, 0.20)
-# The rate the "low power" mark and init's floors are judged at when none is measured.
-REFERENCE_DISAGREEMENT = 0.10
 DEFAULT_DROP = 0.10
 # The items-needed search stops here: beyond it a certified critical value costs seconds each.
 ITEMS_NEEDED_MAX = 10_000
@@ -318,6 +321,73 @@ def items_needed(
     return lo
 
 
+# -- "low power": one rule for every tool -----------------------------------------------------
+
+
+def background_disagreement(n_lost: int, n_won: int, n_paired: int, assumed: float) -> float:
+    """The background disagreement "low power" is judged at (docs/gate.md, "Minimum detectable
+    effect"): the disagreement two equally good checkpoints would show, not the one observed.
+
+    The MDE's model has each probe go wrong -> right with h/2 and right -> wrong with h/2 + drop,
+    so the flips in the direction that is not the excess, 2 * min(lost, won) / paired, estimate h
+    without a real regression's own flips (which would make every slice look low power) and
+    without an improvement's. It is never below the configured `assumed_disagreement`: a rerun of
+    the same checkpoint disagrees on nothing, and an MDE at 0 would promise a power that any
+    other checkpoint's churn takes away. Rounded up to the next half point (a larger
+    disagreement only makes the MDE larger) so that runs with nearly equal disagreement share
+    the cached computation. Where nothing is measured (init, validate, `evalgate power` without
+    --against) it is `assumed_disagreement` itself: `background_disagreement(0, 0, 0, assumed)`.
+    """
+    seen = 2 * min(n_lost, n_won) / n_paired if n_paired else 0.0
+    return max(assumed, math.ceil(seen * 200 - 1e-9) / 200)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A slice's power as the gate judges it: its MDE (None: it catches no drop it can have) and
+    whether that is above `gate.mde_max` ("low power", `underpowered` in results.json)."""
+
+    mde: float | None
+    low_power: bool
+
+
+def judge(
+    n: int,
+    *,
+    tolerance: float,
+    level: float,
+    background: float,
+    rules: GateRules,
+    baseline_accuracy: float | None,
+    design_effect: float | None = None,
+    reaches: bool = True,
+) -> Judged:
+    """THE definition of "low power" (docs/gate.md, "Minimum detectable effect"), used by
+    `compare`, `init` (which slices get floors), `validate` and `evalgate power`, so that the same
+    slice, n and level get the same answer everywhere (issue 25: init judged at a fixed 10% while
+    compare judged at 5%).
+
+    `n` shared items at `level` (the first Holm step: alpha / (gated slices + perplexity checks)),
+    at the background disagreement `background` (`background_disagreement`). Paired rule: the
+    shipped test's own MDE (gate/noninferiority.py's trinomial) on n / design effect items,
+    none when above the baseline's accuracy (a drop cannot exceed it) or when the slice's
+    clusters cannot reach the level (`reaches` False). Wilson rule: its interval's MDE at the
+    baseline's accuracy (50%, its widest, when unknown). Low power: no MDE, or one above
+    `gate.mde_max`.
+    """
+    if not reaches or not n:
+        mde = None
+    elif rules.rule == "wilson":
+        accuracy = ASSUMED_ACCURACY if baseline_accuracy is None else baseline_accuracy
+        mde = mde_wilson(n, accuracy, rules.z, tolerance)
+    else:
+        n_eff = max(1, int(n / design_effect)) if design_effect and design_effect > 1 else n
+        mde = noninferiority.mde(n_eff, tolerance, level, background)
+        if mde is not None and baseline_accuracy is not None and mde > baseline_accuracy:
+            mde = None
+    return Judged(mde=mde, low_power=mde is None or exceeds(mde, rules.mde_max))
+
+
 # -- the table --------------------------------------------------------------------------------
 
 
@@ -330,8 +400,9 @@ def first_step_level(rules: GateRules, n_gated: int, perplexities: int = 0) -> f
 
 def _cluster_floor(s: SliceCounts, setting: Setting) -> bool:
     """With gate.cluster the sign-flip test's smallest p-value is 2^-G (G clusters): a slice whose
-    smallest p-value is above its level can never fail (docs/gate.md, "Clustered flips")."""
-    return s.clusters is not None and 2.0 ** (-min(s.clusters, 60)) > setting.level
+    smallest p-value is not below its level can never fail (docs/gate.md, "Clustered flips"; the
+    gate's own check, gate/inconclusive.py's `reaches`)."""
+    return s.clusters is not None and not inconclusive.reaches(s.clusters, setting.level)
 
 
 def power_table(
@@ -345,8 +416,14 @@ def power_table(
     reference: str | None = None,
     needed: bool = True,
     perplexities: int = 0,
+    background: float | None = None,
 ) -> dict[str, Any]:
     """The power document (docs/gate.md, "What your suite can see", for its shape).
+
+    "Low power" (each row's `low_power` and `mde`) is `judge` at `background`, the background
+    disagreement: measured, the whole comparison's (`measured_background`, as compare measures
+    it); otherwise `gate.assumed_disagreement`. The columns at `disagreements` (or at each slice's
+    own measured disagreement) are for information: they decide nothing.
 
     `perplexities`: the perplexity checks the configuration makes (its `test:` and each suite's
     own), members of the slices' family under the paired rule (`first_step_level`).
@@ -366,6 +443,7 @@ def power_table(
         design_effect=design_effect if rules.rule == "paired" and rules.cluster else None,
     )
     has_reference = any(s.correct is not None for s in counts)
+    judged_at = rules.assumed_disagreement if background is None else background
     slices = []
     for s in counts:
         row: dict[str, Any] = {
@@ -407,9 +485,19 @@ def power_table(
                 f"{s.clusters} {rules.cluster} cluster(s): no p-value below 2^-{s.clusters}, above the "
                 f"level {setting.level:.3g}"
             )
-        judged = at[0] if measured else _at_rate(at, REFERENCE_DISAGREEMENT)
+        judged = judge(
+            s.n,
+            tolerance=s.tolerance,
+            level=setting.level,
+            background=judged_at,
+            rules=rules,
+            baseline_accuracy=s.accuracy,
+            design_effect=setting.design_effect,
+            reaches=not _cluster_floor(s, setting),
+        )
         row["at"] = at
-        row["low_power"] = judged["mde"] is None or exceeds(judged["mde"], rules.mde_max)
+        row["mde"] = judged.mde
+        row["low_power"] = judged.low_power
         slices.append(row)
     doc: dict[str, Any] = {
         "rule": rules.rule,
@@ -423,18 +511,14 @@ def power_table(
         "drop": drop,
         "disagreement": "measured" if measured else "typical",
         "disagreements": [] if measured else list(disagreements),
-        "reference_disagreement": None if measured else REFERENCE_DISAGREEMENT,
+        # the background disagreement "low power" is judged at (`judge`), measured or assumed
+        "reference_disagreement": judged_at if rules.rule == "paired" else None,
         "baseline": reference if has_reference else None,
         "items_needed_max": ITEMS_NEEDED_MAX,
         "assumptions": assumptions(rules, measured=measured, has_baseline=has_reference, setting=setting),
         "slices": slices,
     }
     return doc
-
-
-def _at_rate(at: Sequence[Mapping[str, Any]], rate: float) -> Mapping[str, Any]:
-    """The figures at `rate`, else at the nearest rate computed."""
-    return min(at, key=lambda x: (abs(x["disagreement"] - rate), x["disagreement"]))
 
 
 def _multiplicity(rules: GateRules) -> str | None:
@@ -530,7 +614,7 @@ def suggested_floor(n: int, correct: int, tolerance: float, chance: float | None
 
 def floors(doc: Mapping[str, Any], counts: Sequence[SliceCounts], z: float) -> dict[str, dict[str, Any]]:
     """Slice key -> {"floor" or None, "why"} for every slice of `doc` that is low power (not gated,
-    or its MDE at the reference disagreement above gate.mde_max), from the baseline in `counts`."""
+    or `judge` calls it so), from the baseline in `counts`."""
     by_key = {s.key: s for s in counts}
     out: dict[str, dict[str, Any]] = {}
     for row in doc["slices"]:
@@ -562,6 +646,22 @@ def probe_set_counts(
             entry["status"] = "excluded"
         entries.append(entry)
     return slice_counts(entries, rules, baseline)
+
+
+def measured_background(
+    entries: Iterable[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]], assumed: float
+) -> float:
+    """`background_disagreement` between the candidate and the reference over every item the gate
+    would pair, as gate/compare.py measures it for its MDEs: the same h for the same two runs."""
+    lost = won = paired = 0
+    for e in entries:
+        ref = _right(reference.get(str(e.get("id"))))
+        if ref is None or not _paired(e) or not isinstance(e.get("correct"), bool):
+            continue
+        paired += 1
+        lost += ref and not e["correct"]
+        won += not ref and e["correct"]
+    return background_disagreement(lost, won, paired, assumed)
 
 
 def measured_design_effect(

@@ -23,7 +23,7 @@ from evalgate.gate.binomial import binom_sf_scalar
 # outcome differs although accuracy does not change (half flip each way). The paired MDE needs it
 # because a paired test's power depends on the discordant pairs, not only on the drop; the gate
 # estimates it from the flips that are not a regression's own and never goes below the configured
-# `gate.assumed_disagreement` (gate/compare.py, `_mde_disagreement`). It only decides which slices
+# `gate.assumed_disagreement` (gate/power.py, `background_disagreement`). It only decides which slices
 # are "low power": the false-alarm guarantee of the paired rule does not depend on it.
 ASSUMED_DISAGREEMENT = 0.05
 TARGET_POWER = 0.8

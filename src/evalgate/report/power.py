@@ -6,7 +6,7 @@ typical rates, after their own output). docs/gate.md, "What your suite can see",
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from tabulate import tabulate
@@ -60,10 +60,10 @@ def _level(doc: Mapping[str, Any]) -> str:
 
 
 def _at_reference(doc: Mapping[str, Any]) -> str:
-    """ " at 10% disagreement", the rate "low power" is judged at; nothing when measured."""
-    if doc["disagreement"] == "measured":
-        return ""
-    return f" at {_rate(doc['reference_disagreement'])} disagreement"
+    """ " at 5% disagreement", the background "low power" is judged at, as compare judges it
+    (gate/power.py, `judge`); nothing under the wilson rule, which has none."""
+    rate = doc.get("reference_disagreement")
+    return "" if rate is None else f" at {_rate(rate)} disagreement"
 
 
 def _headline(doc: Mapping[str, Any]) -> str:
@@ -98,6 +98,8 @@ def _rows(doc: Mapping[str, Any], short: bool) -> tuple[list[str], list[list[str
             headers.append(f"items for -{drop} pts")
         else:
             headers.append(f"items for -{drop} pts: " + " / ".join(_rate(r) for r in rates))
+    # the figure "low power" is judged by, the gate's own (gate/power.py, `judge`)
+    headers.append(f"gate MDE{_at_reference(doc).replace(' disagreement', '')}")
     headers.append("")
     body = []
     for row in doc["slices"]:
@@ -109,6 +111,7 @@ def _rows(doc: Mapping[str, Any], short: bool) -> tuple[list[str], list[list[str
         line += [_pts(x["mde"]) for x in row["at"]]
         if not short:
             line.append(" / ".join(_needed(x["items_needed"], doc, row["tolerance"]) for x in row["at"]))
+        line.append(_pts(row.get("mde")))
         line.append(_note(row))
         body.append(line)
     return headers, body
@@ -165,23 +168,14 @@ def power_annotations(doc: Mapping[str, Any]) -> str:
     for row in doc["slices"]:
         if not (row["gated"] and row["low_power"]):
             continue
-        x = _judged(row, doc)
         if row.get("cannot_fail"):
             what = f"cannot fail at all ({row['cannot_fail']})"
-        elif x["mde"] is None:
+        elif row.get("mde") is None:
             what = "cannot see any drop it can have with power 0.8"
         else:
-            what = f"cannot see drops smaller than {_pts(x['mde'])} points{at}"
+            what = f"cannot see drops smaller than {_pts(row['mde'])} points{at}"
         message = f"{row['slice']} ({row['n']} items): {what} (gate.mde_max: {_whole(doc['mde_max'])} points)"
         out.append(f"::warning title=evalgate power::{escape_data(message)}")
     level = "warning" if not any(r["gated"] for r in doc["slices"]) else "notice"
     out.append(f"::{level} title=evalgate power::{escape_data(_headline(doc))}")
     return "\n".join(out)
-
-
-def _judged(row: Mapping[str, Any], doc: Mapping[str, Any]) -> Mapping[str, Any]:
-    at: Sequence[Mapping[str, Any]] = row["at"]
-    if doc["disagreement"] == "measured":
-        return at[0]
-    rate = doc["reference_disagreement"]
-    return min(at, key=lambda x: (abs(x["disagreement"] - rate), x["disagreement"]))
