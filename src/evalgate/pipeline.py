@@ -333,7 +333,8 @@ def rederive(results: dict[str, Any], source: str, cfg: GateConfig) -> dict[str,
                 differed.append(key)
             out[key] = fresh[key]
         elif key in out:
-            differed.append(key)
+            if out[key] not in ({}, [], None):  # an older file's empty section is no difference
+                differed.append(key)
             del out[key]
     if differed:
         warning = {

@@ -213,7 +213,7 @@ def test_a_repository_init_writes_gates_its_first_prs(tmp_path, release_origin, 
         assert job.conclusion == "success", job.explain()
         assert job.step("Gate").outputs["verdict"] == "pass", job.explain()
         results = json.loads((job_artifact(team, run_id) / "results.json").read_text("utf-8"))
-        assert results["verdict"] == "pass" and not results.get("per_verb")
+        assert results["verdict"] == "pass" and "per_verb" not in results
         posted = team.comment(run_id, "success")
         assert posted.conclusion == "success", posted.explain()
         (comment,) = team.gh.api.comments[ok.number]

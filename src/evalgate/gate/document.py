@@ -503,7 +503,7 @@ class ResultsDocument(TypedDict):
     probe_set: NotRequired[dict[str, Any]]
     probes: list[ProbeEntry]
     slices: dict[str, Slice]
-    per_verb: dict[str, VerbCell]
+    per_verb: NotRequired[dict[str, VerbCell]]  # absent without verb-form probes
     perplexity: Perplexity | None
     suite_perplexity: NotRequired[dict[str, Perplexity]]
     calibration: Calibration

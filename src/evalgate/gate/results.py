@@ -146,6 +146,8 @@ def assemble(
         "warnings": list(warnings or []),
     }
     for key, value in aggregate.items():
+        if key == "per_verb" and not value:
+            continue  # no verb-form probe (a multiple-choice run): no per-verb section at all
         results[key] = value
     if leaks is not None:
         results["leaks"] = dict(leaks)

@@ -368,7 +368,7 @@ def limitations(results: ResultsDocument) -> Section:
         lines.append(
             f"- {excluded:,} leaking probe(s) excluded from the gated series (policy `leaks: exclude`)."
         )
-    if suites.has_suites(results) and not results["per_verb"]:
+    if suites.has_suites(results) and not results.get("per_verb"):
         lines.append("- Wilson intervals of slices under ~30 items are wide; a pass there is weak evidence.")
     else:
         lines.append(

@@ -103,7 +103,7 @@ def _flips(comparison: Comparison, direction: str) -> dict[str, str | None]:
 
 
 def per_verb(results: ResultsDocument, budget: Budget) -> Section | None:
-    cells = results["per_verb"]
+    cells = results.get("per_verb") or {}
     if not cells:
         return None
     keys = budget.take("per_verb", sorted(cells), title="verbs", where="results.json `per_verb`")
