@@ -40,7 +40,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from evalgate import release
 from evalgate.config import CONFIG_FILENAME, load_config, read_config_file
@@ -700,25 +700,11 @@ def _add_suite(args: argparse.Namespace, console: Console, layout: Layout, origi
         staged_config = staging.add(layout.config, edited(None, existing.gate.mde_max).encode("utf-8"))
         cfg = load_config(staged_config)
         view = cfg.for_suite(cfg.suite_named(layout.name))
-        imported = import_items(view, args.items, data, mapping, allow_twins=True)
-        if imported.problems or imported.on_set:
-            console.refusal(_refusal(args.items, imported), imported.problems + imported.on_set)
+        done = _import_seal_score(cfg, view, args.items, data, mapping, console)
+        if done is None:
             staging.rollback()
             return EXIT_REFUSED
-        outcome = imported.checked.outcome if imported.checked else validate(view)
-        if not outcome.probes:
-            raise RefusedError(f"{args.items} holds no items; nothing was written")
-        manifest, _, sealed = sealed_manifest(view, outcome, None, "patch")
-        contents = {**imported.staged.contents, manifest: dump_json(sealed).encode("utf-8")}
-        progress = console.progress()
-        try:
-            scored_on = baseline_outcome(cfg, progress, contents=contents)
-        except RefusedError as exc:
-            from evalgate.report.findings import render_findings
-
-            print(render_findings(list(exc.findings), "text"))
-            raise
-        results = score(cfg, scored_on, progress)
+        imported, _, sealed, contents, outcome, _, results = done
         seen, floors = _power(cfg, results, layout, existing.baseline)
         prefix = f"{layout.name}/" if cfg.multi_suite else ""
         own = {k.removeprefix(prefix): f for k, f in floors.items() if k.startswith(prefix)}
@@ -789,26 +775,11 @@ def main(args: argparse.Namespace, console: Console) -> int:
         staged_config = staging.add(layout.config, text.encode("utf-8"))
         cfg = load_config(staged_config)
         view = cfg.for_suite(cfg.suites[0])
-        # init takes the team's set as it is: twins are accepted, and listed when it is done
-        imported = import_items(view, args.items, data, mapping, allow_twins=True)
-        if imported.problems or imported.on_set:
-            console.refusal(_refusal(args.items, imported), imported.problems + imported.on_set)
+        done = _import_seal_score(cfg, view, args.items, data, mapping, console)
+        if done is None:
             staging.rollback()
             return EXIT_REFUSED
-        outcome = imported.checked.outcome if imported.checked else validate(view)
-        if not outcome.probes:
-            raise RefusedError(f"{args.items} holds no items; nothing was written")
-        manifest, previous, sealed = sealed_manifest(view, outcome, None, "patch")
-        contents = {**imported.staged.contents, manifest: dump_json(sealed).encode("utf-8")}
-        progress = console.progress()
-        try:
-            scored_on = baseline_outcome(cfg, progress, contents=contents)
-        except RefusedError as exc:
-            from evalgate.report.findings import render_findings
-
-            print(render_findings(list(exc.findings), "text"))
-            raise
-        results = score(cfg, scored_on, progress)
+        imported, previous, sealed, contents, outcome, scored_on, results = done
         seen, floors = _power(cfg, results, layout)
         if any(f["floor"] is not None for f in floors.values()):
             # The floors go into evalgate.yml, and the baseline pins the configuration it was
@@ -857,6 +828,45 @@ def main(args: argparse.Namespace, console: Console) -> int:
             print(f"  warning: {w.message} [slice-empty]" + (f"\n    hint: {w.hint}" if w.hint else ""))
     _say_power(seen, floors)
     return EXIT_PASS
+
+
+class _Scored(NamedTuple):
+    """A suite's items imported, sealed and scored on the staged set (`_import_seal_score`)."""
+
+    imported: ItemImport
+    previous: dict | None  # the manifest before this seal
+    sealed: dict
+    contents: dict[str, bytes]  # the staged files, the sealed manifest among them
+    outcome: Any  # the set's validation (what leaks excluded)
+    scored_on: Any  # what the baseline is scored on (its warnings)
+    results: dict[str, Any]
+
+
+def _import_seal_score(
+    cfg: Any, view: Any, items: str, data: bytes, mapping: ImportMap | None, console: Console
+) -> _Scored | None:
+    """Import the suite's items, seal them and score the checkpoint on the staged set, for a new
+    gate and for a suite added to one; None when the rows were refused (said on the console).
+    init takes the team's set as it is: twins are accepted, and listed when it is done."""
+    imported = import_items(view, items, data, mapping, allow_twins=True)
+    if imported.problems or imported.on_set:
+        console.refusal(_refusal(items, imported), imported.problems + imported.on_set)
+        return None
+    outcome = imported.checked.outcome if imported.checked else validate(view)
+    if not outcome.probes:
+        raise RefusedError(f"{items} holds no items; nothing was written")
+    manifest, previous, sealed = sealed_manifest(view, outcome, None, "patch")
+    contents = {**imported.staged.contents, manifest: dump_json(sealed).encode("utf-8")}
+    progress = console.progress()
+    try:
+        scored_on = baseline_outcome(cfg, progress, contents=contents)
+    except RefusedError as exc:
+        from evalgate.report.findings import render_findings
+
+        print(render_findings(list(exc.findings), "text"))
+        raise
+    results = score(cfg, scored_on, progress)
+    return _Scored(imported, previous, sealed, contents, outcome, scored_on, results)
 
 
 def _power(
