@@ -141,6 +141,9 @@ build_image() {
   log "built in $((SECONDS - start)) s"
   # The previous build of this tag is now dangling; the vfs driver keeps a full copy of each layer.
   docker image prune -f --filter label=org.opencontainers.image.title=evalgate >/dev/null || true
+  # Build-cache records this build did not use are stale copies too (tens of GB after a few
+  # builds under vfs filled a CI disk): drop those unused for an hour; this build's stay warm.
+  docker builder prune -f --filter until=1h >/dev/null 2>&1 || true
 }
 
 # expect RC NAME -- DOCKER-RUN-ARGS... : run a container, compare its exit code, keep its output.
