@@ -24,9 +24,10 @@ from evalgate.gate import results as results_mod
 from evalgate.gate.compare import compare
 from evalgate.gate.slices import aggregate
 from evalgate.probeset.coverage import coverage_matrix
+from evalgate.probeset.scale import scale_problem
 from evalgate.report.full_report import render_report
 from evalgate.report.ordinal import sparkline
-from evalgate.scoring.ordinal import scale_problem, scale_values, summarize
+from evalgate.scoring.ordinal import scale_values, summarize
 
 # A leans towards the top of the scale; B is sure of the bottom; FLAT cannot decide.
 P_A = [0.05, 0.10, 0.15, 0.30, 0.40]
