@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +11,17 @@ from typing import NamedTuple
 import pytest
 from helpers.network import OFFLINE_ENV, guarded_connect, guarded_connect_ex, guarded_sendto
 from helpers.paths import REPO
+
+# The tiers (fast, structure, stats, integration): every test is marked with one and plain `pytest`
+# runs them in that order; a fast test is held to its tier while it runs (helpers/tiers.py).
+from helpers.tiers import (  # noqa: F401  (hooks: pytest finds them by name in this module)
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_ignore_collect,
+    pytest_runtest_call,
+    pytest_runtest_setup,
+    pytest_runtest_teardown,
+)
 
 
 @pytest.fixture
@@ -68,5 +80,48 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
         code = main([str(a) for a in argv])
         cap = capsys.readouterr()
         return CliResult(code, cap.out, cap.err)
+
+    return run
+
+
+# --- the shipped demo, scored once per session ------------------------------------------------
+
+
+class DemoRun(NamedTuple):
+    code: int
+    out: Path  # this test's own copy of the run's output folder
+
+
+@pytest.fixture(scope="session")
+def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., DemoRun]:
+    """`evalgate ARGS... --out DIR` (a run: the default command) from the repository's root, on its
+    shipped demo.
+
+    Each distinct ARGS is scored once per session and every test that asks gets its own copy of
+    the outputs, so a test may write there. Sharing is safe because a run is deterministic
+    (byte-identical results.json, tests/e2e/test_gate_run.py) and nothing a test does reaches the
+    cached folder. Taking this fixture makes a test an integration test (helpers/tiers.py).
+    """
+    from evalgate.cli import main
+
+    done: dict[tuple[str, ...], tuple[int, Path]] = {}
+
+    def run(*args: str | Path) -> DemoRun:
+        key = tuple(str(a) for a in args)
+        if key not in done:
+            out = tmp_path_factory.mktemp("demo-run") / "out"
+            with pytest.MonkeyPatch.context() as patch:
+                patch.chdir(REPO)
+                patch.delenv("GITHUB_ACTIONS", raising=False)
+                patch.setattr(socket.socket, "connect", guarded_connect)
+                patch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+                patch.setattr(socket.socket, "sendto", guarded_sendto)
+                for name, value in OFFLINE_ENV.items():
+                    patch.setenv(name, value)
+                done[key] = (main([*key, "--out", str(out)]), out)
+        code, out = done[key]
+        mine = tmp_path_factory.mktemp("demo-copy") / "out"
+        shutil.copytree(out, mine)
+        return DemoRun(code, mine)
 
     return run

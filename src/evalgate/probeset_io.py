@@ -735,7 +735,7 @@ def _validate_suites(cfg: GateConfig, contents: Mapping[Path, bytes] | None) -> 
 # ---------------------------------------------------------------------------------------------
 # Editing and sealing the probe set (`probes import`, `probes deprecate`, `probes seal`), and
 # reading the verb table with its lexicon (`probes build`, `corpus build`). The commands share
-# these; they never import each other (tests/cli/test_command_boundaries.py).
+# these; they never import each other (tests/project/test_command_boundaries.py).
 #
 # An edit is all or nothing: the would-be bytes of every touched file are validated from memory
 # (`check_change`), then written atomically with the manifest re-sealed last (`write_and_seal`).

@@ -95,6 +95,7 @@ def _rewrite(path: Path, line: int, **fields) -> None:
         ),
     ],
 )
+@pytest.mark.integration
 def test_compare_and_a_further_update_refuse_a_broken_history(three_updates, cli, edit, where):
     tmp_path, files, _written = three_updates
     edit(tmp_path / "baselines" / "history")
@@ -106,6 +107,7 @@ def test_compare_and_a_further_update_refuse_a_broken_history(three_updates, cli
     assert (tmp_path / "baselines" / "m.json").read_bytes() == before  # nothing written
 
 
+@pytest.mark.integration
 def test_a_baseline_replaced_by_hand_is_refused_by_validate(tmp_path, monkeypatch, cli):
     """The demo copy: one real update (the history begins), then the baseline replaced by hand
     (its provenance edited) without a history line."""
@@ -179,6 +181,7 @@ def test_the_baseline_and_its_history_are_written_all_or_nothing(tmp_path):
     assert seen == {"old", "new", "refused"}
 
 
+@pytest.mark.integration
 def test_run_refuses_a_rewritten_history_before_any_model_is_loaded(tmp_path, monkeypatch, cli):
     """The demo copy after one update; its anchor line rewritten to name another anchor: `run`
     refuses with the file, line and field (the next line no longer chains to it), and writes a

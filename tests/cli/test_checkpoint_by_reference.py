@@ -77,6 +77,7 @@ def cache_entries(repo: Path) -> list[str]:
     return sorted(p.name for p in cache.iterdir()) if cache.exists() else []
 
 
+@pytest.mark.integration
 def test_fetch_from_https_urls_verifies_and_a_warm_cache_downloads_nothing(env, files_server, cli):
     url_ref(env, files_server)
     first = cli("fetch", "--checkpoint", "checkpoints/current.json")
@@ -91,6 +92,7 @@ def test_fetch_from_https_urls_verifies_and_a_warm_cache_downloads_nothing(env, 
     assert cache_entries(env) == [folder.name]  # no staging folder left behind
 
 
+@pytest.mark.integration
 def test_fetch_from_a_hub_endpoint_with_hf_endpoint_and_no_token(env, tls, cli, monkeypatch):
     files = demo_files()
     hub = HubServer(*tls, "team/tiny-model", REVISION, files).start()
@@ -129,6 +131,7 @@ def test_the_resolve_url_is_the_one_huggingface_hub_builds(monkeypatch):
     )
 
 
+@pytest.mark.integration
 def test_a_wrong_hash_is_refused_and_leaves_nothing_in_the_cache(env, files_server, cli):
     files = demo_files()
     refs = {n: record(d, url=files_server.serve(f"/w/{n}", d)) for n, d in files.items()}
@@ -141,6 +144,7 @@ def test_a_wrong_hash_is_refused_and_leaves_nothing_in_the_cache(env, files_serv
     assert cache_entries(env) == []
 
 
+@pytest.mark.integration
 def test_a_file_larger_than_declared_is_cut_and_refused(env, files_server, cli):
     url = files_server.endless("/w/model.safetensors")
     write_ref(env, {"model.safetensors": {"sha256": "1" * 64, "bytes": 1000, "url": url}})
@@ -149,6 +153,7 @@ def test_a_file_larger_than_declared_is_cut_and_refused(env, files_server, cli):
     assert cache_entries(env) == []
 
 
+@pytest.mark.integration
 def test_a_reference_over_the_size_limit_is_refused_before_any_request(env, files_server, cli):
     url_ref(env, files_server)
     done = cli("fetch", "--checkpoint", "checkpoints/current.json", "--max-bytes", "1000")
@@ -156,6 +161,7 @@ def test_a_reference_over_the_size_limit_is_refused_before_any_request(env, file
     assert files_server.requests == []
 
 
+@pytest.mark.integration
 def test_loading_by_reference_verifies_the_cache_and_has_the_local_copys_identity(env, files_server, cli):
     ref = url_ref(env, files_server)
     with pytest.raises(CheckpointError) as missing:
@@ -170,6 +176,7 @@ def test_loading_by_reference_verifies_the_cache_and_has_the_local_copys_identit
     assert dict(by_ref.info.files) == dict(by_copy.info.files)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("damage", ["changed", "missing", "extra", "link"])
 def test_a_damaged_cache_is_refused_naming_the_file_and_both_hashes(env, files_server, cli, damage):
     ref = url_ref(env, files_server)
@@ -212,6 +219,7 @@ def test_a_damaged_cache_is_refused_naming_the_file_and_both_hashes(env, files_s
     ],
     ids=["http", "no-source", "dotdot", "hash-spelling"],
 )
+@pytest.mark.integration
 def test_a_malformed_reference_is_a_located_refusal(env, cli, files, said):
     write_ref(env, files)
     done = cli("fetch", "--checkpoint", "checkpoints/current.json")
@@ -219,6 +227,7 @@ def test_a_malformed_reference_is_a_located_refusal(env, cli, files, said):
     assert "checkpoints/current.json" in done.err and said in done.err, done.err
 
 
+@pytest.mark.integration
 def test_init_sets_up_a_gate_on_a_checkpoint_reference(env, files_server, cli):
     """A team whose checkpoint lives on a host commits only its reference: `init --checkpoint
     checkpoints/current.json` (once fetched) writes a gate that names the reference, and `run`

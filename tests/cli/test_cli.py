@@ -3,6 +3,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from evalgate import __version__
 from evalgate.cli import _normalise_argv, main
 
@@ -33,6 +35,7 @@ def test_usage_error_exits_2(capsys):
     assert main(["validate", "--format", "xml"]) == 2
 
 
+@pytest.mark.integration
 def test_python_dash_m():
     out = subprocess.run([sys.executable, "-m", "evalgate", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and __version__ in out.stdout

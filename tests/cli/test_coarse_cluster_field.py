@@ -31,6 +31,7 @@ def _demo_config(tmp_path, monkeypatch, field: str):
     return cfg
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("field", "most"), [("language", 2), ("tense", 5)])
 def test_a_cluster_field_no_gated_slice_can_fail_on_is_refused_before_scoring(
     tmp_path, monkeypatch, capsys, field, most
@@ -68,6 +69,7 @@ def _verbs(tense_of, right) -> list[dict]:
     ]
 
 
+@pytest.mark.integration
 def test_a_slice_with_too_few_clusters_and_a_drop_is_inconclusive_naming_the_clusters_it_needs(
     tmp_path, capsys
 ):
@@ -104,6 +106,7 @@ def test_a_slice_with_too_few_clusters_and_a_drop_is_inconclusive_naming_the_clu
     assert f"3 clusters, it needs {row['clusters_needed']} to ever fail" in report
 
 
+@pytest.mark.integration
 def test_compare_refuses_a_cluster_field_that_leaves_the_gate_blind(tmp_path, capsys):
     # `evalgate compare` (and `merge`) decide on the results: the same refusal, from the comparison
     good = _verbs(lambda v: "present_simple", lambda v, i: True)

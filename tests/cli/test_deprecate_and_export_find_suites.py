@@ -10,6 +10,7 @@ import csv
 import io
 import json
 
+import pytest
 import yaml
 from helpers.probeset_factory import EVAL, dump_jsonl, verb_forms_suite, write_base
 
@@ -52,6 +53,7 @@ def test_deprecate_finds_an_item_in_its_suite_and_seals_that_suite(tmp_path, cli
     assert cli("validate", "--config", root / "evalgate.yml").code == 0
 
 
+@pytest.mark.integration
 def test_deprecate_appends_an_item_replacement(tmp_path, cli):
     root = repo(tmp_path, cli)
     new = {**ITEMS[0], "id": "quiz-100", "prompt": "Which planet is red?"}
@@ -64,6 +66,7 @@ def test_deprecate_appends_an_item_replacement(tmp_path, cli):
     assert cli("validate", "--config", root / "evalgate.yml").code == 0
 
 
+@pytest.mark.integration
 def test_deprecate_finds_a_verb_form_probe_of_a_suite_and_names_every_suite_file_when_missing(tmp_path, cli):
     root = repo(tmp_path, cli)
     pid = lines(root / EVAL / "probes.jsonl")[0]["id"]

@@ -107,6 +107,7 @@ def test_a_small_slice_drifting_past_the_tolerance_is_inconclusive_not_a_pass(tm
     assert [p["sha256"] for p in comment_trend][-1] == "run" and len(comment_trend) == 4
 
 
+@pytest.mark.integration
 def test_without_a_drift_tolerance_the_history_is_kept_and_the_report_says_drift_is_off(
     tmp_path, cli, monkeypatch
 ):
@@ -121,6 +122,7 @@ def test_without_a_drift_tolerance_the_history_is_kept_and_the_report_says_drift
     assert "Drift check: off (`gate.drift_tolerance` is not set)" in report
 
 
+@pytest.mark.integration
 def test_the_drift_check_is_deterministic(tmp_path, cli, monkeypatch):
     monkeypatch.chdir(tmp_path)
     config(tmp_path)
@@ -146,6 +148,7 @@ def _state(tmp_path: Path, cli, steps: int):
     return load_config(None)
 
 
+@pytest.mark.integration
 def test_a_baseline_update_past_the_drift_tolerance_is_refused_without_approval(tmp_path, cli, monkeypatch):
     """The labelled update's run (`run --verify-baseline`) of a checkpoint 7.6 points below the
     anchor: refused (exit 2) unless evalgate:approve-gate-change; approved, the drift is shown and
@@ -180,6 +183,7 @@ def _trend_window(folder: Path, value: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+@pytest.mark.integration
 def test_the_trend_shows_the_configured_number_of_baselines(tmp_path, cli, monkeypatch):
     """`report.trend_window` (default 8) is how many of the last baselines a trend shows; a value
     that is not an integer from 1 to 100 is refused naming the file and field."""

@@ -21,6 +21,7 @@ ADVERSARIAL = REPO / "data" / "eval" / "adversarial.jsonl"
 pytestmark = pytest.mark.usefixtures("in_repo")  # tests/conftest.py: run from the repository
 
 
+@pytest.mark.integration
 def test_probes_given_twice_means_both_files(capsys):
     code = main(["validate", "--format", "json", "--probes", str(PROBES), "--probes", str(ADVERSARIAL)])
     doc = json_stdout(capsys)
@@ -29,12 +30,14 @@ def test_probes_given_twice_means_both_files(capsys):
     assert code == 0
 
 
+@pytest.mark.integration
 def test_train_given_twice_means_both_files(capsys):
     train, val = "data/corpus/train.jsonl", "data/corpus/val.jsonl"
     main(["validate", "--format", "json", "--train", train, "--train", val])
     assert json_stdout(capsys)["summary"]["train_files"] == [train, val]
 
 
+@pytest.mark.integration
 def test_unwritable_output_is_a_refusal_not_a_bug(tmp_path, monkeypatch, capsys):
     import evalgate.edges.outputs as outputs
 
@@ -183,6 +186,7 @@ def test_baseline_update_says_a_checkpoint_folder_name_cannot_name_the_baseline(
     assert "load checkpoint" not in err  # refused before any model is loaded
 
 
+@pytest.mark.integration
 def test_baseline_update_without_a_config_writes_where_it_runs_not_into_the_bundle(tmp_path, monkeypatch):
     """No evalgate.yml and no probe set here: the embedded default borrows the bundled demo's inputs
     (the source checkout, or the image's read-only EVALGATE_HOME); the baseline is an output."""

@@ -79,6 +79,7 @@ def test_the_cli_offers_every_preset_the_import_maps_know():
 # --- a benchmark's export into a multiple-choice suite ----------------------------------------
 
 
+@pytest.mark.integration
 def test_an_mmlu_export_with_a_subject_column_imports_into_a_sliced_suite_and_seals(tmp_path, cli):
     root = suite_repo(tmp_path / "repo", min_per_value=50)
     source = write_jsonl(tmp_path / "mmlu.jsonl", mmlu_rows(300))

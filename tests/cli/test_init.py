@@ -226,6 +226,7 @@ def test_a_missing_local_checkpoint_path_gets_no_hub_id_hint(repo, cli):
     assert "hf download" not in refused.err
 
 
+@pytest.mark.integration
 def test_run_with_a_missing_local_checkpoint_path_gets_no_hub_id_hint(repo, cli):
     got = cli("run", "--checkpoint", "./gpt2", "--baseline", "none", "--out", "out")
     assert got.code == 2
@@ -321,6 +322,7 @@ def test_the_configuration_names_the_suite_its_files_and_no_test_set():
     assert odd["checkpoint"] == "null"
 
 
+@pytest.mark.integration
 def test_the_workflows_pin_the_release_and_pass_actionlint(tmp_path):
     gate, update = tmp_path / "eval-gate.yml", tmp_path / "update-baseline.yml"
     apply, void = tmp_path / "update-baseline-apply.yml", tmp_path / "void-labels.yml"
@@ -365,6 +367,7 @@ def test_baseline_update_without_a_name_replaces_the_configured_baseline(repo, c
     )
 
 
+@pytest.mark.integration
 def test_a_baseline_below_its_floors_is_written_with_a_warning(repo, cli):
     """`baseline update` on a checkpoint under a configured floor wrote the baseline without a
     word, and every later run against it failed that floor (found by an outside review: a

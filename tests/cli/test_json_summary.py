@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from helpers.paths import GOLDEN
 
 from evalgate.cli import main
@@ -20,6 +21,7 @@ def compare_json(tmp_path: Path, capsys, baseline: Path) -> tuple[int, dict]:
     return code, json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.integration
 def test_a_regression_prints_the_comment_table_and_the_verdict(tmp_path, capsys):
     doc = json.loads(GOLDEN.read_text(encoding="utf-8"))
     for probe in doc["probes"]:
@@ -50,6 +52,7 @@ def test_a_regression_prints_the_comment_table_and_the_verdict(tmp_path, capsys)
     }
 
 
+@pytest.mark.integration
 def test_a_pass_names_the_slices_closest_to_the_line(tmp_path, capsys):
     code, out = compare_json(tmp_path, capsys, GOLDEN)  # a results.json against itself
     assert code == 0 and out["verdict"] == "pass"

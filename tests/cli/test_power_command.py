@@ -64,6 +64,7 @@ def rows(doc: dict) -> dict[str, dict]:
     return {r["slice"]: r for r in doc["slices"]}
 
 
+@pytest.mark.stats
 def test_a_35_item_subject_is_told_it_cannot_see_drops_under_about_40_points(tmp_path, cli):
     config = team_suite(tmp_path)
     doc = power_json(cli, config)
@@ -106,6 +107,7 @@ def test_a_35_item_subject_is_told_it_cannot_see_drops_under_about_40_points(tmp
     )
 
 
+@pytest.mark.stats
 def test_the_items_needed_for_a_10_point_drop_are_the_shipped_tests(tmp_path, cli):
     """The first size at which the shipped test's exact power (noninferiority.power) at a 10-point
     drop reaches 0.8, at the level and disagreement of the row; docs/gate.md table D's figures for
@@ -125,6 +127,7 @@ def test_the_items_needed_for_a_10_point_drop_are_the_shipped_tests(tmp_path, cl
     assert "never / never / never" in geo_line
 
 
+@pytest.mark.stats
 def test_a_seeded_simulation_at_the_printed_mde_and_size_finds_power_eighty_percent(tmp_path, cli):
     """Draws of the shipped test (its p-value, noninferiority.pvalue) at the MDE and at the items
     needed that `evalgate power` prints, in bench/gate_power.py's model without a baseline (its
@@ -141,6 +144,7 @@ def test_a_seeded_simulation_at_the_printed_mde_and_size_finds_power_eighty_perc
     assert abs(sized - 0.8) < 0.035
 
 
+@pytest.mark.stats
 def test_tolerances_min_n_multiplicity_and_the_rule_are_the_configured_ones(tmp_path, cli):
     gate = "    gate: {min_n: 30, tolerances: {'subject:history': 0.05}}\n"
     doc = power_json(
@@ -166,6 +170,7 @@ def test_tolerances_min_n_multiplicity_and_the_rule_are_the_configured_ones(tmp_
     assert any("every slice's accuracy is taken as 50%" in a for a in doc["assumptions"])
 
 
+@pytest.mark.stats
 def test_a_configured_test_set_is_counted_in_the_family_the_figures_are_at(tmp_path, cli):
     # the gate adjusts the perplexity check in one family with the gated slices (docs/gate.md,
     # "Perplexity"): a slice's first step is alpha / (5 slices + 1 perplexity), so are its figures
@@ -204,6 +209,7 @@ def test_a_suite_that_gates_nothing_is_told_so(tmp_path, cli):
     assert got.out.startswith("::warning title=evalgate power::no slice is gated")
 
 
+@pytest.mark.stats
 def test_github_format_warns_on_every_low_power_slice(tmp_path, cli):
     got = cli("power", "--config", team_suite(tmp_path), "--format", "github")
     assert got.code == 0
@@ -265,6 +271,7 @@ def test_validate_ends_with_the_short_power_table(tmp_path, cli):
     assert got.code == 0 and "baseline accuracy: none known (baselines/gone.json: " in got.out
 
 
+@pytest.mark.stats
 def test_several_suites_are_gated_with_their_own_min_n_and_tolerance(tmp_path, cli):
     def items(folder: str, n: int, topics: tuple[str, ...]) -> None:
         (tmp_path / folder).mkdir()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 
+import pytest
 from helpers.paths import REPO
 from helpers.probeset_factory import apply_step, cli_merged, write_base
 
@@ -16,6 +17,7 @@ DEMO = REPO / "data/checkpoints/demo"
 TEXTS = ["She works every day.", "Ayer fui al mercado con mi hermana.", "They have gone."] * 30
 
 
+@pytest.mark.integration
 def test_perplexity_draws_a_bar_on_a_terminal(monkeypatch):
     stream = io.StringIO()
     progress = Progress(stream, interactive=True)
@@ -34,6 +36,7 @@ def test_perplexity_draws_a_bar_on_a_terminal(monkeypatch):
     assert out.endswith("perplexity on 90 test sentences … done in " + out.rsplit("done in ", 1)[1])
 
 
+@pytest.mark.integration
 def test_a_ci_log_gets_a_line_when_each_phase_starts_and_ends(tmp_path, monkeypatch):
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     cfg = write_base(tmp_path)

@@ -37,6 +37,7 @@ def test_a_refusal_message_does_not_claim_nothing_was_scored_twice_or_wrongly(ca
     assert err.count("nothing was scored") == 1 and "(1 problem(s), listed above)" in err
 
 
+@pytest.mark.integration
 def test_an_unsealed_file_given_with_probes_says_how_to_seal_it(tmp_path, capsys):
     mine = tmp_path / "mine.jsonl"
     mine.write_text((REPO / "data" / "eval" / "ordinal.jsonl").read_text(encoding="utf-8"), encoding="utf-8")

@@ -44,12 +44,14 @@ def test_compare_json_refusal_prints_the_summary(tmp_path, capsys):
     assert (tmp_path / "o" / "results.json").is_file()
 
 
+@pytest.mark.integration
 def test_run_json_refusal_after_config_prints_exactly_one_document(tmp_path, capsys):
     code = main(["--probes", str(tmp_path / "nosuch.jsonl"), "--format", "json", "--out", str(tmp_path)])
     doc = json_stdout(capsys)  # json.loads fails on two documents
     assert code == 2 and doc["verdict"] == "refused"
 
 
+@pytest.mark.integration
 def test_github_format_annotates_a_refusal_without_findings(tmp_path, capsys):
     code = main(
         ["--format", "github", "--checkpoint", str(tmp_path / "nosuch"), "--out", str(tmp_path / "o")]

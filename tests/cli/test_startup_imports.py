@@ -31,6 +31,7 @@ def imported(*args: str) -> set[str]:
     return names
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("args", [("--help",), ("validate",), ("run", "--help")])
 def test_help_and_validate_import_no_heavy_library(args):
     assert not set(HEAVY) & imported(*args)

@@ -36,8 +36,9 @@ def _results(out: Path) -> dict:
 
 
 @pytest.mark.slow
-def test_plain_evalgate_gates_the_demo_and_passes(tmp_path):
-    assert main(["--out", str(tmp_path)]) == 0
+def test_plain_evalgate_gates_the_demo_and_passes(demo_runs):
+    code, tmp_path = demo_runs()
+    assert code == 0
     for name in OUTPUTS:
         assert (tmp_path / name).stat().st_size > 0, name
     res = _results(tmp_path)
@@ -68,8 +69,8 @@ def test_plain_evalgate_gates_the_demo_and_passes(tmp_path):
 
 
 @pytest.mark.slow
-def test_regressed_checkpoint_fails_naming_the_regressed_slices(tmp_path):
-    code = main(["--checkpoint", "data/checkpoints/demo-regressed", "--out", str(tmp_path)])
+def test_regressed_checkpoint_fails_naming_the_regressed_slices(demo_runs):
+    code, tmp_path = demo_runs("--checkpoint", "data/checkpoints/demo-regressed")
     assert code == 1
     res = _results(tmp_path)
     assert res["verdict"] == "fail"
@@ -147,24 +148,13 @@ def test_leaking_probe_set_is_refused_before_any_model_is_loaded(tmp_path, monke
     assert report.startswith("## ⛔") and "probe-leak-001" in report
 
 
-def test_compare_gates_two_existing_results_without_a_model(tmp_path, monkeypatch):
-    assert (
-        main(
-            [
-                "--checkpoint",
-                "data/checkpoints/demo-regressed",
-                "--baseline",
-                "none",
-                "--out",
-                str(tmp_path / "r"),
-            ]
-        )
-        == 0
-    )
+def test_compare_gates_two_existing_results_without_a_model(tmp_path, monkeypatch, demo_runs):
+    code, run = demo_runs("--checkpoint", "data/checkpoints/demo-regressed", "--baseline", "none")
+    assert code == 0
     import evalgate.scorers.loaders as loaders
 
     monkeypatch.setattr(loaders, "load_scorer", lambda *a, **k: pytest.fail("compare loaded a model"))
-    results = str(tmp_path / "r" / "results.json")
+    results = str(run / "results.json")
     assert main(["compare", results, "baselines/demo.json", "--out", str(tmp_path / "c")]) == 1
     assert _results(tmp_path / "c")["verdict"] == "fail"
     # A results.json is accepted as the baseline too: a run against itself passes.

@@ -21,6 +21,7 @@ def listing(folder) -> list[str]:
     return sorted(os.listdir(folder))
 
 
+@pytest.mark.integration
 def test_all_files_written_and_identical_on_rerun(tmp_path):
     results = fake_run()
     paths = write_outputs(
@@ -37,12 +38,14 @@ def test_all_files_written_and_identical_on_rerun(tmp_path):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
 
+@pytest.mark.integration
 def test_report_settings_are_applied(tmp_path):
     write_outputs(fake_run(), tmp_path, ReportConfig(max_chars=65000, max_flipped=3, review_entropy=0.8))
     report = (tmp_path / "REPORT.md").read_text("utf-8")
     assert "_Showing 3 of 14 probes that flipped right → wrong" in report
 
 
+@pytest.mark.integration
 def test_refused_run_writes_report_badges_and_results_only(tmp_path):
     write_outputs(no_baseline_run(), tmp_path, None)
     assert listing(tmp_path) == ALL
@@ -63,6 +66,7 @@ def test_schema_failure_is_a_bug_and_writes_nothing(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.integration
 def test_render_failure_leaves_earlier_outputs_untouched(tmp_path, monkeypatch):
     write_outputs(no_baseline_run(), tmp_path, None)
     before = {name: (tmp_path / name).read_bytes() for name in ALL}
@@ -78,6 +82,7 @@ def test_render_failure_leaves_earlier_outputs_untouched(tmp_path, monkeypatch):
     assert {name: (tmp_path / name).read_bytes() for name in ALL} == before
 
 
+@pytest.mark.integration
 def test_crash_mid_write_leaves_no_partial_file_and_the_earlier_results(tmp_path, monkeypatch):
     write_outputs(no_baseline_run(), tmp_path, None)
     old_results = (tmp_path / "results.json").read_bytes()
@@ -100,6 +105,7 @@ def test_crash_mid_write_leaves_no_partial_file_and_the_earlier_results(tmp_path
     assert report.startswith("## ❌") and report.rstrip().endswith("-->") and MARKER_PREFIX in report
 
 
+@pytest.mark.integration
 def test_outputs_module_declares_results_last():
     files = outputs.render_outputs(no_baseline_run())
     assert list(files) == [

@@ -11,6 +11,7 @@ import sys
 import zlib
 from pathlib import Path
 
+import pytest
 from helpers.paths import REPO
 from helpers.report_factories import fake_run, no_baseline_run
 
@@ -29,6 +30,7 @@ def png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
     return chunks
 
 
+@pytest.mark.integration
 def test_png_is_written_without_metadata_and_deterministic(tmp_path):
     data = render_png(fake_run())
     chunks = png_chunks(data)
@@ -40,6 +42,7 @@ def test_png_is_written_without_metadata_and_deterministic(tmp_path):
     assert render_png(fake_run()) == data
 
 
+@pytest.mark.integration
 def test_same_bytes_in_a_fresh_process(tmp_path):
     """Determinism across processes too (font cache, hash seeds): what a re-run in CI does."""
     code = (
@@ -57,6 +60,7 @@ def by_title(fig) -> dict:
     return {ax.get_title(): ax for ax in fig.axes}
 
 
+@pytest.mark.integration
 def test_panels_with_error_bars_and_baseline():
     results = fake_run()
     fig = build_figure(results)
@@ -103,6 +107,7 @@ def red_slices(fig) -> set[str]:
     return red
 
 
+@pytest.mark.integration
 def test_a_bar_is_red_exactly_when_the_gate_flags_its_slice():
     results = fake_run()
     rows = results["comparison"]["slices"]
@@ -116,6 +121,7 @@ def test_a_bar_is_red_exactly_when_the_gate_flags_its_slice():
     assert red_slices(build_figure(results)) == (flagged - {"tense:future"}) | {"person:2sg"}
 
 
+@pytest.mark.integration
 def test_no_baseline_no_marks():
     from matplotlib.collections import PathCollection
 
@@ -143,6 +149,7 @@ json.dump({
 """
 
 
+@pytest.mark.integration
 def test_matplotlib_reads_no_configuration_but_its_own(tmp_path):
     """Every place matplotlib looks for a matplotlibrc (the working folder, $MATPLOTLIBRC,
     $MPLCONFIGDIR) holds one that paints the axes red, and the config folder a style: the gate's

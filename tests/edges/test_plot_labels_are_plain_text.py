@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from helpers.ordinal import ordinal_probe, run_results, scored
 
 from evalgate.cli import main
@@ -13,6 +14,7 @@ from evalgate.edges.files import dump_json
 LABELS = ("$\\undefinedcommand{$", "o$d^d$", "fine $x_$")
 
 
+@pytest.mark.integration
 def test_dollar_labels_render_as_text_through_compare(tmp_path, capsys):
     probe = ordinal_probe("ord-dollars", LABELS[2], candidates=LABELS)
     results = run_results(scored([(probe, [0.2, 0.3, 0.5])]))

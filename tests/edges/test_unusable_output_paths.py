@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from helpers.paths import GOLDEN
 from helpers.probeset_factory import cli_merged, write_base
 
@@ -65,6 +66,7 @@ def test_seal_that_cannot_write_the_manifest_is_refused(tmp_path):
     assert code == 2 and "unexpected error" not in out and "MANIFEST.json" in out, out
 
 
+@pytest.mark.integration
 def test_baseline_update_that_cannot_write_is_refused(tmp_path):
     cfg = write_base(tmp_path)
     (tmp_path / "baselines").write_text("not a folder", encoding="utf-8")

@@ -49,6 +49,7 @@ def _brute_force(d: list[float]) -> float:
         ([1, -1, 0, 0], list("aabb"), 0.0),  # no drop: p = 1
     ],
 )
+@pytest.mark.stats
 def test_clustered_pvalue_equals_a_brute_force_enumeration_of_signs(flips, labels, tol):
     d, sizes = cluster.cluster_sums(flips, labels, tol)
     # D_j = b_j - c_j - n_j * tol, per cluster in order of first appearance
@@ -62,6 +63,7 @@ def test_clustered_pvalue_equals_a_brute_force_enumeration_of_signs(flips, label
     assert got["p_value"] == pytest.approx(_brute_force(d.tolist()), abs=1e-15)
 
 
+@pytest.mark.stats
 def test_many_clusters_use_seeded_draws_close_to_the_exact_value_and_always_the_same():
     rng = np.random.default_rng(7)
     d = rng.normal(0.25, 1.0, 18)  # 18 > 16 clusters: drawn; 2^18 sign vectors as the reference
@@ -112,6 +114,7 @@ def _exact_size(g: int, m: int, tol: float, s: float, k: float, alpha: float) ->
     return float(weight[p <= alpha].sum())
 
 
+@pytest.mark.stats
 @pytest.mark.parametrize("tol", [0.02, 0.05])
 @pytest.mark.parametrize("k", [0.0, 0.9])
 def test_clustered_size_at_a_drop_equal_to_the_tolerance_is_at_most_alpha_by_enumeration(tol, k):
@@ -161,6 +164,7 @@ def _pair(probes: list[dict], flips: np.ndarray, rng) -> tuple[dict, dict]:
     return doc(new_ok), doc(base_ok)
 
 
+@pytest.mark.stats
 def test_correlated_flips_make_the_per_probe_test_liberal_and_the_clustered_one_not():
     rng = np.random.default_rng(14)
     probes = _sim_probes(40, 15)
@@ -291,6 +295,7 @@ def test_the_cluster_option_is_pinned_only_when_set_and_changing_it_is_a_gate_ch
     assert [c["key"] for c in gate_changes(run, base, defaults)] == ["gate.cluster"]
 
 
+@pytest.mark.stats
 def test_clustered_mdes_count_effective_probes_not_probes():
     # flips shared within a verb: each verb holds fewer independent probes than it counts, so the
     # clustered gate's MDE (and its "low power" mark) uses n / design effect

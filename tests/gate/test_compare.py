@@ -72,6 +72,7 @@ def _es_drop_en_gain(entries, k=30):
     return _flip(worse, set(en_wrong[:k]), True)
 
 
+@pytest.mark.integration
 def test_identical_run_passes_and_reports_every_gated_slice():
     entries = _entries()
     cmp = compare(make_results(entries), _baseline(entries), make_rules(), BASE)
@@ -128,6 +129,7 @@ def test_new_probes_are_reported_not_gated():
     assert cmp["slices"]["overall"]["delta"] == 0.0  # all-wrong new probes do not drag the pair down
 
 
+@pytest.mark.integration
 def test_deprecated_and_gone_probes_are_left_out():
     base = _entries()
     new = copy.deepcopy(base)
@@ -252,6 +254,7 @@ def test_tokenizer_change_makes_only_perplexity_incomparable():
     assert status == "fail" and len(reasons) == 1 and reasons[0].startswith("language:es:")
 
 
+@pytest.mark.integration
 def test_wilson_rule_gates_with_the_interval_and_is_less_sensitive():
     base = _entries()
     es_right = [e["id"] for e in base if e["language"] == "es" and e["correct"]]

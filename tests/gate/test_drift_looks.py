@@ -13,6 +13,7 @@ from helpers.gate_inputs import baseline_of
 from evalgate.gate.drift import drift, drifting, look_alpha, trend
 
 
+@pytest.mark.integration
 def test_the_looks_levels_add_up_to_at_most_alpha():
     alpha = 0.05
     assert [look_alpha(alpha, k) for k in (1, 2, 3, 4)] == pytest.approx(
@@ -40,6 +41,7 @@ def test_drift_is_off_without_a_tolerance_and_without_an_anchor_it_says_so():
     assert no_anchor == {"status": "no_anchor", "tolerance": 0.03}
 
 
+@pytest.mark.integration
 def test_a_significant_drop_past_the_drift_tolerance_fails_at_the_looks_level():
     rules = make_rules(drift_tolerance=0.03)
     out = drift(_run(340), ANCHOR, "a.json", "f" * 64, 3, rules)  # es: 95% -> 85%
@@ -54,6 +56,7 @@ def test_a_significant_drop_past_the_drift_tolerance_fails_at_the_looks_level():
     )
 
 
+@pytest.mark.integration
 def test_a_per_slice_map_checks_only_the_slices_it_names():
     rules = make_rules(drift_tolerances=(("language:en", 0.03),))
     out = drift(_run(340), ANCHOR, "a.json", "f" * 64, 0, rules)
@@ -61,6 +64,7 @@ def test_a_per_slice_map_checks_only_the_slices_it_names():
     assert out["tolerance"] is None and out["tolerances"] == {"language:en": 0.03}
 
 
+@pytest.mark.integration
 def test_a_probe_edited_since_the_anchor_is_left_out_not_refused():
     run = _run(380)
     edited = make_entry("es-000", True, language="es", prompt="Ella ___ en la oficina.")

@@ -114,6 +114,7 @@ def _check_size(n: int, delta: float) -> None:
     assert worst <= p <= worst * (1 + 1e-8), f"n={n}, tolerance {delta}: p {p!r} vs search {worst!r}"
 
 
+@pytest.mark.stats
 @pytest.mark.parametrize("delta", TOLERANCES)
 @pytest.mark.parametrize("n", SIZES)
 def test_exact_size_stays_within_alpha(n, delta):
@@ -121,12 +122,14 @@ def test_exact_size_stays_within_alpha(n, delta):
 
 
 @pytest.mark.slow
+@pytest.mark.stats
 @pytest.mark.parametrize("delta", TOLERANCES)
 def test_exact_size_stays_within_alpha_for_every_slice_size_from_20_to_400(delta):
     for n in range(20, 401):
         _check_size(n, delta)
 
 
+@pytest.mark.stats
 @pytest.mark.parametrize("seed", range(4))
 def test_pvalue_is_never_below_the_maximum_an_independent_search_finds(seed):
     rng = np.random.default_rng(seed)

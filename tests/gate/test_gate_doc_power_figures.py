@@ -49,6 +49,7 @@ def _points(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}"
 
 
+@pytest.mark.stats
 def test_table_a_mde_column_is_the_shipped_tests_and_its_shape_the_benchs():
     bench = _bench()
     rows = _table("**A. One slice, one test**")
@@ -81,6 +82,7 @@ def test_table_a_mde_lies_where_the_simulated_rates_cross_eighty_percent():
             assert below - 3.0 <= float(mde) <= crossing + 3.0, (rule, churn, n)
 
 
+@pytest.mark.stats
 def test_table_d_probes_needed_are_the_shipped_tests():
     bench = _bench()
     rows = _table("**D. Probes a slice needs**")
@@ -88,6 +90,7 @@ def test_table_d_probes_needed_are_the_shipped_tests():
     assert rows == [[str(cell) if cell != "-" else "–" for cell in row] for row in want]
 
 
+@pytest.mark.stats
 def test_table_f_exact_powers_and_ceilings():
     bench = _bench()
     rows = _table("**F. Power for a 10-point drop on 60 probes at 5% disagreement, exactly**")

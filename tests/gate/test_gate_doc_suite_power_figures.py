@@ -42,6 +42,7 @@ def _table(heading: str) -> list[list[str]]:
     return rows
 
 
+@pytest.mark.stats
 def test_table_k_analytic_columns_are_the_shipped_tests_and_the_simulation_agrees():
     bench = _bench()
     rows = _table("**Checked against simulation**")

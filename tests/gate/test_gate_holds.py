@@ -43,12 +43,14 @@ def _compare(tmp_path: Path, base: dict, new: dict) -> tuple[int, dict, str]:
     return code, doc, (out / "REPORT.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.integration
 def test_the_same_run_passes(tmp_path, pair):
     code, doc, _ = _compare(tmp_path, *pair)
     assert code == 0 and doc["gate_changes_vs_baseline"] == []
     assert "counted_wrong" not in doc["comparison"]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("status", ["model_oov", "ambiguous"])
 def test_a_language_that_became_unscorable_counts_wrong_and_fails(tmp_path, pair, status):
     base, new = pair
@@ -69,6 +71,7 @@ def test_a_language_that_became_unscorable_counts_wrong_and_fails(tmp_path, pair
     assert lost[0].replace("_", "\\_") in report or lost[0] in report
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("perplexity", "said"),
     [
@@ -87,6 +90,7 @@ def test_a_perplexity_not_finite_or_missing_fails(tmp_path, pair, perplexity, sa
     assert "❌ failed" in report
 
 
+@pytest.mark.integration
 def test_without_a_baseline_perplexity_there_is_nothing_to_fail(tmp_path, pair):
     base, new = pair
     base["perplexity"] = None

@@ -8,6 +8,9 @@ import sys
 import pytest
 from helpers.paths import REPO
 
+# The bench's simulations: a stats-tier test (tests/helpers/tiers.py).
+pytestmark = pytest.mark.stats
+
 
 @pytest.fixture(scope="module")
 def quick() -> str:

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.usefixtures("in_repo")  # tests/conftest.py: run from t
 # --- re-gating a results.json that was gated before ---------------------------------------------
 
 
+@pytest.mark.integration
 def test_regating_lists_only_the_baseline_used(tmp_path):
     entries = entries_of()
     results = write_json(tmp_path / "results.json", make_results(entries))
@@ -34,6 +35,7 @@ def test_regating_lists_only_the_baseline_used(tmp_path):
     assert "first.json" not in (tmp_path / "b" / "REPORT.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.integration
 def test_compare_pins_and_hashes_the_gate_configuration_it_used(tmp_path):
     entries = entries_of()
     results = write_json(tmp_path / "results.json", make_results(entries))
@@ -132,6 +134,7 @@ def test_unreadable_baseline_is_refused_naming_it(tmp_path, monkeypatch):
         json_input.load_json_file(path, "baseline")
 
 
+@pytest.mark.integration
 def test_refused_compare_still_lists_the_files_it_read(tmp_path):
     entries = entries_of()
     results = write_json(tmp_path / "results.json", make_results(entries))

@@ -38,6 +38,7 @@ def _flipped(old: list[dict], lose: int, gain: int) -> list[dict]:
     ]
 
 
+@pytest.mark.stats
 def test_a_rerun_of_the_same_checkpoint_assumes_the_configured_disagreement_not_zero(tmp_path, cli):
     entries = entries_of()
     comparison = _gate(tmp_path, cli, entries, entries)
@@ -46,6 +47,7 @@ def test_a_rerun_of_the_same_checkpoint_assumes_the_configured_disagreement_not_
     assert overall["mde"] == noninferiority.mde(120, 0.02, comparison["mde_level"], 0.05)
 
 
+@pytest.mark.stats
 def test_a_regressions_own_flips_do_not_make_every_slice_low_power(tmp_path, cli):
     old = entries_of(n=600)
     new = _flipped(old, lose=60, gain=6)  # 11% disagreement, 9 points lost
@@ -56,6 +58,7 @@ def test_a_regressions_own_flips_do_not_make_every_slice_low_power(tmp_path, cli
     assert comparison["slices"]["overall"]["status"] == "regressed"
 
 
+@pytest.mark.stats
 def test_churn_both_ways_is_measured_and_the_floor_is_configurable(tmp_path, cli):
     old = entries_of(n=600)
     new = _flipped(old, lose=60, gain=60)  # 20% disagreement, no change in accuracy

@@ -4,6 +4,7 @@ a large slice's critical value is certified once, not twice (issue 25 §4: MDEs 
 
 from __future__ import annotations
 
+import pytest
 from helpers.factories import make_entry, make_results, make_rules
 
 from evalgate.gate import noninferiority
@@ -11,6 +12,7 @@ from evalgate.gate.baseline import baseline_from_results
 from evalgate.gate.compare import compare
 
 
+@pytest.mark.stats
 def test_one_mde_per_distinct_key_however_many_slices_share_it():
     # 2 languages x 3 persons x 5 tenses, 600 probes: the two languages share their size, the
     # five tenses theirs, the three persons theirs
@@ -37,6 +39,7 @@ def test_one_mde_per_distinct_key_however_many_slices_share_it():
     assert noninferiority.mde.cache_info().misses == len(keys)
 
 
+@pytest.mark.stats
 def test_a_large_slices_critical_value_is_certified_once_when_the_hint_holds(monkeypatch):
     calls = []
     real = noninferiority._within

@@ -78,6 +78,7 @@ def test_tango_score_interval_matches_the_published_cavo_interval():
     assert round(upper, 4) == 0.1240
 
 
+@pytest.mark.stats
 def test_exact_unconditional_pvalue_matches_the_published_cavo_value():
     # Published: McNemar exact unconditional test (Suissa-Shuster with McNemar's statistic,
     # two-sided) P = 0.034053, with Berger & Boos's restriction and gamma. Their computation on our

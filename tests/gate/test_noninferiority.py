@@ -45,6 +45,7 @@ def test_mcnemar_with_100k_discordant_probes_is_fast():
     assert 0.02 < p < 0.04  # z = 600 / sqrt(100000) = 1.897, one-sided normal 0.0289
 
 
+@pytest.mark.stats
 def test_noninferiority_pvalue_with_100k_discordant_probes_is_fast():
     start = time.perf_counter()
     p = ni.pvalue(50_600, 49_400, 100_000, 0.002)
@@ -87,6 +88,7 @@ def _trinomial_size(region: list[tuple[int, int]], n: int, delta: float, s_grid:
     return np.array(sizes)
 
 
+@pytest.mark.stats
 @pytest.mark.parametrize(("n", "delta"), [(30, 0.02), (40, 0.0), (60, 0.02)])
 def test_size_at_drop_equal_to_tolerance_is_at_most_alpha_by_enumeration(n, delta):
     alpha = 0.05
@@ -100,6 +102,7 @@ def test_size_at_drop_equal_to_tolerance_is_at_most_alpha_by_enumeration(n, delt
     assert worst > 0.02  # and the test is not trivially conservative
 
 
+@pytest.mark.stats
 def test_a_true_drop_at_the_tolerance_is_not_flagged_like_mcnemar_flagged_it():
     # 2,000 probes, true drop 2 points with 10% disagreement: McNemar ("no change") flags such
     # a slice about half of the time; the non-inferiority test at most 5%.
@@ -121,6 +124,7 @@ def test_power_and_mde_at_sixty_probes():
     assert ni.mde(60, 0.02, 0.05, 0.20) > alone  # more disagreement, larger MDE
 
 
+@pytest.mark.stats
 @pytest.mark.parametrize(("n", "level"), [(20, 0.05), (30, 0.0033), (45, 0.01)])
 def test_the_critical_region_is_the_smallest_attainable_one_within_level(n, level):
     # critical_z stops bisecting once one attainable value of Z separates its bracket: the region

@@ -10,6 +10,7 @@ rerun of the same checkpoint, called not low power. Now all of them ask gate/pow
 
 from __future__ import annotations
 
+import pytest
 from helpers.factories import make_entry, make_results, make_rules
 
 from evalgate.gate import power
@@ -40,6 +41,7 @@ def _gated(comparison: dict) -> dict[str, dict]:
     return {k: r for k, r in comparison["slices"].items() if r["gated"]}
 
 
+@pytest.mark.stats
 def test_init_and_power_call_low_power_exactly_the_slices_compare_marks_underpowered_on_a_rerun():
     rules = make_rules()
     entries = _entries()
@@ -69,6 +71,7 @@ def test_init_and_power_call_low_power_exactly_the_slices_compare_marks_underpow
     assert {r["slice"] for r in plain["slices"] if r["gated"] and r["low_power"]} == underpowered
 
 
+@pytest.mark.stats
 def test_power_against_a_second_checkpoint_judges_at_the_background_compare_measures():
     """`power --against B` measured each slice at its raw (b + c) / n: churn both ways between
     two runs must give the slices compare marks underpowered for those same two runs."""
@@ -94,6 +97,7 @@ def test_power_against_a_second_checkpoint_judges_at_the_background_compare_meas
     assert doc["reference_disagreement"] == h
 
 
+@pytest.mark.stats
 def test_wilson_rule_low_power_is_the_same_in_power_and_compare():
     rules = make_rules(rule="wilson")
     entries = _entries()

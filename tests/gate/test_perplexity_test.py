@@ -60,6 +60,7 @@ def test_equal_weights_reproduce_the_published_paired_t_test():
         (12.706, 1, 0.025),
     ],
 )
+@pytest.mark.stats
 def test_t_tail_agrees_with_the_t_table(t, df, upper_tail):
     assert t_sf(t, df) == pytest.approx(upper_tail, abs=5e-5)
     assert t_isf(upper_tail, df) == pytest.approx(t, abs=2e-3)
@@ -92,6 +93,7 @@ def test_the_interval_brackets_the_observed_ratio_and_the_test_matches_it():
     assert within["p_value"] > 0.5 and not within["regressed"] and within["ratio_low"] < 1.10
 
 
+@pytest.mark.stats
 def test_size_at_the_tolerance_is_about_alpha():
     # True per-token increase exactly log(1.10): the test must not fail much more than alpha.
     fails = sum(
@@ -325,6 +327,7 @@ def test_betting_test_wealth_in_closed_form():
 
 
 @pytest.mark.slow
+@pytest.mark.stats
 def test_betting_test_holds_its_size_exactly_on_the_least_favourable_two_point_null():
     # The null that a bound of -1 allows and that makes an increase look real most often: a
     # sentence's NLL drops to 0 (z = -1) with probability q and rises to z = q / (1 - q)
@@ -370,6 +373,7 @@ def _gate_fails_perplexity(new, old, tok):
 
 
 @pytest.mark.slow
+@pytest.mark.stats
 def test_the_gate_holds_its_perplexity_size_under_left_skewed_differences():
     # The audit's case (issue 25): 30 sentences whose per-sentence change is left-skewed
     # (lognormal sigma 1), true ratio exactly the limit. The paired t-test failed such runs

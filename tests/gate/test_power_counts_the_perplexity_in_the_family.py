@@ -30,6 +30,7 @@ def _with_sentences(doc: dict) -> dict:
     return doc
 
 
+@pytest.mark.stats
 def test_the_power_level_and_mde_are_those_the_gate_tests_a_slice_at():
     rules = make_rules()
     entries = _entries()

@@ -42,6 +42,7 @@ def brute_force_power(n: int, correct: int, level: float, drop: float, disagreem
     ("correct", "drop", "disagreement"),
     [(23, 0.30, 0.10), (23, 0.10, 0.20), (34, 0.25, 0.10), (35, 0.20, 0.05), (12, 0.20, 0.10)],
 )
+@pytest.mark.stats
 def test_power_against_a_fixed_baseline_is_the_sum_over_every_outcome(correct, drop, disagreement):
     level = 0.05 / 5
     got = power.power_given_baseline(35, correct, TOL, level, drop, disagreement)
@@ -67,6 +68,7 @@ def test_equally_good_checkpoints_flip_only_what_the_baseline_leaves_room_for():
     assert len({power.mde_given_baseline(35, 35, TOL, 0.01, s) for s in (0.05, 0.10, 0.20)}) == 1
 
 
+@pytest.mark.stats
 def test_items_needed_are_docs_table_d():
     """docs/gate.md table D (the bench's bisection over noninferiority.mde): 66, 141, 212 probes
     alone and 135, 283, 416 under Holm over 15 slices, at 0, 5 and 10% disagreement."""
@@ -75,6 +77,7 @@ def test_items_needed_are_docs_table_d():
         assert tuple(power.items_needed(None, TOL, s, 0.10, setting) for s in (0.0, 0.05, 0.10)) == want
 
 
+@pytest.mark.stats
 def test_items_needed_is_the_first_size_that_reaches_the_power_with_a_baseline():
     setting = power.Setting("paired", 0.01, 1.96)
     n = power.items_needed(23 / 35, TOL, 0.10, 0.10, setting)
@@ -162,6 +165,7 @@ def test_init_floor_is_the_wilson_lower_bound_minus_the_tolerance_rounded_down()
     assert power.guess_ceiling(0.25, 35, 1.96) == pytest.approx(0.25 + 1.96 * math.sqrt(0.25 * 0.75 / 35))
 
 
+@pytest.mark.stats
 def test_floors_go_to_the_low_power_slices_only():
     entries = _entries({"geography": (35, 23), "history": (400, 380), "art": (10, 10)})
     rules = _rules()

@@ -155,6 +155,7 @@ def _simulated_power_mcnemar_rule(n, drop, alpha, tol, background, reps, seed):
     return hits / reps
 
 
+@pytest.mark.stats
 def test_old_mcnemar_rule_mde_has_the_stated_power_in_simulation():
     n, alpha, tol, bg = 80, 0.05, 0.02, 0.10
     mde = mcnemar_rule_mde(n, alpha, tol, 1.0, bg)
@@ -176,6 +177,7 @@ def test_wilson_mde_has_the_stated_power_in_simulation():
     assert hits / 3000 == pytest.approx(0.8, abs=0.03)
 
 
+@pytest.mark.stats
 def test_mde_shrinks_with_n_and_is_none_when_undetectable():
     paired = [mcnemar_rule_mde(n, 0.05, 0.02) for n in (30, 60, 120, 500)]
     wilson = [mde_wilson(n, 0.8, 1.96, 0.02) for n in (30, 60, 120, 500)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from helpers.factories import make_results
 from helpers.gate_inputs import baseline_of, entries_of, write_json
 
@@ -21,6 +22,7 @@ def _with_sentences(doc: dict, nll: list[float]) -> dict:
     return doc
 
 
+@pytest.mark.integration
 def test_a_perplexity_regression_whose_p_underflows_says_p_below_a_bound(tmp_path, cli):
     entries = entries_of()
     # 1,200 sentences tripling their NLL: the betting test's wealth passes e^745, p underflows

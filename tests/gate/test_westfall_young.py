@@ -40,6 +40,7 @@ def _demo_like(seed: int = 0, n: int = 300) -> dict[str, list[str]]:
     return out
 
 
+@pytest.mark.stats
 @pytest.mark.parametrize(("n", "b", "c"), [(60, 9, 1), (600, 40, 8)])
 def test_a_single_slice_gets_its_marginal_p_value(n, b, c):
     ids = [f"p{i}" for i in range(n)]
@@ -58,6 +59,7 @@ def test_identical_slices_pay_nothing_for_their_copies_while_holm_pays_threefold
     assert holm(raw)["overall"] == pytest.approx(3 * raw["overall"])
 
 
+@pytest.mark.stats
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_adjusted_p_values_are_monotone_at_least_raw_at_most_holm(seed):
     members = _demo_like(seed)
@@ -79,6 +81,7 @@ def test_adjusted_p_values_are_monotone_at_least_raw_at_most_holm(seed):
     assert any(got[k] < bound[k] for k in raw if bound[k] < 1.0)  # the dependence pays off
 
 
+@pytest.mark.stats
 def test_same_inputs_give_the_same_numbers_in_any_key_order():
     members = _demo_like(5, n=400)  # large enough to be drawn, not enumerated
     flips = {f"p{i}": ("rw" if i % 9 == 0 else "wr" if i % 23 == 0 else None) for i in range(400)}
@@ -116,6 +119,7 @@ def _brute_force(members, raw, counts, tol):
     return {k: min(float(v), bound[k]) for k, v in zip(order, steps, strict=True)}
 
 
+@pytest.mark.stats
 def test_a_small_case_agrees_with_brute_force_enumeration_and_the_draws_come_close(monkeypatch):
     members = {
         "overall": [f"p{i}" for i in range(7)],
@@ -169,6 +173,7 @@ def _run(correct: list[bool]) -> dict:
     return {"manifest": manifest, "probes": entries, "slices": slices, "perplexity": None}
 
 
+@pytest.mark.stats
 def test_compare_records_the_method_and_the_report_reason_names_it():
     base = [True] * 200
     new = [not (i < 60 and i % 5 == 0) for i in range(200)]  # 12 of 60 Spanish probes wrong
@@ -207,6 +212,7 @@ def test_the_option_is_pinned_only_when_set_so_a_pr_changing_it_is_a_gate_change
         load_config(cwd=tmp_path)
 
 
+@pytest.mark.stats
 def test_the_report_table_heads_its_adjusted_column_with_the_method():
     from evalgate.report.sections import gated_table
 
@@ -223,6 +229,7 @@ def test_the_report_table_heads_its_adjusted_column_with_the_method():
     assert "Holm" not in heads["westfall-young"]
 
 
+@pytest.mark.stats
 def test_slices_with_their_own_tolerance_are_drawn_at_or_beyond_their_boundary():
     members = _demo_like(7, n=200)
     flips = {f"p{i}": ("rw" if i % 8 == 0 else "wr" if i % 31 == 0 else None) for i in range(200)}
@@ -266,6 +273,7 @@ def _flip_brute_force(raw, members, signed):
     return out
 
 
+@pytest.mark.stats
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_at_tolerance_0_the_adjustment_is_the_sign_flip_step_down_over_every_pattern(seed):
     rng = np.random.default_rng(seed)
@@ -282,6 +290,7 @@ def test_at_tolerance_0_the_adjustment_is_the_sign_flip_step_down_over_every_pat
     assert westfall_young.adjust(raw, members, counts, tols) != got
 
 
+@pytest.mark.stats
 def test_the_sign_flip_null_keeps_the_family_wise_rate_over_every_pattern():
     """Under "no change", given which probes changed, every sign pattern is equally likely:
     summing over all of them gives the exact family-wise false-alarm rate."""
@@ -300,6 +309,7 @@ def test_the_sign_flip_null_keeps_the_family_wise_rate_over_every_pattern():
     assert any_raw / patterns > 0.05  # unadjusted, the same family would break the promise
 
 
+@pytest.mark.stats
 def test_drawn_sign_flips_agree_with_the_exact_sum(monkeypatch):
     members = _demo_like(3, n=240)
     flips = {f"p{i}": ("rw" if i % 9 == 0 else "wr" if i % 23 == 0 else None) for i in range(240)}
@@ -313,6 +323,7 @@ def test_drawn_sign_flips_agree_with_the_exact_sum(monkeypatch):
     assert any(exact[k] < 0.05 for k in exact)
 
 
+@pytest.mark.stats
 def test_at_tolerance_0_a_drop_holm_misses_is_caught_and_the_null_is_recorded():
     base = [i not in (60, 61) for i in range(200)]  # two English probes were wrong and now are right
     new = [not (i < 36 and i % 6 == 0) for i in range(200)]  # 6 of 60 Spanish probes go wrong

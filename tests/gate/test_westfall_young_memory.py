@@ -42,6 +42,7 @@ def _peak(fn) -> tuple[object, int]:
 
 
 @pytest.mark.slow
+@pytest.mark.stats
 def test_the_boundary_draws_hold_at_most_their_estimate_and_far_less_than_a_full_table():
     # 3,000 probes in 11 nested slices: before, the overall slice's table alone spanned all
     # 4.5 million outcomes (b, c) and the draws 4096 x 3,000 at once: 758 MiB at the peak.
@@ -67,6 +68,7 @@ def test_the_estimate_grows_linearly_with_the_probes():
     assert double < 2.2 * small and quadruple < 2.2 * double
 
 
+@pytest.mark.stats
 def test_a_family_beyond_the_bound_is_adjusted_by_holm_without_building_anything():
     # 20,000 probes: before, 19.3 GB. Now the estimate is above the bound, so `adjust` gives
     # Holm's values (never less conservative) and allocates next to nothing.

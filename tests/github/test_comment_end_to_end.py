@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import paths
 from helpers.github_standin import BOT, OtherGitHub
 from helpers.github_standin import OTHER_REPO as REPO
 
@@ -39,17 +38,11 @@ def is_comment(body: str, verdict: str) -> bool:
     )
 
 
-@pytest.fixture(scope="module")
-def demo_report(tmp_path_factory) -> Path:
-    """REPORT.md and results.json of a real run on the bundled demo (a few seconds, once)."""
-    out = tmp_path_factory.mktemp("demo") / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "evalgate", "run", "--out", str(out)],
-        cwd=paths.REPO,
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+@pytest.fixture
+def demo_report(demo_runs) -> Path:
+    """REPORT.md and results.json of a real run on the bundled demo (scored once per session)."""
+    code, out = demo_runs()
+    assert code == 0
     return out
 
 

@@ -353,6 +353,7 @@ def test_csv_formula_escaping_round_trips(small, tmp_path):
     assert again.read_bytes() == data
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
 def test_export_import_export_of_the_shipped_set_is_byte_identical(shipped, tmp_path, fmt):
     first = tmp_path / f"export.{fmt}"
@@ -393,6 +394,7 @@ def test_export_to_stdout_and_its_refusals(small, capsys):
 # --- deprecate ------------------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_deprecate_with_replacement_keeps_the_old_probe_and_reseals(shipped, tmp_path):
     assert run(shipped, "probes", "seal")[0] == 0
     path = shipped / EVAL / "probes.jsonl"
@@ -422,6 +424,7 @@ def test_deprecate_with_replacement_keeps_the_old_probe_and_reseals(shipped, tmp
     assert doc["summary"]["deprecated"] == 1
 
 
+@pytest.mark.integration
 def test_deprecate_without_replacement_and_its_refusals(small, tmp_path):
     target = CORE[1]["id"]
     before = snapshot(small)

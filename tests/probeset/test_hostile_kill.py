@@ -62,6 +62,7 @@ def sets(tmp_path, monkeypatch):
     return repo, old, new, source
 
 
+@pytest.mark.integration
 def test_an_import_killed_at_any_step_leaves_the_old_set_or_the_new_one(sets):
     repo, old, new, source = sets
     outcomes = set()
@@ -89,6 +90,7 @@ def test_an_import_killed_at_any_step_leaves_the_old_set_or_the_new_one(sets):
     assert outcomes == {"old", "new"}  # the kills landed on both sides of the commit point
 
 
+@pytest.mark.integration
 def test_a_journal_naming_a_file_outside_its_folder_is_refused(sets, tmp_path):
     repo, _, _, _ = sets
     victim = tmp_path / "victim.txt"
@@ -103,6 +105,7 @@ def test_a_journal_naming_a_file_outside_its_folder_is_refused(sets, tmp_path):
     assert victim.read_text(encoding="utf-8") == "keep me\n"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("command", [("validate",), ("run", "--out", "out")])
 def test_a_journal_is_never_applied_by_the_commands_that_judge_the_set(sets, command):
     """A committed journal and staged file would replace a file the gate reads (a baseline beside

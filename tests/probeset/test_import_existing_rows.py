@@ -30,6 +30,7 @@ def _new(i: int, **fields) -> dict:
     return rec
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
 def test_rows_identical_to_existing_probes_are_skipped_and_counted(small, tmp_path, fmt):
     export = tmp_path / f"all.{fmt}"

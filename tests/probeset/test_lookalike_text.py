@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from helpers.probeset_factory import cli_merged, dump_jsonl, write_base
 
 PROBES = Path("data/eval/probes.jsonl")
@@ -70,6 +71,7 @@ def _with_probe(tmp_path: Path, **fields) -> Path:
     return cfg
 
 
+@pytest.mark.integration
 def test_candidates_that_only_look_distinct_are_refused(tmp_path):
     nfc, nfd = "cociné", "cocine\u0301"
     cases = {

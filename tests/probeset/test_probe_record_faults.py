@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from helpers.probeset_factory import cli_merged, dump_jsonl, write_base
 
 PROBES = Path("data/eval/probes.jsonl")
@@ -229,6 +230,7 @@ def test_a_broken_verb_table_is_named_and_does_not_flood_template_leaks(tmp_path
             )
 
 
+@pytest.mark.integration
 def test_every_underscore_look_alike_is_named_when_the_blank_is_missing(tmp_path):
     lookalikes = {
         "‗‗‗": "U+2017",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from helpers.probeset_factory import CONFIG, cli_merged, dump_jsonl, write_base
 
 PROBES = Path("data/eval/probes.jsonl")
@@ -35,6 +36,7 @@ def test_a_deleted_probe_is_located_on_its_lock_line_in_the_manifest(tmp_path):
     assert f'"{gone}":' in manifest[f["line"] - 1] and "lock" not in manifest[f["line"] - 1]
 
 
+@pytest.mark.integration
 def test_a_formatting_only_change_after_sealing_is_named(tmp_path):
     edits = {
         "CRLF": lambda b: b.replace(b"\n", b"\r\n"),

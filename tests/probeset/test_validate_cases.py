@@ -69,6 +69,7 @@ def test_every_required_failure_kind_has_a_case():
         assert f"`{name}`" in readme, f"{name} is not listed in the fixtures README"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", case_names())
 def test_broken_set_is_refused_and_located(tmp_path, name):
     case = load_case(name)

@@ -185,6 +185,7 @@ def test_a_value_ending_in_a_line_break_does_not_pass_an_anchored_pattern(tmp_pa
         ("verb", "work\x07"),
     ],
 )
+@pytest.mark.integration
 def test_control_characters_are_refused_in_every_text_field(tmp_path, field, value):
     code, findings = _findings(_with_probe(tmp_path, **{field: value}))
     assert code == 2

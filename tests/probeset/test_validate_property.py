@@ -119,18 +119,21 @@ FORMATS = st.sampled_from(["text", "json", "github"])
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.integration
 @SETTINGS
 @given(rel=st.sampled_from(FILES), edits=st.lists(byte_edit, min_size=1, max_size=4), fmt=FORMATS)
 def test_byte_corruption_never_raises(base, rel, edits, fmt):
     _with(base, rel, _apply_bytes((base / rel).read_bytes(), edits), fmt)
 
 
+@pytest.mark.integration
 @SETTINGS
 @given(rel=st.sampled_from(FILES), line=st.integers(min_value=0), edit=json_edit, fmt=FORMATS)
 def test_json_level_corruption_never_raises(base, rel, line, edit, fmt):
     _with(base, rel, _apply_json((base / rel).read_bytes(), line, edit), fmt)
 
 
+@pytest.mark.integration
 @settings(max_examples=30, deadline=None)
 @given(edits=st.lists(byte_edit, min_size=1, max_size=3), edit=json_edit)
 def test_a_corrupted_manifest_never_raises(tmp_path_factory, edits, edit):

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers.probeset_factory import cli_merged, dump_jsonl, write_base
 
 PROBES = Path("data/eval/probes.jsonl")
@@ -64,6 +65,7 @@ def _evalgate(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.Complete
     )
 
 
+@pytest.mark.integration
 def test_json_stays_one_document_under_github_actions_and_annotations_still_print(tmp_path):
     cfg = _broken_set(tmp_path)
     gha = {"GITHUB_ACTIONS": "true"}
@@ -101,6 +103,7 @@ def test_a_config_typo_suggests_the_key_and_the_hint_names_a_real_file(tmp_path)
     assert Path(hint.split("defaults: ", 1)[1].strip()).is_file()
 
 
+@pytest.mark.integration
 def test_a_lock_entry_deleted_by_hand_is_found_and_sealing_restores_it(tmp_path):
     cfg = write_base(tmp_path)
     assert cli_merged("probes", "seal", "--config", str(cfg))[0] == 0
@@ -207,6 +210,7 @@ def test_a_missing_probe_file_skips_coverage_in_plain_words(tmp_path):
     assert "coverage not checked: a probe file could not be read [coverage-skipped]" in out
 
 
+@pytest.mark.integration
 def test_a_probe_file_named_twice_is_refused_by_validate_and_exported_once(tmp_path):
     cfg = write_base(tmp_path)
     core, adv = str(tmp_path / PROBES), str(tmp_path / "data/eval/adversarial.jsonl")

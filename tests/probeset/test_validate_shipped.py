@@ -6,10 +6,12 @@ import json
 import subprocess
 import sys
 
+import pytest
 from helpers.paths import REPO
 from helpers.probeset_factory import cli_merged
 
 
+@pytest.mark.integration
 def test_shipped_set_validates_clean_with_zero_leaks():
     code, out = cli_merged("validate", "--config", str(REPO / "evalgate.yml"), "--format", "json")
     doc = json.loads(out)
@@ -22,6 +24,7 @@ def test_shipped_set_validates_clean_with_zero_leaks():
     assert {w["check"] for w in doc["warnings"]} <= {"manifest-missing"}
 
 
+@pytest.mark.integration
 def test_evalgate_validate_in_the_repository_exits_0():
     """The real entry point, with no flags: ./evalgate.yml of the working directory."""
     proc = subprocess.run(

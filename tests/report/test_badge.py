@@ -13,6 +13,7 @@ from evalgate.report.badge import badge_json, badge_svg
 SVG = "{http://www.w3.org/2000/svg}"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("build", "message", "color"),
     [

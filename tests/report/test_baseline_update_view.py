@@ -62,6 +62,7 @@ def update_diff(tmp_path) -> tuple[str, dict, dict]:
     return diff, old, new
 
 
+@pytest.mark.integration
 def test_the_diff_is_read_as_old_and_new_per_slice(update_diff):
     diff, old, new = update_diff
     assert diff.count("\n") > 300  # what the report used to print
@@ -75,6 +76,7 @@ def test_the_diff_is_read_as_old_and_new_per_slice(update_diff):
     assert "evalgate.yml" in rest and "demo.json" not in rest and "+  tolerance: 0.05" in rest
 
 
+@pytest.mark.integration
 def test_report_and_comment_show_the_table_not_the_json(update_diff):
     diff, old, _ = update_diff
     results = json.loads(GOLDEN.read_text(encoding="utf-8"))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pytest
 from helpers.factories import make_entry, make_results, make_rules
 from helpers.gate_inputs import baseline_of
 
@@ -28,6 +29,7 @@ def _results(es_right: int) -> dict:
     return make_results(entries)
 
 
+@pytest.mark.integration
 def test_a_drifting_slice_is_named_in_the_headline_and_its_trend_drawn_in_the_comment():
     anchor = baseline_of(_results(380)["probes"])
     baseline = baseline_of(_results(348)["probes"])

@@ -69,6 +69,7 @@ def test_golden_report(name, build):
     assert render_report(copy.deepcopy(results)) == text  # deterministic
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("build", [fake_run, no_baseline_run, refused_run])
 def test_fresh_fake_runs_render(build):
     results = build()
@@ -164,6 +165,7 @@ def big_run(n: int = 5000) -> dict:
     return round_floats(results)
 
 
+@pytest.mark.integration
 def test_5000_probe_report_fits_one_comment_and_says_what_was_cut():
     results = big_run()
     text = render_report(results)
@@ -183,6 +185,7 @@ def test_5000_probe_report_fits_one_comment_and_says_what_was_cut():
     assert text.count(MARKER_PREFIX) == 1 and text.endswith("-->\n")
 
 
+@pytest.mark.integration
 def test_size_cap_is_respected_for_small_limits():
     results = big_run(600)
     for limit in (30000, 12000):

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from helpers.factories import make_entry, make_results
 from helpers.gate_inputs import baseline_of, entries_of, write_json
 
 from evalgate.report.comment import render_comment
 
 
+@pytest.mark.integration
 def test_new_items_do_not_move_one_side_of_the_headline(tmp_path, cli):
     old = entries_of(n=100, wrong_every=10)  # 90% right
     new = old + [make_entry(f"new-{i:02d}", False, language="en") for i in range(50)]  # all wrong

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
+import pytest
 from helpers.report_factories import fake_run, no_baseline_run
 
 from evalgate.gate.slice_order import ordered
@@ -47,6 +48,7 @@ def test_comparison_and_full_series_columns():
     assert int(by_slice["overall"]["n_full"]) == results["slices_full"]["overall"]["n"]
 
 
+@pytest.mark.integration
 def test_same_results_same_bytes():
     assert render_csv(fake_run()) == render_csv(fake_run())
 

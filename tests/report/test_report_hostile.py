@@ -138,6 +138,7 @@ def test_bidi_controls_in_the_gate_diff_are_made_visible():
     assert "alpha: 0.05 \ufffd# 1.0 :ahpla\ufffd" in diff and "+ \ufffd\ufffd" in diff
 
 
+@pytest.mark.integration
 def test_thousands_of_long_emoji_probes_fit_one_comment():
     def entries(new: bool) -> list[dict]:
         return [

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import os
 
+import pytest
 from helpers.paths import GOLDEN
 from helpers.report_factories import fake_run, refused_run
 
@@ -62,11 +63,13 @@ def test_refused_report_says_what_approves_it():
     assert text.startswith(HEADING) and "Not approved" in text and "evalgate:approve-gate-change" in text
 
 
+@pytest.mark.integration
 def test_no_gate_change_no_section():
     for results in (fake_run(), {**fake_run(), "gate_changes_vs_baseline": []}):
         assert HEADING not in render_report(results)
 
 
+@pytest.mark.integration
 def test_a_long_change_list_is_shortened_not_dropped():
     results = _approved()
     results["gate_changes_vs_baseline"] = [

@@ -24,9 +24,10 @@ from evalgate.gate import results as results_mod
 from evalgate.gate.compare import compare
 from evalgate.gate.slices import aggregate
 from evalgate.probeset.coverage import coverage_matrix
+from evalgate.probeset.scale import scale_problem
 from evalgate.report.full_report import render_report
 from evalgate.report.ordinal import sparkline
-from evalgate.scoring.ordinal import scale_problem, scale_values, summarize
+from evalgate.scoring.ordinal import scale_values, summarize
 
 # A leans towards the top of the scale; B is sure of the bottom; FLAT cannot decide.
 P_A = [0.05, 0.10, 0.15, 0.30, 0.40]
@@ -224,6 +225,7 @@ def test_long_ordinal_lists_fold_and_yield_to_the_size_cap():
     assert len(capped.encode("utf-16-le")) // 2 <= len(full) - 2000
 
 
+@pytest.mark.integration
 def test_ordinal_png_is_deterministic_and_written_only_with_ordinal_probes(tmp_path):
     results = report_results(n_extra=9)  # 10 items in one group: a crowded panel, no legend
     png = render_ordinal_png(results)
@@ -237,6 +239,7 @@ def test_ordinal_png_is_deterministic_and_written_only_with_ordinal_probes(tmp_p
     assert not (tmp_path / "ordinal.png").exists()  # an earlier run's curves are not left behind
 
 
+@pytest.mark.integration
 def test_the_example_file_validates_and_is_in_the_default_probe_set():
     cfg = load_config(REPO / "evalgate.yml")
     assert "data/eval/ordinal.jsonl" in cfg.probes

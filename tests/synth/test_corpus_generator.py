@@ -63,6 +63,7 @@ def _config(root: Path) -> Path:
     return cfg
 
 
+@pytest.mark.integration
 def test_same_seed_gives_byte_identical_files(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(REPO)
     cfg = _config(tmp_path)
@@ -81,6 +82,7 @@ def test_same_seed_gives_byte_identical_files(tmp_path, monkeypatch, capsys):
         assert first != (tmp_path / "c" / f"{split}.jsonl").read_bytes(), "the seed is used"
 
 
+@pytest.mark.integration
 def test_committed_corpus_equals_a_fresh_default_build(tmp_path, monkeypatch):
     monkeypatch.chdir(REPO)
     assert main(["corpus", "build", "--out-dir", str(tmp_path)]) == 0
@@ -99,6 +101,7 @@ def test_sizes_and_disjoint_splits(shipped):
     assert not set(keys["val"]) & set(keys["train"])
 
 
+@pytest.mark.integration
 def test_no_split_leaks_any_probe_under_the_validators_detectors(shipped, probes, grammar):
     # The validator's own index, over all three files: test is kept clean too (it is held out).
     index = LeakIndex(grammar.all_forms(), window=5)
@@ -157,6 +160,7 @@ def test_plural_subjects_stay_out_of_the_corpus(shipped):
         assert not any(plural & set(T.word_tokens(r["text"])) for r in shipped[split])
 
 
+@pytest.mark.integration
 def test_the_corpus_still_teaches_every_core_probe(shipped, probes, grammar):
     """Each probe's cell is well represented, and its cue words appear with the same tense and person."""
     train = shipped["train"]

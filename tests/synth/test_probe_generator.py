@@ -54,6 +54,7 @@ def _build(out: Path, *extra: str) -> int:
     return main(["probes", "build", "--out-dir", str(out), *extra])
 
 
+@pytest.mark.integration
 def test_same_seed_gives_byte_identical_files_and_the_committed_ones(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(REPO)
     assert _build(tmp_path / "a", "--seed", "42") == 0

@@ -1,7 +1,7 @@
 """What the commands share about their flags: paths as the caller typed them, `--loader`, and the
 `--out` folder (checked before anything runs; a failure to write there is the caller's to fix).
 
-Commands never import each other (tests/cli/test_command_boundaries.py): what two of them share lives
+Commands never import each other (tests/project/test_command_boundaries.py): what two of them share lives
 here when it is about their arguments, and in the module that owns it otherwise (the probe set's
 edits in probeset_io.py, the PR comment in github/, the output rules in console.py).
 """

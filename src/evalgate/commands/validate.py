@@ -15,8 +15,9 @@ from evalgate.config import GateConfig, SuiteConfig, load_config
 from evalgate.console import Console, ValidationReport
 from evalgate.errors import EXIT_PASS, EXIT_REFUSED, ConfigError
 from evalgate.paths import display_path
+from evalgate.probeset.coverage import coverage_rows
 from evalgate.probeset_io import ValidationOutcome, cross_checked_by, validate
-from evalgate.report.coverage_table import coverage_rows, coverage_text
+from evalgate.report.coverage_table import coverage_text
 from evalgate.report.findings import render_text
 from evalgate.types import MULTIPLE_CHOICE
 

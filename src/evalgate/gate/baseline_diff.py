@@ -13,15 +13,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evalgate.gate.slice_order import FAMILIES, ordered, split_suite
-from evalgate.report.markdown import Md, code, pct, points, table
+from evalgate.gate.slice_order import FAMILIES, split_suite
 
 _FILE_RE = re.compile(r"^diff --git a/(\S+) b/(\S+)$")
 _SLICE_RE = re.compile(r'^ {4}"([^"]+)": \{$')
 _ACCURACY_RE = re.compile(r'^ {6}"accuracy": (-?[0-9.eE+-]+|null),?$')
 _DIMENSION_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")  # config.schema.json's dimension names
 _SECTION_RE = re.compile(r'^ {2}"([^"]+)": [\[{]')
-MAX_ROWS = 40
 
 
 @dataclass
@@ -109,20 +107,3 @@ def baseline_changes(diff: str | None) -> tuple[list[Change], str]:
         else:
             rest.append(text)
     return changes, "\n".join(rest)
-
-
-def change_table(change: Change, max_rows: int = MAX_ROWS) -> Md:
-    """Markdown: "`baselines/x.json`: accepted change (old baseline -> new)" and a table."""
-    keys = ordered(change.slices)
-    rows = []
-    for key in keys[:max_rows]:
-        old, new = change.slices[key]
-        delta = None if old is None or new is None else new - old
-        rows.append([key, pct(old), pct(new), points(delta)])
-    head = f"{code(change.path)}: accepted change per slice (old baseline → new)"
-    if not rows:
-        return Md(f"{head}: no slice accuracy changed.")
-    parts = [head, table(["slice", "old baseline", "new", "Δ pts"], rows, "lrrr")]
-    if len(keys) > max_rows:
-        parts.append(f"… and {len(keys) - max_rows:,} more slices.")
-    return Md("\n\n".join(parts))

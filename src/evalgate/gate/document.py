@@ -18,6 +18,9 @@ evaluated annotations.
 
 from typing import Any, Literal, NotRequired, TypedDict
 
+# results.json's "ordinal" object is typed where it is computed (scoring/, a lower layer)
+from evalgate.scoring.ordinal_types import Ordinal
+
 Verdict = Literal["pass", "fail", "inconclusive", "refused"]
 ProbeStatus = Literal["scored", "ambiguous", "model_oov", "deprecated", "excluded"]
 SliceStatus = Literal["ok", "regressed", "inconclusive", "too_small", "new"]
@@ -383,53 +386,6 @@ class FindingDict(TypedDict):
     field: NotRequired[str]
     hint: NotRequired[str]
     evidence: NotRequired[dict[str, Any]]
-
-
-class OrdinalSummary(TypedDict):
-    n: int
-    n_ambiguous: NotRequired[int]
-    n_unscored: NotRequired[int]
-    mae: float | None
-    mae_argmin: NotRequired[float | None]
-    mean_entropy: NotRequired[float | None]
-    mean_entropy_norm: float | None
-    n_review: NotRequired[int]
-
-
-class OrdinalPoint(TypedDict):
-    text: str
-    x: float
-    surprisal: float
-    p: float
-
-
-class OrdinalItem(TypedDict):
-    id: str
-    group: str
-    points: list[OrdinalPoint]
-    argmin: str
-    argmin_value: NotRequired[float]
-    expectation: float
-    expected: NotRequired[str | None]
-    target: NotRequired[float | None]
-    abs_error: NotRequired[float | None]
-    argmin_error: NotRequired[float | None]
-    entropy: float
-    entropy_norm: float
-    review: bool
-    # not in the schema: copied from the probe entry, which may lack a label
-    status: NotRequired[str | None]
-    label: NotRequired[str | None]
-
-
-class Ordinal(TypedDict):
-    """Present only when the run has ordinal probes (docs/ordinal.md names every key)."""
-
-    review_entropy: float
-    overall: OrdinalSummary
-    groups: dict[str, OrdinalSummary]
-    items: list[OrdinalItem]
-    review: list[str]
 
 
 class AmbiguousProbe(TypedDict):

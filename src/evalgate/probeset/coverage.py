@@ -255,3 +255,35 @@ def checked_coverage(
     scored = [p for p in probes if not p.deprecated and p.id not in excluded]
     retired = [p for p in probes if p.deprecated or p.id in excluded]
     return coverage_findings(matrix, core_file, adv_file, scored, retired), []
+
+
+# (the matrix's key, the row's family), in the order a table lists them
+ROW_FAMILIES = (
+    ("language", "language"),
+    ("regularity", "regularity"),
+    ("tense", "tense"),
+    ("person", "person"),
+    ("verb", "verb"),
+    ("adversarial_total", "adversarial"),
+    ("adversarial_category", "adversarial category"),
+)
+SHORT = "SHORT"
+OVER = "OVER"
+
+
+def coverage_rows(matrix: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per cell: {"family", "cell", "n", "min", "max", "status"}; status "ok", SHORT, OVER."""
+    rows = []
+    # a multiple-choice suite's cells: live items per declared slice value (probeset/items.py)
+    families = [*ROW_FAMILIES, *((k, k.removeprefix("slices.")) for k in matrix if k.startswith("slices."))]
+    for key, family in families:
+        cells = matrix.get(key)
+        if not isinstance(cells, dict):
+            continue
+        if "n" in cells:  # a single cell (adversarial_total)
+            cells = {"total": cells}
+        for cell, c in cells.items():
+            n, lo, hi = c.get("n", 0), c.get("min", 0), c.get("max")
+            status = SHORT if n < lo else OVER if hi is not None and n > hi else "ok"
+            rows.append({"family": family, "cell": cell, "n": n, "min": lo, "max": hi, "status": status})
+    return rows

@@ -26,8 +26,8 @@ from evalgate.probeset.records import (
     schema_findings,
     text_findings,
 )
+from evalgate.probeset.scale import KIND as ORDINAL
 from evalgate.probeset.scripts import confusables, script, skeleton
-from evalgate.scoring.ordinal import KIND as ORDINAL
 from evalgate.types import BLANK, Finding, Probe
 
 _BLANK_RUN = re.compile(r"_{3,}")

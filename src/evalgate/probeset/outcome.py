@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evalgate.probeset.coverage import coverage_rows
 from evalgate.probeset.manifest import ProbeFile, probe_set_digest
-from evalgate.report.coverage_table import coverage_rows
 from evalgate.types import Finding, Probe
 
 # Findings that are gate changes against the baseline (docs/approval.md), not defects of the set.

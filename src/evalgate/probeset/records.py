@@ -37,10 +37,10 @@ from evalgate.probeset.field_text import (
 )
 from evalgate.probeset.grammar import Grammar, Verb
 from evalgate.probeset.normalize import has_ignorable, normalize
+from evalgate.probeset.scale import KIND as ORDINAL
+from evalgate.probeset.scale import scale_problem
 from evalgate.probeset.text import normalize_exact
 from evalgate.schemas import schema
-from evalgate.scoring.ordinal import KIND as ORDINAL
-from evalgate.scoring.ordinal import scale_problem
 from evalgate.types import BLANK, LANGUAGES, PERSONS, TENSES, Finding, Probe
 
 _BLANK_RUN = re.compile(r"_{3,}")

@@ -15,11 +15,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalgate.gate.baseline_diff import baseline_changes, change_table
+from evalgate.gate.baseline_diff import baseline_changes
 from evalgate.gate.document import ResultsDocument, SliceComparison
 from evalgate.gate.slice_order import family, gated_families, ordered, split_suite
 from evalgate.gate.yardstick import describe
 from evalgate.report import headline
+from evalgate.report.baseline_change import change_table
 from evalgate.report.markdown import (
     ZWSP,
     Md,

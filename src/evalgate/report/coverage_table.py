@@ -2,7 +2,7 @@
 
 `evalgate validate` shows every cell with its count and its minimum (and maximum for an
 adversarial category), and marks each cell outside its bounds, instead of only "coverage: OK".
-The rows come from `core.coverage.coverage_matrix`, in its fixed order.
+The rows are probeset/coverage.py's `coverage_rows` (the rows results.json records), drawn here.
 """
 
 from __future__ import annotations
@@ -11,18 +11,9 @@ from typing import Any
 
 from tabulate import tabulate
 
-_FAMILIES = (
-    ("language", "language"),
-    ("regularity", "regularity"),
-    ("tense", "tense"),
-    ("person", "person"),
-    ("verb", "verb"),
-    ("adversarial_total", "adversarial"),
-    ("adversarial_category", "adversarial category"),
-)
-SHORT = "SHORT"
-OVER = "OVER"
-_VERB_FAMILIES = frozenset(name for _, name in _FAMILIES)
+from evalgate.probeset.coverage import ROW_FAMILIES, coverage_rows
+
+_VERB_FAMILIES = frozenset(name for _, name in ROW_FAMILIES)
 
 
 def count_header(rows: list[Any]) -> str:
@@ -30,24 +21,6 @@ def count_header(rows: list[Any]) -> str:
     (docs/suites.md calls them items), "probes" otherwise."""
     families = [r.get("family") for r in rows if isinstance(r, dict)]
     return "items" if families and not _VERB_FAMILIES.intersection(families) else "probes"
-
-
-def coverage_rows(matrix: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per cell: {"family", "cell", "n", "min", "max", "status"}; status "ok", SHORT, OVER."""
-    rows = []
-    # a multiple-choice suite's cells: live items per declared slice value (probeset/items.py)
-    families = [*_FAMILIES, *((k, k.removeprefix("slices.")) for k in matrix if k.startswith("slices."))]
-    for key, family in families:
-        cells = matrix.get(key)
-        if not isinstance(cells, dict):
-            continue
-        if "n" in cells:  # a single cell (adversarial_total)
-            cells = {"total": cells}
-        for cell, c in cells.items():
-            n, lo, hi = c.get("n", 0), c.get("min", 0), c.get("max")
-            status = SHORT if n < lo else OVER if hi is not None and n > hi else "ok"
-            rows.append({"family": family, "cell": cell, "n": n, "min": lo, "max": hi, "status": status})
-    return rows
 
 
 def _table(rows: list[dict[str, Any]], fmt: str) -> str:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from evalgate.gate.baseline_diff import baseline_changes, change_table
+from evalgate.gate.baseline_diff import baseline_changes
 from evalgate.gate.document import Comparison, FindingDict, ResultsDocument, SliceComparison
 from evalgate.gate.slice_order import ordered, split_suite
 from evalgate.report import coverage as report_coverage
@@ -28,6 +28,7 @@ from evalgate.report import ordinal as report_ordinal
 from evalgate.report import probes as lists
 from evalgate.report import sections as gate
 from evalgate.report.bars import render_bars
+from evalgate.report.baseline_change import change_table
 from evalgate.report.budget import ARTIFACT, Budget, Section, next_limits
 from evalgate.report.comment import MARKER_PREFIX  # defined where the comment job needs no numpy
 from evalgate.report.markdown import code, fence, inline, pct, points, table

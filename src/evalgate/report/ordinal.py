@@ -11,11 +11,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalgate.gate.document import Ordinal, OrdinalItem, OrdinalSummary, ResultsDocument
+from evalgate.gate.document import Ordinal, ResultsDocument
 from evalgate.report.budget import Budget, Section
 from evalgate.report.markdown import Md, count, num, table
 from evalgate.report.probes import details_if_long, probes_by_id
 from evalgate.scoring.ordinal import summarize
+from evalgate.scoring.ordinal_types import OrdinalItem, OrdinalSummary
 from evalgate.types import DEFAULT_REVIEW_ENTROPY
 
 SPARK = "▁▂▃▄▅▆▇█"

@@ -22,20 +22,13 @@ results.json "ordinal" section out (docs/ordinal.md names every key).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from evalgate.probeset.scale import KIND, NUMBER
 from evalgate.scoring.multiple_choice import entropy, softmax
+from evalgate.scoring.ordinal_types import Ordinal, OrdinalItem, OrdinalSummary
 from evalgate.types import DEFAULT_REVIEW_ENTROPY, STATUS_AMBIGUOUS, STATUS_DEPRECATED, STATUS_SCORED
-
-if TYPE_CHECKING:  # types only: results.json's "ordinal" object (docs/ordinal.md)
-    from evalgate.gate.document import Ordinal, OrdinalItem, OrdinalSummary
-
-KIND = "ordinal"
-MIN_POINTS = 3
-# Plain decimal numbers only: float() would also take "nan", "inf" and "1_000" as scale points.
-_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$")
 
 
 def is_ordinal(item: Any) -> bool:
@@ -46,31 +39,9 @@ def is_ordinal(item: Any) -> bool:
 
 def scale_values(texts: Sequence[str]) -> list[float]:
     """Each point's position: its number when every point is a number, else its rank 1..K."""
-    if texts and all(_NUMBER.match(t.strip()) for t in texts):
+    if texts and all(NUMBER.match(t.strip()) for t in texts):
         return [float(t) for t in texts]
     return [float(i + 1) for i in range(len(texts))]
-
-
-def scale_problem(candidates: Sequence[str]) -> str | None:
-    """Why `candidates` is not a scale (validation of ordinal probes), or None when it is one."""
-    if len(candidates) < MIN_POINTS:
-        return (
-            f"an ordinal scale needs at least {MIN_POINTS} points, this one has {len(candidates)}"
-            " (two points are a minimal pair: write it as a form probe)"
-        )
-    numeric = [bool(_NUMBER.match(c.strip())) for c in candidates]
-    if any(numeric) and not all(numeric):
-        shown = ", ".join(c for c, n in zip(candidates, numeric, strict=True) if not n)
-        return f"the scale mixes numbers and labels ({shown} is not a number)"
-    if all(numeric):
-        values = [float(c) for c in candidates]
-        for i in range(1, len(values)):
-            if values[i] <= values[i - 1]:
-                return (
-                    f"the scale must increase strictly, low to high: {candidates[i]!r} comes after"
-                    f" {candidates[i - 1]!r}"
-                )
-    return None
 
 
 def group_of(entry: Mapping[str, Any]) -> str:

@@ -12,12 +12,8 @@ As in the core set, everything that decides the answer is left of the blank.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from evalgate.synth.builder import ProbeBuilder
 from evalgate.types import PERSONS, Probe
-
-if TYPE_CHECKING:
-    from evalgate.synth.probes import _Builder
 
 # (reason_code, language, verb, tense, person, plural form): the plural form is given for the
 # Spanish PLURAL-OOS probe, whose right answer the singular-only grammar table does not hold.
@@ -52,7 +48,7 @@ _LANGUAGE_NAMES = {"en": "English", "es": "Spanish"}
 
 
 def adversarial_probe(
-    b: _Builder, reason: str, language: str, verb: str, tense: str, person: str, plural_form: str | None
+    b: ProbeBuilder, reason: str, language: str, verb: str, tense: str, person: str, plural_form: str | None
 ) -> Probe:
     lex = b.lexicon[language]
 

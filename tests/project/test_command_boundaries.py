@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
 from helpers.paths import REPO
 
 COMMANDS = REPO / "src" / "evalgate" / "commands"
@@ -49,12 +48,15 @@ def test_there_are_commands_to_check():
     assert len(MODULES) >= 10 and (COMMANDS / f"{SHARED}.py") in MODULES
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
-def test_a_command_imports_no_other_command(path: Path):
-    bad = command_imports(path)
-    assert not bad, (
-        f"commands/{path.name} imports {', '.join(f'{m} (line {n})' for n, m in bad)}: move what they "
-        f"share to commands/{SHARED}.py (flags) or to the module that owns it"
+def test_a_command_imports_no_other_command():
+    offences = [
+        f"commands/{path.name} imports {', '.join(f'{m} (line {n})' for n, m in bad)}"
+        for path in MODULES
+        if (bad := command_imports(path))
+    ]
+    assert not offences, (
+        "\n".join(offences) + f"\nmove what they share to commands/{SHARED}.py (flags) or to the "
+        "module that owns it"
     )
 
 
@@ -76,10 +78,14 @@ def test_the_check_catches_every_spelling(tmp_path: Path):
     assert [n for n, _ in command_imports(source)] == [1, 2, 3, 4, 5, 6, 10]
 
 
-@pytest.mark.parametrize("path", [p for p in MODULES if p.name != f"{SHARED}.py"], ids=lambda p: p.name)
-def test_every_command_takes_the_console(path: Path):
+def test_every_command_takes_the_console():
     """cli.main chooses the console once and calls `main(args, console)` of every command."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    mains = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main"]
-    assert mains, f"commands/{path.name} has no main()"
-    assert [a.arg for a in mains[0].args.args] == ["args", "console"]
+    offences = []
+    for path in (p for p in MODULES if p.name != f"{SHARED}.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        mains = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main"]
+        if not mains:
+            offences.append(f"commands/{path.name} has no main()")
+        elif [a.arg for a in mains[0].args.args] != ["args", "console"]:
+            offences.append(f"commands/{path.name}: main({', '.join(a.arg for a in mains[0].args.args)})")
+    assert not offences, "\n".join(offences)
