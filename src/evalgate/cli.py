@@ -485,6 +485,15 @@ def build_parser() -> argparse.ArgumentParser:
         '"Sharded gate"); default 1',
     )
     init.add_argument(
+        "--runner",
+        nargs="+",
+        action="extend",
+        metavar="LABEL",
+        help="the runner labels of the jobs that load the model (the gate or its shards, the badge, "
+        "the baseline update's scoring), e.g. a GPU runner's (docs/github.md, \"A GPU runner\"); "
+        "default: GitHub's hosted ubuntu-24.04",
+    )
+    init.add_argument(
         "--owners",
         nargs="+",
         action="extend",

@@ -87,5 +87,55 @@ def test_init_refuses_a_bad_shard_count_before_writing_anything(bad, tmp_path, m
     done = cli(
         "init", "--suite", "quiz", "--items", "missing.jsonl", "--checkpoint", "nowhere", "--shards", bad
     )
-    assert done.code == 2 and "--shards" in done.out + done.err, done.out + done.err
+    said = done.out + done.err
+    assert done.code == 2 and "--shards" in said and "whole number of runners" in said, said
+    assert list(tmp_path.iterdir()) == []
+
+
+def _runs_on(text: str) -> dict[str, object]:
+    return {name: job["runs-on"] for name, job in yaml.safe_load(text)["jobs"].items()}
+
+
+def test_a_runner_label_moves_only_the_jobs_that_load_the_model(tmp_path):
+    """`init --runner` (docs/github.md, "A GPU runner"): the gate (or its shards), the badge's
+    scoring and the baseline update's scoring run on the labelled runner; every other job stays
+    on the hosted one. Labels YAML would read as booleans stay strings, and all lint clean."""
+    from evalgate.github.workflows import badge_workflow, update_baseline_apply_workflow
+
+    labels = ("self-hosted", "gpu", "on")
+    written = {
+        "eval-gate.yml": gate_workflow(PIN, labels),
+        "badge.yml": badge_workflow(PIN, labels),
+        "update-baseline-apply.yml": update_baseline_apply_workflow(PIN, "quiz", labels),
+    }
+    assert _runs_on(written["eval-gate.yml"]) == {"gate": list(labels)}
+    assert _runs_on(written["badge.yml"]) == {"gate": list(labels), "publish": "ubuntu-24.04"}
+    assert _runs_on(written["update-baseline-apply.yml"]) == {
+        "check": "ubuntu-24.04",
+        "score": list(labels),
+        "push": "ubuntu-24.04",
+    }
+    assert _runs_on(sharded_gate_workflow(PIN, 2, ("gpu",))) == {"shard": ["gpu"], "gate": "ubuntu-24.04"}
+    assert gate_workflow(PIN, None) == gate_workflow(PIN)  # no label: the hosted runner, as before
+    folder = tmp_path / ".github" / "workflows"
+    folder.mkdir(parents=True)
+    for name, text in written.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    # actionlint knows GitHub's hosted labels only: a team declares its runners' own labels.
+    config = tmp_path / "actionlint.yaml"
+    config.write_text('self-hosted-runner:\n  labels: ["gpu", "on"]\n', encoding="utf-8")
+    lint = subprocess.run([_tool("actionlint"), "-no-color", "-config-file", str(config),
+                           *sorted(map(str, folder.glob("*.yml")))],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+@pytest.mark.parametrize("bad", ["gpu/runner", "_gpu", "gpu;rm", "gpu:x", "${{ secrets.X }}"])
+def test_init_refuses_a_runner_label_that_is_not_one_before_writing_anything(bad, tmp_path, monkeypatch, cli):
+    monkeypatch.chdir(tmp_path)
+    done = cli(
+        "init", "--suite", "quiz", "--items", "missing.jsonl", "--checkpoint", "nowhere", "--runner", bad
+    )
+    said = done.out + done.err
+    assert done.code == 2 and "--runner" in said and "a runner label is" in said, said
     assert list(tmp_path.iterdir()) == []

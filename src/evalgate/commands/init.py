@@ -1,6 +1,6 @@
 """`evalgate init --suite NAME --items FILE [--from mmlu|arc|hellaswag] [--map MAPPING] --checkpoint DIR
 [--train FILE ...] [--test FILE] [--slices DIM,DIM] [--leak-policy refuse|exclude] [--leak-window N]
-[--action OWNER/evalgate@REF] [--owners @ORG/TEAM ...] [--shards N] [--force]`.
+[--action OWNER/evalgate@REF] [--owners @ORG/TEAM ...] [--shards N] [--runner LABEL ...] [--force]`.
 
 Sets up the gate in the current folder (the repository's root), from one multiple-choice suite:
 
@@ -53,6 +53,7 @@ from evalgate.gate import power
 from evalgate.github.workflows import (
     ACTION,
     MAX_SHARDS,
+    RUNNER_LABEL,
     badge_workflow,
     comment_workflow,
     gate_workflow,
@@ -343,6 +344,23 @@ def _shards(given: str | None) -> int | None:
             hint="e.g. --shards 4: four jobs each score a quarter of the probes, a fifth merges and gates",
         )
     return None if n == 1 else n
+
+
+def _runner(given: Sequence[str] | None) -> tuple[str, ...] | None:
+    """--runner LABEL [LABEL ...]: the runner the jobs that load the model run on (the gate, or
+    its shards; the badge; the baseline update's scoring), e.g. a GPU runner's labels
+    (docs/github.md, "A GPU runner"); default: GitHub's hosted ubuntu-24.04."""
+    labels = [label for g in given or [] for label in g.replace(",", " ").split()]
+    if not labels:
+        return None
+    bad = [label for label in labels if not RUNNER_LABEL.fullmatch(label)]
+    if bad:
+        raise RefusedError(
+            f"--runner {', '.join(map(repr, bad))}: a runner label is letters, digits, '.', '_' and "
+            "'-', starting with a letter or digit",
+            hint="e.g. --runner gpu-h100 or --runner self-hosted,linux,gpu (a runner carrying every label)",
+        )
+    return tuple(dict.fromkeys(labels))
 
 
 def _owners(given: Sequence[str] | None) -> list[str]:
@@ -774,11 +792,12 @@ def main(args: argparse.Namespace, console: Console) -> int:
     root = Path.cwd()
     layout = Layout(root, _suite_name(args.suite))
     shards = _shards(getattr(args, "shards", None))
+    runner = _runner(getattr(args, "runner", None))
     original = _existing_suites(layout, args.force)
     if original is not None:
-        if shards is not None:
+        if shards is not None or runner is not None:
             raise RefusedError(
-                f"--shards {shards}: {CONFIG_FILENAME} already has suites; adding a suite leaves the "
+                f"--shards/--runner: {CONFIG_FILENAME} already has suites; adding a suite leaves the "
                 "workflows as they are",
                 hint="add the suite without --shards; to have the sharded gate written, run init "
                 'again with --force --shards N (or see docs/github.md, "Sharded gate")',
@@ -824,13 +843,13 @@ def main(args: argparse.Namespace, console: Console) -> int:
             staging.add(path, new)
         staging.add(target, dump_json(doc).encode("utf-8"))
         written = {
-            "eval-gate.yml": gate_workflow(action)
+            "eval-gate.yml": gate_workflow(action, runner)
             if shards is None
-            else sharded_gate_workflow(action, shards),
+            else sharded_gate_workflow(action, shards, runner),
             "eval-gate-comment.yml": comment_workflow(action),
-            "badge.yml": badge_workflow(action),
+            "badge.yml": badge_workflow(action, runner),
             "update-baseline.yml": update_baseline_workflow(action, layout.name),
-            "update-baseline-apply.yml": update_baseline_apply_workflow(action, layout.name),
+            "update-baseline-apply.yml": update_baseline_apply_workflow(action, layout.name, runner),
             "void-labels.yml": void_labels_workflow(action),
         }
         for name, workflow in written.items():

@@ -45,9 +45,36 @@ def _fill(template: str, action: str, name: str) -> str:
     )
 
 
-def gate_workflow(action: str) -> str:
-    """`.github/workflows/eval-gate.yml` pinned to `action` (OWNER/NAME@REF)."""
-    return _fill(_template("eval-gate"), action, "gate")
+# A runner label (`runs-on`), as GitHub's labels are spelled; nothing else reaches the YAML.
+RUNNER_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+HOSTED = "ubuntu-24.04"
+
+
+def on_runner(text: str, job: str, labels: tuple[str, ...] | None) -> str:
+    """The workflow with job `job` running on the runner `labels` name (all of them: a runner must
+    carry every label), in place of the hosted runner; None or () keeps the hosted one. Only the
+    jobs that load the model are moved (`init --runner`, docs/github.md "A GPU runner")."""
+    if not labels:
+        return text
+    bad = [label for label in labels if not RUNNER_LABEL.fullmatch(label)]
+    if bad:
+        raise ValueError(f"not a runner label: {bad[0]!r}")
+    start = text.index(f"\n  {job}:\n") + 1
+    nxt = re.search(r"^  [A-Za-z0-9_-]+:\n", text[start + 1 :], re.MULTILINE)
+    end = start + 1 + nxt.start() if nxt else len(text)
+    line = f"    runs-on: {HOSTED}\n"
+    at = text.find(line, start, end)
+    if at < 0:
+        raise ValueError(f"job {job}: no `runs-on: {HOSTED}` to replace")
+    # JSON strings in a flow sequence: a label such as `on` or `true` stays a string in YAML.
+    value = ", ".join(f'"{label}"' for label in labels)
+    return text[:at] + f"    runs-on: [{value}]\n" + text[at + len(line) :]
+
+
+def gate_workflow(action: str, runner: tuple[str, ...] | None = None) -> str:
+    """`.github/workflows/eval-gate.yml` pinned to `action` (OWNER/NAME@REF), its gate job on
+    the runner `runner` labels (default: the hosted ubuntu-24.04)."""
+    return on_runner(_fill(_template("eval-gate"), action, "gate"), "gate", runner)
 
 
 MAX_SHARDS = 64  # more jobs than a repository's concurrent runners gain nothing (docs/github.md)
@@ -71,7 +98,7 @@ def _cut(text: str, start: str, end: str | None) -> tuple[str, str, str]:
     return text[:i], text[i:j], text[j:]
 
 
-def sharded_gate_workflow(action: str, shards: int) -> str:
+def sharded_gate_workflow(action: str, shards: int, runner: tuple[str, ...] | None = None) -> str:
     """`.github/workflows/eval-gate.yml` as an Actions matrix of `shards` jobs and a merge job
     named `gate` (the check branch protection requires), made from the single-runner gate's
     template so that both keep the same trusted steps (docs/security.md)."""
@@ -126,7 +153,7 @@ def sharded_gate_workflow(action: str, shards: int) -> str:
             1,
         )
     )
-    out = head + shard + "\n" + merge
+    out = on_runner(head + shard + "\n" + merge, "shard", runner)  # the merge loads no model
     if "checkpoint-cache" in merge or "shard: ${{" not in shard or "merge: ${{" not in merge:
         raise ValueError("workflow-eval-gate.yml changed: the sharded gate cannot be made from it")
     return out
@@ -176,9 +203,9 @@ def comment_workflow(action: str) -> str:
     return _fill(_template("eval-gate-comment"), action, "gate")
 
 
-def badge_workflow(action: str) -> str:
+def badge_workflow(action: str, runner: tuple[str, ...] | None = None) -> str:
     """`.github/workflows/badge.yml` (pushes to main: the badge and the score cache) pinned to `action`."""
-    return _fill(_template("badge"), action, "gate")
+    return on_runner(_fill(_template("badge"), action, "gate"), "gate", runner)
 
 
 def update_baseline_workflow(action: str, name: str) -> str:
@@ -186,9 +213,9 @@ def update_baseline_workflow(action: str, name: str) -> str:
     return _fill(_template("update-baseline"), action, name)
 
 
-def update_baseline_apply_workflow(action: str, name: str) -> str:
+def update_baseline_apply_workflow(action: str, name: str, runner: tuple[str, ...] | None = None) -> str:
     """`.github/workflows/update-baseline-apply.yml` pinned to `action`, rewriting baselines/NAME.json."""
-    return _fill(_template("update-baseline-apply"), action, name)
+    return on_runner(_fill(_template("update-baseline-apply"), action, name), "score", runner)
 
 
 def void_labels_workflow(action: str) -> str:
@@ -200,9 +227,11 @@ __all__ = [
     "ACTION",
     "MAX_SHARDS",
     "PLACEHOLDER",
+    "RUNNER_LABEL",
     "badge_workflow",
     "comment_workflow",
     "gate_workflow",
+    "on_runner",
     "sharded_gate_workflow",
     "update_baseline_apply_workflow",
     "update_baseline_workflow",
