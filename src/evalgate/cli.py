@@ -49,7 +49,7 @@ IMPORT_PRESETS = ("mmlu", "arc", "hellaswag")
 _FORMAT_HELP = "output format: text (default), json, or github (workflow-command annotations)"
 # Commands whose --format is text|json|github and chooses their console (`probes export --format`
 # is csv|jsonl: the export's own format).
-_CONSOLE_FORMAT_COMMANDS = ("run", "validate", "compare", "power")
+_CONSOLE_FORMAT_COMMANDS = ("run", "validate", "compare", "power", "merge")
 
 
 def _add_config(p: argparse.ArgumentParser) -> None:
@@ -395,6 +395,22 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--out", metavar="DIR", help="output folder (default: evalgate-out)")
     _add_config(merge)
     merge.add_argument("--baseline", metavar="FILE|none", help="baseline to gate against")
+    # The sharded gate's merge job (init --shards N) passes what the single-runner gate passes
+    # to `run`: the same refusals of a PR's own gate changes (docs/github.md, "Sharded gate").
+    merge.add_argument(
+        "--gate-changes", metavar="FILE", help="as `run --gate-changes`: shown at the top of the report"
+    )
+    merge.add_argument(
+        "--base-inputs-changed",
+        metavar="FILE",
+        help="as `run --base-inputs-changed`: each file listed is a gate change, refused unless approved",
+    )
+    merge.add_argument(
+        "--verify-baseline",
+        action="store_true",
+        help="as `run --verify-baseline`: the baseline must be the one the merged outcomes score",
+    )
+    _add_format(merge)
     _add_approve(merge)
     _add_fail_on_inconclusive(merge)
 
@@ -460,6 +476,22 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="OWNER/NAME@REF",
         help="the evalgate release the workflows pin (default: the commit this evalgate was installed "
         "from on GitHub, else the release of this version, evalgate/evalgate@action-vX.Y.Z)",
+    )
+    init.add_argument(
+        "--shards",
+        metavar="N",
+        help="write the gate as N scoring jobs (an Actions matrix, each loading the model once) and a "
+        "merge job `gate` that gates: for a model too slow for one runner (docs/github.md, "
+        '"Sharded gate"); default 1',
+    )
+    init.add_argument(
+        "--runner",
+        nargs="+",
+        action="extend",
+        metavar="LABEL",
+        help="the runner labels of the jobs that load the model (the gate or its shards, the badge, "
+        "the baseline update's scoring), e.g. a GPU runner's (docs/github.md, \"A GPU runner\"); "
+        "default: GitHub's hosted ubuntu-24.04",
     )
     init.add_argument(
         "--owners",

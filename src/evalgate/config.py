@@ -50,6 +50,10 @@ class ScoringConfig:
     batch_size: int  # sequences per forward pass
     dtype: str  # float32 (the only dtype whose numbers we promise to be reproducible)
     threads: int  # torch intra-op threads; 0 = torch's default
+    # cuda | auto (cuda when one is visible, else cpu); None is cpu, the default, so that a
+    # configuration without the key (or with `device: cpu`) pins as it did before the key existed.
+    # The device a run used is part of its comparability manifest (docs/scoring.md, "Device").
+    device: str | None = None
 
 
 @dataclass(frozen=True)
@@ -207,7 +211,7 @@ _SUITE_KEYS = ("probes", "template", "manifest", "grammar", "train", "coverage")
 _UNSET_IF_EMPTY = ("min_accuracy", "tolerances", "drift_tolerances")
 # optional scalars, left out of the pin when unset (pinned as before they existed): gate.multiplicity
 # (unset: Holm) and gate.cluster (unset: probe by probe)
-_UNSET_IF_NONE = ("multiplicity", "cluster", "drift_tolerance")
+_UNSET_IF_NONE = ("multiplicity", "cluster", "drift_tolerance", "device")
 
 
 def _plain(value: Any) -> Any:
@@ -742,7 +746,9 @@ def _build(data: dict[str, Any], root: Path, source: str, explicit: tuple[str, .
         gate["tolerances"] = tuple((k, float(v)) for k, v in (gate.get("tolerances") or {}).items())
         gate = _drift(gate)
     report = data["report"]
-    scoring = data["scoring"]
+    scoring = dict(data["scoring"])
+    if scoring.get("device") == "cpu":
+        del scoring["device"]  # the default, pinned as a configuration without the key
     return GateConfig(
         root=root,
         source=source,

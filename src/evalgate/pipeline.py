@@ -59,6 +59,7 @@ def score(
     the partial result carries a "shard" record and `merge` rebuilds the unsharded result from
     the parts through the same `finalize`.
     """
+    from evalgate.scorers.device import place_scorer
     from evalgate.scorers.loaders import load_scorer
 
     test_sentences, test_input = read_test_sentences(cfg) if cfg.test is not None else ([], {})
@@ -85,6 +86,7 @@ def score(
             threads=cfg.scoring.threads,
             given=checkpoint_arg or cfg.checkpoint,
         )
+        device = place_scorer(scorer, cfg.scoring.device)  # scorers/device.py
     info = scorer.info
     probes = [p for block in work for p in block]
     cache = None
@@ -100,6 +102,7 @@ def score(
                 "normalization": cfg.scoring.normalization,
                 "dtype": info.dtype,
                 "template_sha256": _template_digest(outcome),
+                **({"device": device} if device != "cpu" else {}),  # cpu keys as before the key
             },
         )
         keys = {p.id: cache.key(p.content_hash()) for p in probes}
@@ -156,6 +159,7 @@ def score(
         probe_set_version=outcome.probe_set.get("version"),
         tokenizer_sha256=info.tokenizer_sha256,
         test_sha256=next(iter(test_input.values()))["sha256"] if test_input else None,
+        device=device,
     )
     if by_suite := _template_digests(outcome):
         manifest["template_sha256_by_suite"] = by_suite

@@ -478,6 +478,20 @@ def _download(
     with_: dict[str, Any], *, workspace: Path, env: dict[str, str], runner: Runner
 ) -> dict[str, str]:
     run_id = with_.get("run-id") or runner.run_id
+    if "pattern" in with_ and "name" not in with_:
+        # Every artifact of the run whose name matches, each into PATH/NAME (merge-multiple unset);
+        # none matching downloads nothing and succeeds, as the action does.
+        dest = Path(with_.get("path") or workspace)
+        dest = dest if dest.is_absolute() else workspace / dest
+        root = runner.artifact_dir(run_id, "x").parent
+        names = (
+            sorted(n for n in os.listdir(root) if fnmatch.fnmatch(n, with_["pattern"]))
+            if root.is_dir()
+            else []
+        )
+        for name in names:
+            shutil.copytree(root / name, dest / name, dirs_exist_ok=True)
+        return {"download-path": str(dest)}
     src = runner.artifact_dir(run_id, with_["name"])
     if not src.is_dir():
         raise StepFailed(f"download-artifact: no artifact {with_['name']} in run {run_id}")

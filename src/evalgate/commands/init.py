@@ -1,6 +1,6 @@
 """`evalgate init --suite NAME --items FILE [--from mmlu|arc|hellaswag] [--map MAPPING] --checkpoint DIR
 [--train FILE ...] [--test FILE] [--slices DIM,DIM] [--leak-policy refuse|exclude] [--leak-window N]
-[--action OWNER/evalgate@REF] [--owners @ORG/TEAM ...] [--force]`.
+[--action OWNER/evalgate@REF] [--owners @ORG/TEAM ...] [--shards N] [--runner LABEL ...] [--force]`.
 
 Sets up the gate in the current folder (the repository's root), from one multiple-choice suite:
 
@@ -9,7 +9,8 @@ Sets up the gate in the current folder (the repository's root), from one multipl
     evalgate/NAME/items.jsonl                 the items, imported as `probes import` imports them
     evalgate/NAME/MANIFEST.json               sealed (version, file hashes, probe lock)
     baselines/NAME.json                       the first baseline, made as `baseline update` makes it
-    .github/workflows/eval-gate.yml           the gate on every pull request
+    .github/workflows/eval-gate.yml           the gate on every pull request (with --shards N, an
+                                              Actions matrix of N scoring jobs and a merge job `gate`)
     .github/workflows/eval-gate-comment.yml   the sticky comment, posted from the trusted side
     .github/workflows/badge.yml               the badge (and the score cache) on pushes to main
     .github/workflows/update-baseline.yml     the labelled baseline update: the label's request,
@@ -51,9 +52,12 @@ from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
 from evalgate.gate import power
 from evalgate.github.workflows import (
     ACTION,
+    MAX_SHARDS,
+    RUNNER_LABEL,
     badge_workflow,
     comment_workflow,
     gate_workflow,
+    sharded_gate_workflow,
     update_baseline_apply_workflow,
     update_baseline_workflow,
     void_labels_workflow,
@@ -323,6 +327,40 @@ def _action(given: str | None) -> tuple[str, str | None]:
             f"of its version, {ref}; pass --action OWNER/evalgate@SHA to pin another"
         )
     return ref, None
+
+
+def _shards(given: str | None) -> int | None:
+    """--shards N: the gate as an Actions matrix of N scoring jobs and a merge (docs/github.md,
+    "Sharded gate"); 1 is the single-runner gate."""
+    if given is None:
+        return None
+    try:
+        n = int(given)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= MAX_SHARDS or not given.strip().isdigit():
+        raise RefusedError(
+            f"--shards {given!r}: expected a whole number of runners from 1 to {MAX_SHARDS}",
+            hint="e.g. --shards 4: four jobs each score a quarter of the probes, a fifth merges and gates",
+        )
+    return None if n == 1 else n
+
+
+def _runner(given: Sequence[str] | None) -> tuple[str, ...] | None:
+    """--runner LABEL [LABEL ...]: the runner the jobs that load the model run on (the gate, or
+    its shards; the badge; the baseline update's scoring), e.g. a GPU runner's labels
+    (docs/github.md, "A GPU runner"); default: GitHub's hosted ubuntu-24.04."""
+    labels = [label for g in given or [] for label in g.replace(",", " ").split()]
+    if not labels:
+        return None
+    bad = [label for label in labels if not RUNNER_LABEL.fullmatch(label)]
+    if bad:
+        raise RefusedError(
+            f"--runner {', '.join(map(repr, bad))}: a runner label is letters, digits, '.', '_' and "
+            "'-', starting with a letter or digit",
+            hint="e.g. --runner gpu-h100 or --runner self-hosted,linux,gpu (a runner carrying every label)",
+        )
+    return tuple(dict.fromkeys(labels))
 
 
 def _owners(given: Sequence[str] | None) -> list[str]:
@@ -753,8 +791,17 @@ def _add_suite(args: argparse.Namespace, console: Console, layout: Layout, origi
 def main(args: argparse.Namespace, console: Console) -> int:
     root = Path.cwd()
     layout = Layout(root, _suite_name(args.suite))
+    shards = _shards(getattr(args, "shards", None))
+    runner = _runner(getattr(args, "runner", None))
     original = _existing_suites(layout, args.force)
     if original is not None:
+        if shards is not None or runner is not None:
+            raise RefusedError(
+                f"--shards/--runner: {CONFIG_FILENAME} already has suites; adding a suite leaves the "
+                "workflows as they are",
+                hint="add the suite without --shards; to have the sharded gate written, run init "
+                'again with --force --shards N (or see docs/github.md, "Sharded gate")',
+            )
         return _add_suite(args, console, layout, original)
     _refuse_existing(layout, args.force)
     checkpoint = _checkpoint(args.checkpoint, root)
@@ -796,11 +843,13 @@ def main(args: argparse.Namespace, console: Console) -> int:
             staging.add(path, new)
         staging.add(target, dump_json(doc).encode("utf-8"))
         written = {
-            "eval-gate.yml": gate_workflow(action),
+            "eval-gate.yml": gate_workflow(action, runner)
+            if shards is None
+            else sharded_gate_workflow(action, shards, runner),
             "eval-gate-comment.yml": comment_workflow(action),
-            "badge.yml": badge_workflow(action),
+            "badge.yml": badge_workflow(action, runner),
             "update-baseline.yml": update_baseline_workflow(action, layout.name),
-            "update-baseline-apply.yml": update_baseline_apply_workflow(action, layout.name),
+            "update-baseline-apply.yml": update_baseline_apply_workflow(action, layout.name, runner),
             "void-labels.yml": void_labels_workflow(action),
         }
         for name, workflow in written.items():

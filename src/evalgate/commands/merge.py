@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 from evalgate.commands._args import cli_path, output_folder, write_outputs
+from evalgate.commands.run import read_base_inputs_changed, read_gate_changes, verify_baseline
 from evalgate.config import load_config
 from evalgate.console import Console
 from evalgate.edges.json_input import load_json_file
@@ -25,6 +26,9 @@ def main(args: argparse.Namespace, console: Console) -> int:
     cfg = load_config(args.config, {"out": cli_path(args.out), "baseline": cli_path(args.baseline)})
     out_dir = output_folder(cfg)
     progress = console.progress()
+    # What the sharded gate's merge job passes, as the single-runner gate passes it to `run`.
+    gate_changes = read_gate_changes(getattr(args, "gate_changes", None))
+    base_changed = read_base_inputs_changed(getattr(args, "base_inputs_changed", None))
     try:
         with progress.phase(f"merge {len(args.parts)} partial results"):
             parts = []
@@ -52,15 +56,21 @@ def main(args: argparse.Namespace, console: Console) -> int:
             base["config"] = {**base["config"], "baseline": pin["baseline"]}
             results = finalize(base, entries)
         baseline = load_baseline(cfg)
+        if getattr(args, "verify_baseline", False):
+            verify_baseline(baseline, results)
         results = gate(
             results,
             baseline,
             cfg,
             approve_gate_changes=bool(getattr(args, "approve_gate_changes", False)),
+            base_inputs_changed=base_changed,
             history=load_history(cfg, baseline),
+            baseline_update=bool(getattr(args, "verify_baseline", False)),
         )
+        if gate_changes:
+            results["gate_changes"] = gate_changes
     except RefusedError as exc:
-        write_outputs(refused_results(cfg, exc), out_dir, cfg)
+        write_outputs(refused_results(cfg, exc, gate_changes=gate_changes), out_dir, cfg)
         raise
     write_outputs(results, out_dir, cfg)
     console.summary(results, out_dir)

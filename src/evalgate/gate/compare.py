@@ -135,6 +135,28 @@ def suite_templates(manifest: Mapping[str, Any], config: Any) -> dict[str, Any] 
     return None
 
 
+def device_of(manifest: Mapping[str, Any]) -> str:
+    """The device a result was scored on: the manifest's `device`, absent for cpu (every result
+    written before the key existed was scored on a CPU)."""
+    return str(manifest.get("device") or "cpu")
+
+
+def _check_device(new: Mapping[str, Any], base: Mapping[str, Any], baseline_path: str) -> None:
+    """A baseline measured on one device never gates a run on another: GPU kernels sum in another
+    order, so log-likelihoods differ in their last bits and a near-tie can flip (docs/scoring.md,
+    "Device"). Refused before anything is compared, with the command that renews the baseline."""
+    run_dev, base_dev = device_of(new), device_of(base)
+    if run_dev == base_dev:
+        return
+    raise NotComparableError(
+        f"baseline {baseline_path} was measured on {base_dev}, this run on {run_dev}: scores from "
+        "different devices differ in their last bits, so the baseline cannot gate this run",
+        hint=f"score on {base_dev} (scoring.device: {base_dev} in evalgate.yml), or renew the baseline on "
+        f"{run_dev}: `evalgate baseline update` with scoring.device: {run_dev} (in CI, a PR labelled "
+        "evalgate:update-baseline; docs/approval.md)",
+    )
+
+
 def _check_comparable(
     new: dict[str, Any],
     base: dict[str, Any],
@@ -145,6 +167,7 @@ def _check_comparable(
     a suite, the templates are compared suite by suite: adding or removing a suite is a gate
     change of its own (gate/yardstick.py), not a template every other suite measured with
     differently (docs/suites.md)."""
+    _check_device(new, base, baseline_path)
     keys = list(COMPARABLE_KEYS)
     run_t, base_t = templates
     diffs = []

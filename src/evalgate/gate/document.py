@@ -76,6 +76,8 @@ class Manifest(TypedDict):
     tokenizer_sha256: NotRequired[str | None]
     # not in the schema
     test_sha256: NotRequired[str | None]
+    # the device scored on, only when not the CPU (gate/results.comparability_manifest)
+    device: NotRequired[str]
     # several suites: each suite's template hash by name (gate/compare.py compares them suite by suite)
     template_sha256_by_suite: NotRequired[dict[str, str]]
 

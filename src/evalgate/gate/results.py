@@ -66,13 +66,14 @@ def comparability_manifest(
     probe_set_version: str | None,
     tokenizer_sha256: str | None,
     test_sha256: str | None = None,
+    device: str = "cpu",
 ) -> Manifest:
     """How a result was measured. Two results are comparable only if the measuring keys agree.
 
     `candidate-raw` ignores the normalisation, so it is recorded as "none" there: two raw runs
     configured with different (unused) normalisations stay comparable.
     """
-    return {
+    manifest: Manifest = {
         "method": method,
         "normalization": "none" if method == "candidate-raw" else normalization,
         "template_sha256": template_sha256,
@@ -83,6 +84,11 @@ def comparability_manifest(
         "tokenizer_sha256": tokenizer_sha256,
         "test_sha256": test_sha256,
     }
+    # The device only when it is not the CPU: a CPU run (every run before the key existed) keeps
+    # its bytes, and gate/compare.py reads an absent device as cpu (docs/scoring.md, "Device").
+    if device != "cpu":
+        manifest["device"] = device
+    return manifest
 
 
 def leak_summary(entries: Iterable[Mapping[str, Any]], excluded: Iterable[str], policy: str) -> LeakSummary:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import sys
 import time
@@ -71,14 +72,42 @@ def out_dir(env: Mapping[str, str]) -> str:
     return input_value(env, "out") or DEFAULT_OUT
 
 
+_SHARD = re.compile(r"[1-9][0-9]{0,2}/[1-9][0-9]{0,2}")
+# What `merge` takes of the passed-through inputs: it scores nothing, so no checkpoint or cache.
+_MERGE_INPUTS = ("config", "baseline", "gate-changes", "base-inputs-changed")
+
+
+def _merge_parts(folder: str) -> list[str]:
+    """The partial results in the folder action.yml mounted (`merge` input): one sub-folder per
+    shard artifact (download-artifact's layout), each with its results.json; merge itself checks
+    that they are the N shards of one run, each exactly once."""
+    parts = sorted(str(p) for p in Path(folder).glob("*/results.json"))
+    if not parts:
+        raise InputError(f"input `merge`: no partial results (*/results.json) in {folder}")
+    return parts
+
+
 def build_run_args(env: Mapping[str, str]) -> list[str]:
-    """The `evalgate run` argument list for these inputs; --out is always given so we know it."""
-    args = ["run", "--format", "github", "--out", out_dir(env)]
+    """The `evalgate run` argument list for these inputs; --out is always given so we know it.
+
+    With the `merge` input (the sharded gate's merge job, docs/github.md "Sharded gate") it is
+    `evalgate merge PARTS...` with the same gate inputs instead; with `shard` (I/N), a shard's run."""
+    merge, shard = input_value(env, "merge"), input_value(env, "shard")
+    if merge is not None and shard is not None:
+        raise InputError("inputs `merge` and `shard`: a job either scores a shard or merges them")
+    if shard is not None and not _SHARD.fullmatch(shard):
+        raise InputError(f"input `shard`: expected I/N, e.g. 2/4, got {shard!r}")
+    if merge is not None:
+        args = ["merge", *_merge_parts(merge), "--format", "github", "--out", out_dir(env)]
+    else:
+        args = ["run", "--format", "github", "--out", out_dir(env)]
     for name, flag in _PATH_INPUTS:
         value = input_value(env, name)
-        if value is not None:
+        if value is not None and (merge is None or name in _MERGE_INPUTS):
             args += [flag, value]
-    if input_bool(env, "comment", False):
+    if shard is not None:
+        args += ["--shard", shard]
+    if input_bool(env, "comment", False) and merge is None:
         args.append("--comment")
     # Decided by the workflow with the base branch's code (docs/security.md), never by the PR.
     if input_bool(env, "approve-gate-changes", False):

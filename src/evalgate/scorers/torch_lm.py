@@ -212,7 +212,7 @@ class HFCachedLM:
         for layer, (k, v) in enumerate(past):
             cache.update(k, v, layer)
         start = past[0][0].shape[2]
-        positions = torch.arange(start, start + ids.shape[1]).expand(ids.shape[0], -1)
+        positions = torch.arange(start, start + ids.shape[1], device=ids.device).expand(ids.shape[0], -1)
         # PyTorch's CPU scaled_dot_product_attention gives a row other bits in a batch of another
         # size when queries and keys differ in length (measured with torch 2.13), so continuations
         # use transformers' eager attention, where they do not (hf_loader checks it at loading).
