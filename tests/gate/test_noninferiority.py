@@ -172,3 +172,19 @@ def test_the_stepwise_region_probability_matches_the_trinomial_enumeration():
         )
         got = float(ni.region_prob_by_steps(bmin, n, float(pb), float(pc))[0])
         assert got == pytest.approx(float(exact), rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("n", [1, 5, 61, 300, 20_000])
+@pytest.mark.parametrize("delta", [0.0, 0.02, 0.3])
+def test_the_region_table_is_the_smallest_b_whose_statistic_reaches_z(n, delta):
+    # _bmin_table starts its search where Z would be z and brackets it: every row must still be
+    # the smallest b in 0..n-c with Z(b, c) >= z (n - c + 1 when none), found here by bisecting
+    # each row over its whole range
+    c = np.arange(n + 1)
+    for z in (-1.0, 0.0, 0.4, 1.7, 2.9, 6.0, math.inf):
+        lo, hi = np.zeros(n + 1, dtype=np.int64), n - c + 1
+        while (lo < hi).any():
+            mid = (lo + hi) // 2
+            ok = (ni.score_z(np.minimum(mid, n - c), c, n, delta) >= z) & (lo < hi)
+            hi, lo = np.where(ok, mid, hi), np.where(~ok & (lo < hi), mid + 1, lo)
+        assert np.array_equal(ni._bmin_table(z, n, delta), lo), (z, n, delta)
