@@ -140,7 +140,7 @@ def region_prob_by_steps(bmin: np.ndarray, n: int, p_b, p_c) -> np.ndarray:
     Every term is a probability added, never subtracted, so the error stays that of the log-pmfs
     (gate/binomial.py's bound; tests/gate/test_noninferiority.py compares it with `region_prob`),
     at O(1) work per c instead of a fraction of O(sqrt(n)) steps: `_grid_above` evaluates
-    thousands of points on a large slice (docs/gate.md, "Large suites").
+    thousands of points on a large slice (docs/gate.md, "What it costs").
     """
     p_b = np.atleast_1d(np.asarray(p_b, dtype=np.float64))
     p_c = np.atleast_1d(np.asarray(p_c, dtype=np.float64))

@@ -40,6 +40,8 @@ _NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$")
 
 def is_ordinal(item: Any) -> bool:
     """True for an ordinal probe or per-probe entry (a `Probe`, or a results.json entry dict)."""
+    if type(item) is dict:  # the common case first: isinstance against the Mapping ABC is slow
+        return item.get("kind") == KIND
     kind = item.get("kind") if isinstance(item, Mapping) else getattr(item, "kind", None)
     return kind == KIND
 
