@@ -8,7 +8,11 @@ With --profile it prints the cProfile summary of the same comparison run in this
 
     .venv/bin/python bench/compare_scale.py [--probes 100000] [--keep DIR] [--profile]
 
-The target is under 30 s for 100,000 probes (it took 3 min 19 s before issue 25).
+The target is under 30 s for 100,000 probes (it took 3 min 19 s before issue 25). Besides the
+wall-clock seconds it prints the command's CPU seconds and peak memory (its maximum resident set):
+on a machine shared with other work the CPU seconds are the steadier measure. With --keep DIR
+holding the files of an earlier run they are reused, so that two versions of evalgate (an A/B
+through PYTHONPATH) compare on the same bytes. Measured figures: docs/gate.md, "What it costs".
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import argparse
 import cProfile
 import json
 import pstats
+import resource
 import subprocess
 import sys
 import tempfile
@@ -54,16 +59,20 @@ def build(n: int, folder: Path) -> tuple[Path, Path]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--probes", type=int, default=100_000)
-    ap.add_argument("--keep", type=Path, help="build the files here and keep them")
+    ap.add_argument("--keep", type=Path, help="build the files here and keep them (or reuse them)")
     ap.add_argument("--profile", action="store_true", help="cProfile the comparison in this process")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
-        results, base = build(args.probes, folder)
-        size = results.stat().st_size
-        print(f"built {args.probes:,} probes in {time.perf_counter() - t0:.1f} s ({size:,} bytes)")
+        results, base = folder / "results.json", folder / "baseline.json"
+        if args.keep and results.is_file() and base.is_file():
+            print(f"reusing {results} ({results.stat().st_size:,} bytes) and {base}")
+        else:
+            results, base = build(args.probes, folder)
+            size = results.stat().st_size
+            print(f"built {args.probes:,} probes in {time.perf_counter() - t0:.1f} s ({size:,} bytes)")
         argv = ["compare", str(results), str(base), "--out", str(folder / "out")]
         if args.profile:
             from evalgate.cli import main as cli
@@ -74,10 +83,16 @@ def main() -> None:
             print(f"evalgate compare: exit {code}, {time.perf_counter() - t0:.1f} s (profiled)")
             pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
             return
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "evalgate", *argv], capture_output=True, text=True)
         seconds = time.perf_counter() - t0
-        print(f"evalgate compare on {args.probes:,} probes: exit {done.returncode}, {seconds:.1f} s")
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        print(
+            f"evalgate compare on {args.probes:,} probes: exit {done.returncode}, {seconds:.1f} s "
+            f"({cpu:.1f} s CPU, peak RSS {after.ru_maxrss / 1024:,.0f} MiB)"
+        )
         if done.returncode not in (0, 1):
             print(done.stderr[-2000:])
 

@@ -140,3 +140,55 @@ def test_the_critical_region_is_the_smallest_attainable_one_within_level(n, leve
     assert np.array_equal(
         _bmin_table(got, n, 0.02), _bmin_table(float(first) - 1e-12 * float(first), n, 0.02)
     )
+
+
+@pytest.mark.parametrize(
+    ("n", "delta", "z"),
+    [(1, 0.0, 0.5), (7, 0.3, 0.2), (40, 0.0, 1.7), (161, 0.02, 2.1), (500, 0.05, 2.9), (2_000, 0.02, 3.1)],
+)
+def test_the_stepwise_region_probability_is_the_sum_of_binomial_tails(n, delta, z):
+    # `_grid_above` sums the region's probability by adding tails' differences c by c
+    # (region_prob_by_steps); it must give what the direct sum of continued-fraction tails gives,
+    # from s = delta (no wins: one c) to s = 1 (no ties: rows empty from the middle on).
+    bmin = ni._bmin_table(z, n, delta)
+    s = delta + (1.0 - delta) * np.linspace(0.0, 1.0, 41) ** 2
+    direct = ni.region_prob(bmin, n, (s + delta) / 2.0, (s - delta) / 2.0)
+    stepwise = ni.region_prob_by_steps(bmin, n, (s + delta) / 2.0, (s - delta) / 2.0)
+    np.testing.assert_allclose(stepwise, direct, rtol=1e-11, atol=1e-300)
+    assert direct.max() > 1e-3  # regions that carry probability, not a comparison of zeros
+
+
+def test_the_stepwise_region_probability_matches_the_trinomial_enumeration():
+    # Against every outcome's exact trinomial probability (fractions), on a 60-probe slice.
+    n, delta, z = 60, 0.02, 1.4
+    bmin = ni._bmin_table(z, n, delta)
+    d = Fraction(delta)
+    for t in (Fraction(0), Fraction(1, 10), Fraction(1, 2), Fraction(49, 50), Fraction(1)):
+        s = d + t * (1 - d)
+        pb, pc = (s + d) / 2, (s - d) / 2
+        exact = sum(
+            Fraction(math.factorial(n), math.factorial(b) * math.factorial(c) * math.factorial(n - b - c))
+            * pb**b
+            * pc**c
+            * (1 - pb - pc) ** (n - b - c)
+            for c in range(n + 1)
+            for b in range(int(bmin[c]), n - c + 1)
+        )
+        got = float(ni.region_prob_by_steps(bmin, n, float(pb), float(pc))[0])
+        assert got == pytest.approx(float(exact), rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("n", [1, 5, 61, 300, 20_000])
+@pytest.mark.parametrize("delta", [0.0, 0.02, 0.3])
+def test_the_region_table_is_the_smallest_b_whose_statistic_reaches_z(n, delta):
+    # _bmin_table starts its search where Z would be z and brackets it: every row must still be
+    # the smallest b in 0..n-c with Z(b, c) >= z (n - c + 1 when none), found here by bisecting
+    # each row over its whole range
+    c = np.arange(n + 1)
+    for z in (-1.0, 0.0, 0.4, 1.7, 2.9, 6.0, math.inf):
+        lo, hi = np.zeros(n + 1, dtype=np.int64), n - c + 1
+        while (lo < hi).any():
+            mid = (lo + hi) // 2
+            ok = (ni.score_z(np.minimum(mid, n - c), c, n, delta) >= z) & (lo < hi)
+            hi, lo = np.where(ok, mid, hi), np.where(~ok & (lo < hi), mid + 1, lo)
+        assert np.array_equal(ni._bmin_table(z, n, delta), lo), (z, n, delta)

@@ -100,7 +100,8 @@ def _warn_floors(cfg: Any, results: dict[str, Any], shown: Any) -> None:
 
 def _warn_drift(cfg: Any, results: dict[str, Any], source: str) -> None:
     """Warn when the results about to become the baseline drifted beyond gate.drift_tolerance
-    since the anchor (issue 25: the update was written with exit 0 and no word). Not a refusal:
+    since the anchor, or may have and the test cannot tell (issue 25: the update was written with
+    exit 0 and no word). Not a refusal:
     the refusal is `run --verify-baseline`'s, which the labelled workflow runs (docs/gate.md
     "Drift"); a drift that cannot be measured here is not this command's to report."""
     from evalgate.errors import EvalgateError
@@ -110,9 +111,19 @@ def _warn_drift(cfg: Any, results: dict[str, Any], source: str) -> None:
         found = drift_of_update(results, cfg)
     except EvalgateError:
         return
-    if not found or found.get("status") != "fail":
+    if not found or found.get("status") not in ("fail", "inconclusive"):
         return
     names = ", ".join(drifting(found)) or "the run"
+    if found["status"] == "inconclusive":
+        # never silence for what could not be decided: a gate says "inconclusive" there, not pass
+        print(
+            f"evalgate: warning: {source} may have drifted beyond gate.drift_tolerance since the anchor "
+            f"{found.get('anchor', '')}, and the test cannot tell: {names}. Runs gated against it say "
+            '"inconclusive" for that drift, not pass; more shared items (or a floor) make it decidable '
+            '(docs/gate.md, "Drift")',
+            file=sys.stderr,
+        )
+        return
     print(
         f"evalgate: warning: {source} drifted beyond gate.drift_tolerance since the anchor "
         f"{found.get('anchor', '')}: {names}. `evalgate run --verify-baseline` refuses this update unless "

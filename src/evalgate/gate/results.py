@@ -35,25 +35,69 @@ ROUND_DIGITS = 7
 
 def round_floats(obj: Any, digits: int = ROUND_DIGITS) -> Any:
     """Round every float (recursively); NaN/inf become None (they are not JSON); -0.0 becomes 0.0."""
-    # exact types first (a results file of 100,000 probes holds millions of values); subclasses
-    # (bool is an int, never a float) fall through to the isinstance checks below
+    # exact types first (a results file of 100,000 probes holds millions of values, and this runs
+    # on each of them three times in a gate); subclasses (bool is an int, never a float) fall
+    # through to the isinstance checks below
     kind = type(obj)
-    if kind is str or kind is int or kind is bool or obj is None:
+    if kind in _KEPT:
         return obj
     if kind is dict:
-        return {k: round_floats(v, digits) for k, v in obj.items()}
+        return _round_dict(obj, f".{digits}g", digits)
     if kind is list:
-        return [round_floats(v, digits) for v in obj]
+        return _round_list(obj, f".{digits}g", digits)
     if isinstance(obj, float):
-        if not math.isfinite(obj):
-            return None
-        value = float(f"{obj:.{digits}g}")
-        return 0.0 if value == 0 else value
+        return _round_float(obj, f".{digits}g")
     if isinstance(obj, Mapping):
         return {k: round_floats(v, digits) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
         return [round_floats(v, digits) for v in obj]
     return obj
+
+
+_KEPT = frozenset((str, int, bool, type(None)))
+
+
+def _round_float(value: float, spec: str) -> float | None:
+    if not math.isfinite(value):
+        return None
+    value = float(format(value, spec))
+    return 0.0 if value == 0 else value
+
+
+def _round_dict(obj: dict, spec: str, digits: int) -> dict:
+    # `round_floats` of each value, with the common leaves (strings, numbers) handled here: a
+    # function call per leaf was most of its time on a large results file
+    out = {}
+    for k, v in obj.items():
+        kind = type(v)
+        if kind in _KEPT:
+            out[k] = v
+        elif kind is float:
+            out[k] = _round_float(v, spec)
+        elif kind is dict:
+            out[k] = _round_dict(v, spec, digits)
+        elif kind is list:
+            out[k] = _round_list(v, spec, digits)
+        else:
+            out[k] = round_floats(v, digits)
+    return out
+
+
+def _round_list(obj: list, spec: str, digits: int) -> list:
+    out = []
+    for v in obj:
+        kind = type(v)
+        if kind in _KEPT:
+            out.append(v)
+        elif kind is float:
+            out.append(_round_float(v, spec))
+        elif kind is dict:
+            out.append(_round_dict(v, spec, digits))
+        elif kind is list:
+            out.append(_round_list(v, spec, digits))
+        else:
+            out.append(round_floats(v, digits))
+    return out
 
 
 def comparability_manifest(

@@ -33,7 +33,9 @@ def run_accuracy(results: Mapping[str, Any]) -> tuple[float | None, int]:
     """(accuracy, n) over this run's scored entries, as `slices.overall` counts and rounds them."""
     right = n = 0
     for e in results.get("probes") or []:
-        if isinstance(e, Mapping) and e.get("status") == STATUS_SCORED and not is_ordinal(e):
+        # type() first: an isinstance against the Mapping ABC per entry was seconds at 100,000
+        entry = type(e) is dict or isinstance(e, Mapping)
+        if entry and e.get("status") == STATUS_SCORED and not is_ordinal(e):
             n += 1
             right += e.get("correct") is True
     return (round_floats(right / n) if n else None), n

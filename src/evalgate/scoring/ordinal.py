@@ -33,6 +33,8 @@ from evalgate.types import DEFAULT_REVIEW_ENTROPY, STATUS_AMBIGUOUS, STATUS_DEPR
 
 def is_ordinal(item: Any) -> bool:
     """True for an ordinal probe or per-probe entry (a `Probe`, or a results.json entry dict)."""
+    if type(item) is dict:  # the common case first: isinstance against the Mapping ABC is slow
+        return item.get("kind") == KIND
     kind = item.get("kind") if isinstance(item, Mapping) else getattr(item, "kind", None)
     return kind == KIND
 
