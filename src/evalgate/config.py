@@ -50,6 +50,7 @@ class ScoringConfig:
     batch_size: int  # sequences per forward pass
     dtype: str  # float32 (the only dtype whose numbers we promise to be reproducible)
     threads: int  # torch intra-op threads; 0 = torch's default
+    max_positions: int = 8192  # most token positions one forward runs (docs/scoring.md "Memory")
 
 
 @dataclass(frozen=True)

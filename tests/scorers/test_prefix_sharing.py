@@ -328,8 +328,9 @@ ITEMS = [
 
 def few_shot_requests(items: list[str]) -> list[LoglikRequest]:
     prompt = SHOT * 5
+    options = "\nA. home\nB. the market\nC. the beach\nD. school\nAnswer:"
     return [
-        LoglikRequest(f"{prompt}Question: {q}\nA. home\nB. the market\nC. the beach\nD. school\nAnswer:", c, q)
+        LoglikRequest(f"{prompt}Question: {q}{options}", c, q)
         for q in items
         for c in (" A", " B", " C", " D")
     ]
@@ -338,7 +339,10 @@ def few_shot_requests(items: list[str]) -> list[LoglikRequest]:
 @pytest.fixture(params=["hf", "llama"])
 def long_scorer(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp(f"long-{request.param}")
-    path = hf_gpt2_dir(folder, n_positions=1024) if request.param == "hf" else hf_llama_dir(folder, max_positions=1024)
+    if request.param == "hf":
+        path = hf_gpt2_dir(folder, n_positions=1024)
+    else:
+        path = hf_llama_dir(folder, max_positions=1024)
     scorer = load_scorer(path, None, root=path, batch_size=8)
     assert scorer.model_fn.cached is not None and scorer.max_length == 1024
     return scorer
