@@ -62,6 +62,20 @@ def shipped_pairs() -> tuple[list[tuple[str, str, str]], list[str]]:
 
 SHAPES = {"small": (12, 768, 12), "medium": (24, 1024, 16), "tiny": (2, 64, 2)}  # layers, width, heads
 
+# Llama-style shapes (transformers' LlamaForCausalLM: rotary positions, RMSNorm, gated MLP,
+# grouped-query attention), vocabulary 32,000 as Llama-2/TinyLlama:
+# layers, hidden, intermediate, heads, key/value heads. "1.1b" is TinyLlama-1.1B's shape; "0.5b" a
+# 16-layer shape of ~0.5B; "tiny" checks the code path in seconds. "3b" (Llama-3.2-3B's body) and
+# "7b" (Llama-2-7B) are never built: their memory is projected (project_memory).
+LLAMA = {
+    "tiny": (2, 64, 128, 4, 2),
+    "0.5b": (16, 1536, 4096, 12, 4),
+    "1.1b": (22, 2048, 5632, 32, 4),
+    "3b": (28, 3072, 8192, 24, 8),
+    "7b": (32, 4096, 11008, 32, 32),
+}
+LLAMA_VOCAB = 32000
+
 
 def build_gpt2(out: Path, vocab_size: int, shape: str) -> Path:
     import tokenizers
@@ -92,6 +106,104 @@ def build_gpt2(out: Path, vocab_size: int, shape: str) -> Path:
     transformers.GPT2LMHeadModel(cfg).save_pretrained(out)
     hf_tok.save_pretrained(out)
     return out
+
+
+def train_tokenizer(vocab_size: int, bos: str | None = None):
+    """A byte-level BPE trained on data/corpus/train.jsonl; `bos`: prepended to every text, as
+    Llama's tokenizer prepends <s>."""
+    import tokenizers
+    import transformers
+    from tokenizers import decoders, models, pre_tokenizers, processors, trainers
+
+    texts = [json.loads(line)["text"] for line in (REPO / "data/corpus/train.jsonl").open(encoding="utf-8")]
+    tok = tokenizers.Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    specials = ["<|endoftext|>"] + ([bos] if bos else [])
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False,
+    )  # fmt: skip
+    tok.train_from_iterator(texts, trainer=trainer)
+    if bos:
+        tok.post_processor = processors.TemplateProcessing(
+            single=f"{bos} $A", special_tokens=[(bos, tok.token_to_id(bos))]
+        )
+        return transformers.PreTrainedTokenizerFast(
+            tokenizer_object=tok, bos_token=bos, eos_token=specials[0]
+        )
+    eot = specials[0]
+    return transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token=eot, eos_token=eot, unk_token=eot
+    )
+
+
+def llama_config(shape: str, tok=None):
+    import transformers
+
+    layers, hidden, inter, heads, kv = LLAMA[shape]
+    return transformers.LlamaConfig(
+        vocab_size=LLAMA_VOCAB, hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
+        num_attention_heads=heads, num_key_value_heads=kv, max_position_embeddings=2048,
+        bos_token_id=tok.bos_token_id if tok else 1, eos_token_id=tok.eos_token_id if tok else 2,
+        tie_word_embeddings=False,
+    )  # fmt: skip
+
+
+def build_llama(out: Path, vocab_size: int, shape: str) -> Path:
+    """A randomly initialised Llama-style model of `shape`, saved as safetensors with a BPE
+    tokenizer of the corpus (its ids fill the first part of the 32,000-entry vocabulary)."""
+    import transformers
+
+    tok = train_tokenizer(vocab_size, bos="<s>")
+    torch.manual_seed(0)
+    transformers.LlamaForCausalLM(llama_config(shape, tok)).save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
+
+
+def llama_parameters(shape: str) -> int:
+    """Parameters of a Llama shape, counted on the meta device (no memory)."""
+    import transformers
+
+    with torch.device("meta"):
+        model = transformers.LlamaForCausalLM(llama_config(shape))
+    return sum(p.numel() for p in model.parameters())
+
+
+# An instruction of about 60 tokens before every item, as evaluation suites put one.
+INSTRUCTION = (
+    "The following are multiple choice questions (with answers) about {subject}. Read the question "
+    "and the four options carefully, think about which option is correct, and then answer with the "
+    "letter of the single best option only, without any explanation.\n\n"
+)
+SUBJECTS = ["grammar", "history", "biology", "law", "physics", "economics", "medicine", "music",
+            "geography", "chemistry", "philosophy", "statistics"]  # fmt: skip
+ITEMS_PER_SUBJECT = 20  # a 1,000-item sample of MMLU's 57 subjects holds ~18 per subject
+
+
+def mmlu_pairs(n_items: int, shots: int) -> list[tuple[str, str, str]]:
+    """(context, continuation, item id) for n MMLU-shaped items: the instruction, `shots` solved
+    examples of the item's subject (the same before every item of that subject: the 5-shot
+    prompt), the question, options A-D and "Answer:", scored on " A", " B", " C", " D". Questions
+    and options are sentences of data/corpus/train.jsonl."""
+    texts = [json.loads(line)["text"] for line in (REPO / "data/corpus/train.jsonl").open(encoding="utf-8")]
+
+    def block(k: int, answer: str = "") -> str:
+        question = f"{texts[k % len(texts)]} {texts[(k + 7) % len(texts)]}"
+        options = [" ".join(texts[(k + 11 * j + 3) % len(texts)].split()[:8]) for j in range(4)]
+        body = "".join(f"\n{letter}. {o}" for letter, o in zip("ABCD", options, strict=True))
+        return f"Question: {question}{body}\nAnswer:{answer}"
+
+    pairs = []
+    for i in range(n_items):
+        s = i // ITEMS_PER_SUBJECT
+        subject = SUBJECTS[s % len(SUBJECTS)] + ("" if s < len(SUBJECTS) else f" {s}")
+        prefix = INSTRUCTION.format(subject=subject)
+        prefix += "".join(block(5000 + 31 * s + 5 * j, " " + "ABCD"[j % 4]) + "\n\n" for j in range(shots))
+        context = prefix + block(97 * i + 13)
+        pairs.extend((context, f" {letter}", f"item-{i}") for letter in "ABCD")
+    return pairs
 
 
 def matmul_gflops(n: int = 2048, reps: int = 5, trials: int = 3) -> float:
@@ -166,8 +278,9 @@ def evalgate_scorer(
     seconds = time.perf_counter() - t0
     counts = dict(scorer.counters)
     t0 = time.perf_counter()
-    ppl = scorer.perplexity(texts)
+    ppl = scorer.perplexity(texts) if texts else None
     ppl_seconds = time.perf_counter() - t0
+    ppl_tokens = ppl.n_tokens if ppl is not None else 0
     # FLOPs: 2 per weight per position through the body, 2 per head weight per projected position
     # (a full-logits model projects every position)
     selects = getattr(inner, "selects_positions", False) or getattr(inner, "cached", None) is not None
@@ -175,8 +288,8 @@ def evalgate_scorer(
     flops = 2 * body * counts["positions"] + 2 * head * kept
     info = {"seconds": seconds, **counts, "kept": kept, "flops": flops,
             "n_parameters": scorer.info.n_parameters,
-            "ppl_seconds": ppl_seconds, "ppl_tokens": ppl.n_tokens,
-            "ppl_flops": 2 * scorer.info.n_parameters * ppl.n_tokens}  # fmt: skip
+            "ppl_seconds": ppl_seconds, "ppl_tokens": ppl_tokens,
+            "ppl_flops": 2 * scorer.info.n_parameters * ppl_tokens}  # fmt: skip
     return [r.logprob for r in res], info
 
 
@@ -313,6 +426,16 @@ def main() -> None:
     ap.add_argument("--naive-pairs", type=int, default=200, help="pairs for the (slow) naive loop")
     ap.add_argument("--repeat", type=int, default=3, help="rounds of runs (best kept)")
     ap.add_argument("--vocab-size", type=int, default=8192, help="BPE target (the corpus may allow fewer)")
+    ap.add_argument(
+        "--llama", default="", help="comma-separated Llama shapes: tiny, 0.5b, 1.1b (3b, 7b: projected)"
+    )
+    ap.add_argument("--suites", default="probes,mmlu,5shot", help="Llama suites: probes, mmlu, 5shot")
+    ap.add_argument("--items", type=int, default=1000, help="MMLU-shaped items per suite (Llama shapes)")
+    ap.add_argument(
+        "--whole-items", type=int, default=0,
+        help="items for the unshared comparators (one row per item: their rate does not depend on how "
+        "many); 0: all",
+    )  # fmt: skip
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--pairs", help=argparse.SUPPRESS)
@@ -323,7 +446,10 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     work = Path(tempfile.mkdtemp(prefix="evalgate-bench-"))
     try:
-        compare_all(args, work)
+        if args.shapes:
+            compare_all(args, work)
+        if args.llama:
+            compare_llama(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -359,6 +485,115 @@ def compare_all(args: argparse.Namespace, work: Path) -> None:
         failures += report(title, results, pairs, max(peaks))
     import_times()
     print("\nall targets met" if not failures else "\nNOT MET: " + "; ".join(failures))
+
+
+def compare_llama(args: argparse.Namespace, work: Path) -> None:
+    """Llama-style shapes on the shipped probes (and perplexity), N MMLU-shaped items with the
+    instruction, and N 5-shot items: time, positions fed, peak RSS, against lm-eval's fastest
+    configuration when lm_eval is importable, else against evalgate with every input run whole
+    (the unshared scorer: what a model without a key/value cache gets)."""
+    import importlib.util
+
+    probes, texts = shipped_pairs()
+    whole_items = args.whole_items or args.items
+    suites = {
+        "shipped probes + perplexity": (probes, texts, None, 3),
+        f"{args.items} MMLU-shaped items, ~60-token instruction": (
+            mmlu_pairs(args.items, 0),
+            [],
+            whole_items,
+            3,
+        ),
+        f"{args.items} MMLU-shaped items, 5-shot": (mmlu_pairs(args.items, 5), [], whole_items, 5),
+    }
+    chosen = args.suites.split(",")
+    suites = {
+        t: v
+        for (key, (t, v)) in zip(("probes", "mmlu", "5shot"), suites.items(), strict=True)
+        if key in chosen
+    }
+    lm_eval = importlib.util.find_spec("lm_eval") is not None
+    if lm_eval:
+        baselines = {"(b) lm-eval cache off": "lm-eval-off", "(b) lm-eval cache on": "lm-eval-on"}
+    else:
+        print("lm-eval: not importable here (pip install lm-eval==0.4.13); the comparator is evalgate "
+              "with every input run whole, as a model without a key/value cache is scored")  # fmt: skip
+        baselines = {"(c0) evalgate, inputs whole": "evalgate-whole"}
+    measured: dict[str, dict] = {}
+    failures: list[str] = []
+    for shape in [s for s in args.llama.split(",") if s]:
+        if shape in ("3b", "7b"):
+            continue  # projected below, never built
+        t0 = time.perf_counter()
+        model = build_llama(work / f"llama-{shape}", args.vocab_size, shape)
+        built = time.perf_counter() - t0
+        print(f"\n# Llama-style {shape} shape {LLAMA[shape]} (layers, hidden, intermediate, heads, "
+              f"kv heads), vocabulary {LLAMA_VOCAB}; built and saved in {built:.0f} s")  # fmt: skip
+        for title, (pairs, suite_texts, n_whole, target) in suites.items():
+            path = work / "suite.json"
+            path.write_text(json.dumps({"pairs": pairs, "texts": suite_texts}), encoding="utf-8")
+            short = work / "suite-whole.json"
+            cut = pairs if n_whole is None else pairs[: 4 * n_whole]
+            short.write_text(json.dumps({"pairs": cut, "texts": suite_texts}), encoding="utf-8")
+            results = {"(c) evalgate": run_worker("evalgate", model, path, work, args)}
+            for name, method in baselines.items():
+                results[name] = run_worker(method, model, short, work, args)
+            failures += report_llama(f"{shape}: {title}", results, pairs, target)
+            measured.setdefault(shape, {})[title] = results["(c) evalgate"]
+        shutil.rmtree(model, ignore_errors=True)
+    project_memory(measured)
+    print("\nall Llama targets met" if not failures else "\nNOT MET: " + "; ".join(failures))
+
+
+def report_llama(title: str, results: dict[str, dict], pairs: list, target: float) -> list[str]:
+    ours = results["(c) evalgate"]
+    items = len({g for _, _, g in pairs})
+    weights_mb = ours["n_parameters"] * 4 / 2**20
+    print(f"\n## {title} ({items} items, {len(pairs)} pairs)")
+    print(f"{'method':<30}{'seconds':>9}{'items/s':>9}{'positions':>11}{'forwards':>10}{'peak RSS MB':>13}")
+    for name, r in results.items():
+        n = len({g for _, _, g in pairs[: len(r["logliks"])]})
+        r["rate"] = n / r["seconds"]
+        note = f"  (first {n} items)" if n < items else ""
+        print(f"{name:<30}{r['seconds']:>9.1f}{r['rate']:>9.2f}{r.get('positions', 0):>11}"
+              f"{r.get('forwards', 0):>10}{r['rss_mb']:>13.0f}{note}")  # fmt: skip
+    if ours["ppl_tokens"]:
+        print(f"perplexity: {ours['ppl_tokens']} tokens in {ours['ppl_seconds']:.1f} s (evalgate)")
+    print(f"evalgate peak RSS {ours['rss_mb']:.0f} MB = {ours['rss_mb'] / weights_mb:.2f}x the float32 "
+          f"weights ({weights_mb:.0f} MB, {ours['n_parameters'] / 1e9:.2f}B parameters)")  # fmt: skip
+    failures = []
+    others = {k: v for k, v in results.items() if k != "(c) evalgate"}
+    best_name, best = max(others.items(), key=lambda kv: kv[1]["rate"])
+    ratio = ours["rate"] / best["rate"]
+    print(f"evalgate vs {best_name}: {_target(ratio, target)}")
+    if ratio < target:
+        failures.append(f"{title}: {ratio:.2f}x {best_name}")
+    for name, r in others.items():
+        diff = max(abs(a - b) for a, b in zip(ours["logliks"], r["logliks"], strict=False))
+        print(f"max |loglik evalgate - {name}| = {diff:.2e}")
+    return failures
+
+
+def project_memory(measured: dict[str, dict]) -> None:
+    """Peak RSS for shapes not built: 4 bytes per parameter (counted on the meta device) plus the
+    overhead measured over the weights on the largest shape built (Python, torch, the tokenizer,
+    activations of a forward of at most scoring.max_positions positions, and the key/value and
+    logits buffers, whose caps are fixed in elements: MAX_CACHE, TREE_CACHE, MAX_LOGITS), the
+    activations scaled by the hidden size."""
+    if not measured:
+        return
+    shape = max(measured, key=lambda s: LLAMA[s][1])
+    peak = max(r["rss_mb"] for r in measured[shape].values())
+    params = next(iter(measured[shape].values()))["n_parameters"]
+    over = peak - params * 4 / 2**20
+    print(f"\n## peak memory projected (float32 weights + the overhead measured on {shape}: {over:.0f} MB, "
+          "scaled by the hidden size)")  # fmt: skip
+    for name in ("3b", "7b"):
+        n = llama_parameters(name)
+        weights = n * 4 / 2**20
+        proj = weights + over * LLAMA[name][1] / LLAMA[shape][1]
+        print(f"{name}: {n / 1e9:.2f}B parameters, weights {weights / 1024:.1f} GiB, projected peak RSS "
+              f"{proj / 1024:.1f} GiB ({proj / weights:.2f}x the weights)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ class ScoringConfig:
     # configuration without the key (or with `device: cpu`) pins as it did before the key existed.
     # The device a run used is part of its comparability manifest (docs/scoring.md, "Device").
     device: str | None = None
+    max_positions: int = 8192  # most token positions one forward runs (docs/scoring.md "Memory")
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,7 @@ def score(
             batch_size=cfg.scoring.batch_size,
             dtype=cfg.scoring.dtype,
             threads=cfg.scoring.threads,
+            max_positions=cfg.scoring.max_positions,
             given=checkpoint_arg or cfg.checkpoint,
         )
         device = place_scorer(scorer, cfg.scoring.device)  # scorers/device.py

@@ -93,7 +93,7 @@ def hf_gpt2_dir(
     return path
 
 
-def hf_llama_dir(path: Path, *, seed: int = 0, sharpen: float = 20.0) -> Path:
+def hf_llama_dir(path: Path, *, seed: int = 0, sharpen: float = 20.0, max_positions: int = 64) -> Path:
     """A saved tiny Llama (rotary positions, RMSNorm, gated MLP, grouped-query attention) with a
     tokenizer that prepends <s>, as Llama's does."""
     tok = train_bpe()
@@ -110,7 +110,7 @@ def hf_llama_dir(path: Path, *, seed: int = 0, sharpen: float = 20.0) -> Path:
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=64,
+        max_position_embeddings=max_positions,
         bos_token_id=hf_tokenizer.bos_token_id,
         eos_token_id=hf_tokenizer.eos_token_id,
         tie_word_embeddings=False,

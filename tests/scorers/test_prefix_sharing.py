@@ -311,3 +311,63 @@ def test_a_long_texts_windows_in_several_passes_keep_its_bits(monkeypatch):
         assert alone == among, j
         split += passes[-1] > 1
     assert split  # the passes did split the calls
+
+
+# A 5-shot prompt in the MMLU shape: the same solved examples before every item of a subject.
+SHOT = (
+    "Question: Yesterday my brother and my sister went to the market. Where did they go?\n"
+    "A. home\nB. the market\nC. the beach\nD. school\nAnswer: B\n\n"
+)
+ITEMS = [
+    "They have gone to the beach and then they went home. Where did they go first?",
+    "She works every day at the market. Where does she work?",
+    "Ayer yo fui a la playa. Where did I go?",
+    "Mañana tú tendrás que ir a la escuela. Where will you go?",
+]
+
+
+def few_shot_requests(items: list[str]) -> list[LoglikRequest]:
+    prompt = SHOT * 5
+    options = "\nA. home\nB. the market\nC. the beach\nD. school\nAnswer:"
+    return [
+        LoglikRequest(f"{prompt}Question: {q}{options}", c, q)
+        for q in items
+        for c in (" A", " B", " C", " D")
+    ]
+
+
+@pytest.fixture(params=["hf", "llama"])
+def long_scorer(request, tmp_path_factory):
+    folder = tmp_path_factory.mktemp(f"long-{request.param}")
+    if request.param == "hf":
+        path = hf_gpt2_dir(folder, n_positions=1024)
+    else:
+        path = hf_llama_dir(folder, max_positions=1024)
+    scorer = load_scorer(path, None, root=path, batch_size=8)
+    assert scorer.model_fn.cached is not None and scorer.max_length == 1024
+    return scorer
+
+
+def test_a_long_few_shot_prefix_runs_once_for_every_item(long_scorer):
+    """A 5-shot prefix of a few hundred tokens before every item: each of its pieces (cut every
+    64 tokens past 64, torch_lm._bounds) runs in exactly one forward, however many items follow
+    it, and an item's numbers are the same bits alone and among the others."""
+    scorer = long_scorer
+    reqs = few_shot_requests(ITEMS)
+    rows = [scorer.encode_pair(r.context, r.continuation)[0] for r in reqs]
+    common = next(i for i, (x, y) in enumerate(zip(rows[0], rows[4], strict=False)) if x != y)
+    assert common > 200  # well past the 128 tokens the tree used to stop at
+    forwards = pieces_run(scorer, reqs)
+    bounds = torch_lm._bounds(len(rows[0]))
+    shared = [(a, b) for a, b in itertools.pairwise(bounds) if b <= common]
+    assert shared[-1][1] > common - 64  # shared to within one step of 64 tokens
+    for a, b in shared:
+        holding = [f for f in forwards if (a, rows[0][a:b]) in f]
+        assert len(holding) == 1, (a, b)
+    fed = sum(len(tokens) for f in forwards for _, tokens in f)
+    assert fed < 0.5 * sum(len(r) for r in set(rows)), fed
+    together = [r.logprob for r in scorer.loglikelihood(reqs)]
+    for q in ITEMS[1:3]:
+        alone = [r.logprob for r in scorer.loglikelihood(few_shot_requests([q]))]
+        assert alone == [v for r, v in zip(reqs, together, strict=True) if r.group == q], q
+    assert together == pytest.approx(logprobs_run_whole(scorer, reqs), abs=1e-5)

@@ -31,9 +31,9 @@ from evalgate.types import STATUS_DEPRECATED, Finding
 
 YARDSTICK_VERSION = 1
 # evalgate.yml sections whose keys decide a verdict. report.* only shapes the report, and
-# scoring.batch_size / scoring.threads do not move a number (docs/scoring.md).
+# scoring.batch_size / scoring.threads / scoring.max_positions do not move a number (docs/scoring.md).
 RULE_SECTIONS = ("scoring", "gate", "leaks", "coverage")
-NOT_RULES = frozenset({"scoring.batch_size", "scoring.threads"})
+NOT_RULES = frozenset({"scoring.batch_size", "scoring.threads", "scoring.max_positions"})
 # Input roles (results.json `inputs`) whose content is part of the yardstick.
 FILE_ROLES = {"test": "test", "template": "template", "grammar": "grammar", "train": "train"}
 # The order changes are listed in: the probes first (what the attack of docs/approval.md used).

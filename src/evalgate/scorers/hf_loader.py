@@ -31,6 +31,7 @@ from evalgate.scorers.safety import (
     scan_pickle,
 )
 from evalgate.scorers.torch_lm import (
+    MAX_POSITIONS,
     HFCachedLM,
     TorchScorer,
     full_logits_fn,
@@ -237,7 +238,13 @@ def _fuse_new_gelu(model: torch.nn.Module) -> int:
 
 
 def load_hf_scorer(
-    path: Path, config: Any, *, batch_size: int, dtype: torch.dtype, threads: int
+    path: Path,
+    config: Any,
+    *,
+    batch_size: int,
+    dtype: torch.dtype,
+    threads: int,
+    max_positions: int = MAX_POSITIONS,
 ) -> TorchScorer:
     config_path = path / "config.json"
     if not isinstance(config, dict):
@@ -353,6 +360,7 @@ def load_hf_scorer(
         vocab_size=vocab_size,
         dtype=dtype,
         threads=threads,
+        max_positions=max_positions,
     )
 
 

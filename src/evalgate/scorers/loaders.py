@@ -22,7 +22,7 @@ from evalgate.errors import CheckpointError
 from evalgate.paths import allowed_roots
 from evalgate.scorers.loading import HINT_DIR, read_json
 from evalgate.scorers.safety import PICKLE_SUFFIXES, check_regular_files, refuse_pickle_file
-from evalgate.scorers.torch_lm import TorchScorer
+from evalgate.scorers.torch_lm import MAX_POSITIONS, TorchScorer
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 # What a model id on the Hugging Face Hub looks like (`gpt2`, `org/name`): one or two plain names.
@@ -59,6 +59,7 @@ def load_scorer(
     dtype: str = "float32",
     threads: int = 0,
     given: str | None = None,
+    max_positions: int = MAX_POSITIONS,
 ) -> TorchScorer:
     """The scorer for a checkpoint directory, or for what a plugin loader returns.
 
@@ -66,7 +67,12 @@ def load_scorer(
     when the folder is missing (`checkpoint` is already resolved: `./gpt2` would read `gpt2`)."""
     if dtype not in DTYPES:
         raise CheckpointError(f"scoring.dtype {dtype!r} is not supported; use one of {', '.join(DTYPES)}")
-    opts = {"batch_size": batch_size, "dtype": DTYPES[dtype], "threads": threads}
+    opts = {
+        "batch_size": batch_size,
+        "dtype": DTYPES[dtype],
+        "threads": threads,
+        "max_positions": max_positions,
+    }
     if loader:
         from evalgate.scorers.plugin_loader import load_plugin
 
@@ -94,6 +100,7 @@ def load_scorer(
             batch_size=batch_size,
             dtype=dtype,
             threads=threads,
+            max_positions=max_positions,
         )
     if not path.exists():
         raise CheckpointError(

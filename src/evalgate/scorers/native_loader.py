@@ -17,7 +17,7 @@ from evalgate.scorers.adapters import TokenizersAdapter
 from evalgate.scorers.base import ScorerInfo, files_digest
 from evalgate.scorers.loading import dtype_name, n_parameters
 from evalgate.scorers.safety import checkpoint_files
-from evalgate.scorers.torch_lm import KVCache, TorchScorer, full_logits_fn
+from evalgate.scorers.torch_lm import MAX_POSITIONS, KVCache, TorchScorer, full_logits_fn
 from evalgate.types import canonical_json, sha256_text
 
 
@@ -79,7 +79,9 @@ def own_unk_id(tok: Any) -> int | None:
     return unk if isinstance(unk, int) and not isinstance(unk, bool) else None
 
 
-def load_native_scorer(path: Path, *, batch_size: int, dtype: torch.dtype, threads: int) -> TorchScorer:
+def load_native_scorer(
+    path: Path, *, batch_size: int, dtype: torch.dtype, threads: int, max_positions: int = MAX_POSITIONS
+) -> TorchScorer:
     model, tok, cfg = native_gpt.load_native(path)
     files = checkpoint_files(path)
     adapter = TokenizersAdapter(
@@ -112,4 +114,5 @@ def load_native_scorer(path: Path, *, batch_size: int, dtype: torch.dtype, threa
         vocab_size=cfg.vocab_size,
         dtype=dtype,
         threads=threads,
+        max_positions=max_positions,
     )

@@ -22,12 +22,19 @@ from evalgate.scorers.adapters import FINGERPRINT_TEXT, PluginTokenizerAdapter, 
 from evalgate.scorers.base import ScorerInfo, files_digest
 from evalgate.scorers.loading import dtype_name, first_line, n_parameters
 from evalgate.scorers.safety import check_regular_files, checkpoint_files
-from evalgate.scorers.torch_lm import LogitsFn, TorchScorer, full_logits_fn, leaks_the_future
+from evalgate.scorers.torch_lm import MAX_POSITIONS, LogitsFn, TorchScorer, full_logits_fn, leaks_the_future
 from evalgate.types import canonical_json, sha256_text
 
 
 def load_plugin(
-    spec: str, checkpoint: Path | None, *, root: Path, batch_size: int, dtype: torch.dtype, threads: int
+    spec: str,
+    checkpoint: Path | None,
+    *,
+    root: Path,
+    batch_size: int,
+    dtype: torch.dtype,
+    threads: int,
+    max_positions: int = MAX_POSITIONS,
 ) -> TorchScorer:
     """`pkg.module:function` -> (model, tokenizer); called with the checkpoint path when it takes one.
 
@@ -126,6 +133,7 @@ def load_plugin(
         vocab_size=vocab_size,
         dtype=dtype,
         threads=threads,
+        max_positions=max_positions,
     )
 
 

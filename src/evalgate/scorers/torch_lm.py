@@ -22,16 +22,17 @@ Which row serves a request thus depends on its group alone. Reuse never crosses 
 `context_enc`s within a group, which is where lm-eval 0.4.13's logits cache goes wrong.
 
 Prefix tree (models with a key/value cache: the native GPT, and Hugging Face causal LMs whose
-cache hf_loader checks at loading; the LogitsFn's `cached` attribute, a `CachedLM`): every row of
-at most TREE_MAX_LEN tokens is cut at the fixed positions CUTS (1, 2, 4, 8, ...) into pieces, and
-each piece runs from the keys/values of the pieces before it. Rows sharing a prefix share its
-pieces, so a piece runs once for every probe, candidate and test sentence that starts with it:
-the first tokens of many inputs, a context followed by several candidates, a long instruction
-before every item. The cuts do not depend on the other rows, so a row's pieces, and its bits,
-are the same whatever else is scored (a pass that runs out of TREE_CACHE leaves the rest to a
-later pass, which computes the pieces they share again, to the same bits). Models without such a
-cache (plugin loaders, Hugging Face models without `logits_to_keep` or failing the check,
-sliding-window caches) and longer rows run every input whole, as above.
+cache hf_loader checks at loading; the LogitsFn's `cached` attribute, a `CachedLM`): every row is
+cut at fixed positions (1, 2, 4, ..., 64, then every CUT_STEP = 64 tokens: 128, 192, ...; _bounds)
+into pieces, and each piece runs from the keys/values of the pieces before it. Rows sharing a
+prefix share its pieces, so a piece runs once for every probe, candidate and test sentence that
+starts with it: the first tokens of many inputs, a context followed by several candidates, a long
+instruction before every item, the 500-800-token 5-shot prefix of a few-shot suite (cut every 64
+tokens, so all but its last < 64 tokens are shared). The cuts do not depend on the other rows, so
+a row's pieces, and its bits, are the same whatever else is scored (a pass that runs out of
+TREE_CACHE leaves the rest to a later pass, which computes the pieces they share again, to the
+same bits). Models without such a cache (plugin loaders, Hugging Face models without
+`logits_to_keep` or failing the check, sliding-window caches) run every input whole, as above.
 
 Fixed-shape forwards: a batch holds rows of exactly one length, so nothing is padded to suit
 another row (a tree's last piece pads to a power of two by a rule of its own row, _run_width), and a
@@ -108,15 +109,23 @@ MAX_CACHE = 1 << 25
 # how many rows share its forward (above MIN_ROWS/MIN_POSITIONS), so results stay the same.
 POSITIONS_PER_FORWARD = 4096
 
-# Prefix tree (module docstring): a row of a cached model is cut at these positions, each piece
-# run from the keys/values of the piece before it. Fixed cuts make a row's pieces, and so its
-# bits, a function of the row alone; powers of two keep a row of n tokens to about log2(n)
-# pieces while the first tokens, where inputs share the most, are shared one by one.
-CUTS = (1, 2, 4, 8, 16, 32, 64)
+# `scoring.max_positions` (docs/scoring.md "Memory"): the most token positions (rows x width,
+# fillers included) one forward may run, whatever batch_size says. The tree's pieces are at most
+# CUT_STEP wide, so a cached model can keep any cap of at least MIN_CAP; a model that runs its
+# inputs whole needs MIN_ROWS rows of its longest input. A row's bits do not depend on how many
+# rows share its forward, so the cap moves no number, only peak memory and speed.
+MAX_POSITIONS = 8192
+MIN_CAP = 128
 
-# Rows longer than this run whole (a long perplexity window gains little and would hold the
-# keys/values of hundreds of positions per row).
-TREE_MAX_LEN = 128
+# Prefix tree (module docstring): a row of a cached model is cut at these positions, then every
+# CUT_STEP positions after the last of them (_bounds), each piece run from the keys/values of the
+# pieces before it. Fixed cuts make a row's pieces, and so its bits, a function of the row alone;
+# powers of two share the first tokens, where inputs share the most, one by one, and the steps of
+# 64 share a long few-shot prefix to within 64 tokens while keeping every forward at most 64
+# positions wide (scoring.max_positions then caps a forward by its rows alone). Scoring version 3
+# (version 2 cut only rows of at most 128 tokens and ran longer ones whole).
+CUTS = (1, 2, 4, 8, 16, 32, 64)
+CUT_STEP = 64
 
 # Keys/values (elements) the tree holds for the pieces that others continue: 2**26 float32 =
 # 256 MiB; rows beyond it go to a later pass, which computes again the few pieces they share.
@@ -280,8 +289,14 @@ class _Node:
 
 
 def _bounds(n: int) -> list[int]:
-    """Where a row of n tokens is cut into tree nodes: 0, the CUTS below n, n."""
-    return [0, *(c for c in CUTS if c < n), n]
+    """Where a row of n tokens is cut into tree nodes: 0, the CUTS below n, every CUT_STEP after
+    the last of them below n, n."""
+    steps = range(CUTS[-1] + CUT_STEP, n, CUT_STEP)
+    return [0, *(c for c in CUTS if c < n), *steps, n]
+
+
+def _is_cut(end: int) -> bool:
+    return end in CUTS or (end > CUTS[-1] and (end - CUTS[-1]) % CUT_STEP == 0)
 
 
 def _run_width(start: int, end: int, limit: int | None) -> int:
@@ -292,7 +307,7 @@ def _run_width(start: int, end: int, limit: int | None) -> int:
     gives those positions exactly zero weight, and nothing continues a padded piece. Never past
     `limit`, the model's longest input."""
     width = end - start
-    if end in CUTS:
+    if _is_cut(end):
         return width
     padded = 1 << (width - 1).bit_length()
     return padded if limit is None or start + padded <= limit else max(width, limit - start)
@@ -311,11 +326,18 @@ class TorchScorer:
         vocab_size: int | None = None,
         dtype: torch.dtype = torch.float32,
         threads: int = 0,
+        max_positions: int = MAX_POSITIONS,
     ):
         """`max_length`: longest input the model accepts (longer inputs are left-truncated, as
         lm-eval does); `append_eos`: perplexity texts end with EOS (the model was trained so)."""
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
+        if max_positions < MIN_CAP:
+            raise RefusedError(
+                f"scoring.max_positions {max_positions} is below {MIN_CAP}",
+                hint=f"set scoring.max_positions to at least {MIN_CAP} in evalgate.yml",
+            )
+        self.max_positions = max_positions
         self.model_fn = model_fn
         self.tok = tokenizer
         self.batch_size = batch_size
@@ -474,21 +496,27 @@ class TorchScorer:
     def _batches(self, rows: list[_Row]) -> list[list[_Row]]:
         """Rows of one length per batch (see the module docstring), longest first; a batch ends
         at batch_size rows (more for short rows: POSITIONS_PER_FORWARD), at MAX_LOGITS logits or
-        (a cached model returns every row's keys/values) at MAX_CACHE cache elements."""
+        at max_positions positions. (Rows of a cached model go to the tree, _waves.)"""
         order = sorted(rows, key=lambda r: (-len(r.tokens), r.tokens))
-        cached: CachedLM | None = getattr(self.model_fn, "cached", None)
-        selects = getattr(self.model_fn, "selects_positions", False) or cached is not None
-        per_token = cached.kv_per_token if cached is not None else 0
+        selects = getattr(self.model_fn, "selects_positions", False)
+        if order and MIN_ROWS * len(order[0].tokens) > self.max_positions:
+            need = MIN_ROWS * len(order[0].tokens)
+            raise RefusedError(
+                f"scoring.max_positions {self.max_positions} is too small for this model: it has no "
+                f"key/value cache the scorer can use, so it runs each input whole, and its longest "
+                f"input here is {len(order[0].tokens)} tokens (a forward runs at least {MIN_ROWS} rows)",
+                hint=f"set scoring.max_positions to at least {need} in evalgate.yml",
+            )
         batches: list[list[_Row]] = []
         current: list[_Row] = []
         elements = 0
         for row in order:
             # a full-logits model materialises (B, T, V); one that selects, only the kept positions
-            n = len({p for p, _, _ in row.targets}) if selects else len(row.tokens)
+            n = max(MIN_POSITIONS, len({p for p, _, _ in row.targets})) if selects else len(row.tokens)
             if current:
                 too_big = self.vocab_size is not None and (elements + n) * self.vocab_size > MAX_LOGITS
-                too_big |= per_token * (len(current) + 1) * len(row.tokens) > MAX_CACHE
                 rows_max = max(self.batch_size, POSITIONS_PER_FORWARD // max(1, len(row.tokens)))
+                rows_max = min(rows_max, self.max_positions // len(row.tokens))
                 if len(row.tokens) != len(current[0].tokens) or len(current) >= rows_max or too_big:
                     batches.append(current)
                     current, elements = [], 0
@@ -594,10 +622,8 @@ class TorchScorer:
         values = [0.0] * len(slots)
         cached: CachedLM | None = getattr(self.model_fn, "cached", None)
         self._check_ids([r.tokens for r in rows])  # before any forward: name the token
-        whole = rows if cached is None else [r for r in rows if len(r.tokens) > TREE_MAX_LEN]
-        waves = (
-            [] if cached is None else self._waves([r for r in rows if len(r.tokens) <= TREE_MAX_LEN], cached)
-        )
+        whole = rows if cached is None else []
+        waves = [] if cached is None else self._waves(rows, cached)
         self._done = 0
         self._total = sum(len(r.tokens) for r in whole)
         self._total += sum(len(n.tokens) - n.start for wave in waves for n in wave)
@@ -605,20 +631,16 @@ class TorchScorer:
             self._tree(cached, wave, values)  # type: ignore[arg-type]
         for batch in self._batches(whole):
             width = len(batch[0].tokens)  # every row of a batch has this length (_batches)
-            kept = sum(len({p for p, _, _ in r.targets}) for r in batch)
-            if cached is not None:
-                kept = MIN_POSITIONS  # topped up from the rows themselves below
-            ids, keep = self._fill([r.tokens for r in batch], kept)
+            # too few projected positions are topped up from the rows themselves (_top_up), so
+            # fillers never take a forward past max_positions
+            ids, keep = self._fill([r.tokens for r in batch], MIN_POSITIONS)
             reads = []
             for b, row in enumerate(batch):
                 for pos, token, owner in row.targets:
                     keep[b, pos] = True
                     reads.append((b, pos, token, owner))
-            if cached is None:
-                logits = self.model_fn(ids, keep)
-            else:
-                self._top_up(keep)
-                logits, _ = cached.start(ids, keep)
+            self._top_up(keep)
+            logits = self.model_fn(ids, keep)
             self._gather(logits, keep, reads, values)
             self._count(ids, keep, len(batch) * width)  # real rows only: the bar ends at its total
         sums = [0.0] * n_owners
@@ -681,7 +703,9 @@ class TorchScorer:
     def _tree(self, cached: CachedLM, wave: list[_Node], values: list[float]) -> None:
         """Run one pass of nodes, shallowest first: nodes of one (start, width) share forwards
         (one shape; a last piece padded by its own rule, _run_width), each continuing the kept
-        keys/values of its ancestors."""
+        keys/values of its ancestors. The keys/values a level keeps (its nodes that others
+        continue) go into tensors allocated once for the level, not gathered per forward and
+        concatenated: the level is held once, never twice (docs/scoring.md "Memory")."""
         groups: dict[tuple[int, int], list[_Node]] = {}
         for node in wave:
             groups.setdefault((node.start, node.width), []).append(node)
@@ -689,7 +713,8 @@ class TorchScorer:
         levels: dict[int, KVCache] = {}
         for start, width in sorted(groups):
             todo = groups[(start, width)]
-            parts: list[KVCache] = []
+            n_keep = sum(node.has_children for node in todo)
+            level: list[tuple[torch.Tensor, torch.Tensor]] = []
             n_held = 0
             while todo:
                 n = self._tree_rows(cached, start, width)
@@ -713,21 +738,24 @@ class TorchScorer:
                 held = [b for b, node in enumerate(chunk) if node.has_children]
                 if held:
                     rows = torch.tensor(held)
-                    parts.append(tuple((k[rows, :, start:], v[rows, :, start:]) for k, v in kv))
+                    if not level:  # shapes are known from the first forward
+                        level = [
+                            tuple(  # type: ignore[misc]
+                                t.new_empty((n_keep, t.shape[1], t.shape[2] - start, t.shape[3]))
+                                for t in layer
+                            )
+                            for layer in kv
+                        ]
+                    for (k, v), (lk, lv) in zip(kv, level, strict=True):
+                        torch.index_select(k[:, :, start:], 0, rows, out=lk[n_held : n_held + len(held)])
+                        torch.index_select(v[:, :, start:], 0, rows, out=lv[n_held : n_held + len(held)])
                     for j, b in enumerate(held):
                         chunk[b].kv = n_held + j
                     n_held += len(held)
                 del kv
                 self._count(ids, keep, sum(len(node.tokens) - start for node in chunk))
-            if parts:
-                levels[start] = (
-                    parts[0]
-                    if len(parts) == 1
-                    else tuple(
-                        (torch.cat([p[i][0] for p in parts]), torch.cat([p[i][1] for p in parts]))
-                        for i in range(len(parts[0]))
-                    )
-                )
+            if level:
+                levels[start] = tuple(level)  # type: ignore[arg-type]
 
     @staticmethod
     def _past(chunk: list[_Node], levels: dict[int, KVCache], n_rows: int) -> KVCache:
@@ -756,9 +784,10 @@ class TorchScorer:
         )
 
     def _tree_rows(self, cached: CachedLM, start: int, width: int) -> int:
-        """Nodes one tree forward may take: as _batches, and the keys/values it gathers and
-        returns within MAX_CACHE (at least one)."""
+        """Nodes one tree forward may take: as _batches (max_positions included), and the
+        keys/values it gathers and returns within MAX_CACHE (at least one)."""
         n = max(self.batch_size, POSITIONS_PER_FORWARD // width)
+        n = min(n, self.max_positions // width)
         if self.vocab_size:
             n = min(n, MAX_LOGITS // (self.vocab_size * width))
         if cached.kv_per_token:
