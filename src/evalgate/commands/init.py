@@ -1045,6 +1045,13 @@ def _say_done(
     print(f"  the workflows run the evalgate action {action}")
     if action_note:
         print(f"  note: {action_note}")
+    if not re.fullmatch(r"[0-9a-f]{40}", action.partition("@")[2]):
+        # zizmor's unpinned-uses flags a tag pin (docs/github.md, "Linting the workflows").
+        print(
+            f"  pinned by tag: zizmor asks for a commit SHA; pin the commit of {action.partition('@')[2]} "
+            "(its release notes) with --action, or commit the .github/zizmor.yml of docs/github.md "
+            '("Linting the workflows"), which allows evalgate\'s release tag'
+        )
     if not owners:
         print(
             f"  name the gate's code owners in {CODEOWNERS} (its evalgate lines are commented out), "
