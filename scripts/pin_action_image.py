@@ -3,8 +3,10 @@
     python scripts/pin_action_image.py action.yml ghcr.io/OWNER/evalgate@sha256:DIGEST
     python scripts/pin_action_image.py action.yml sha256:IMAGE_ID    (a local build, scripts/release.py)
 
-Only the `default:` line of the `image` input changes, so the released action.yml is the source
-one plus the pin (docs/security.md, "Releases").
+Only the `image` input changes: its `default:` line becomes the pin, and its description, which
+in the source says that an empty image builds from the Dockerfile, says that this action pins its
+image by digest. The released action.yml is the source one plus the pin (docs/security.md,
+"Releases").
 """
 
 from __future__ import annotations
@@ -15,6 +17,12 @@ from pathlib import Path
 
 # What action.yml's `image` input accepts: a registry reference by digest, or a local image id.
 REFERENCE = re.compile(r"(?:[a-z0-9][a-z0-9._/-]*@)?sha256:[0-9a-f]{64}")
+# The released action's description of `image`: the source's says an empty value builds the image.
+PINNED = """    description: >-
+      The evalgate image, by content only. This released action pins, by digest, the image it was
+      released with (the default; docs/release.md). Another image is NAME@sha256:DIGEST (pulled)
+      or an image id sha256:ID, never a tag (docs/security.md).
+"""
 
 
 def pin(text: str, reference: str) -> str:
@@ -25,7 +33,12 @@ def pin(text: str, reference: str) -> str:
         raise ValueError("action.yml has no `image` input with a default")
     start, end = block.span()
     pinned = re.sub(r"(?m)^    default: .*$", f'    default: "{reference}"', text[start:end])
-    return text[:start] + pinned + text[end:]
+    described = re.sub(
+        r"(?m)^    description: (?:>-\n(?:      .*\n)+|.*\n)", lambda _: PINNED, pinned, count=1
+    )
+    if described == pinned:
+        raise ValueError("action.yml's `image` input has no description to update")
+    return text[:start] + described + text[end:]
 
 
 def main(argv: list[str]) -> int:

@@ -422,8 +422,8 @@ def build_parser() -> argparse.ArgumentParser:
             "multiple-choice suite NAME, import FILE into evalgate/NAME/items.jsonl and seal it, "
             "score --checkpoint into the first baseline baselines/NAME.json, write the gate, comment, "
             "badge and baseline-update workflows into .github/workflows/ and the gate's code owners "
-            "into .github/CODEOWNERS. Nothing is written unless every step succeeds. See "
-            "docs/suites.md and docs/github.md."
+            "into .github/CODEOWNERS, and the output folder into .gitignore (once). Nothing is "
+            "written unless every step succeeds. See docs/suites.md and docs/github.md."
         ),
     )
     init.add_argument("--suite", metavar="NAME", required=True, help="the suite's name, e.g. k8s")

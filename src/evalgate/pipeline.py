@@ -31,7 +31,14 @@ from evalgate.gate.yardstick import check_gate_changes
 from evalgate.paths import display_path as files_display_path
 from evalgate.probeset_io import config_input, read_test_sentences, validate
 from evalgate.progress import Progress
-from evalgate.types import STATUS_DEPRECATED, STATUS_EXCLUDED, STATUS_SCORED, canonical_json, sha256_text
+from evalgate.types import (
+    MULTIPLE_CHOICE,
+    STATUS_DEPRECATED,
+    STATUS_EXCLUDED,
+    STATUS_SCORED,
+    canonical_json,
+    sha256_text,
+)
 
 
 def display_path(cfg: GateConfig, path: Path) -> str:
@@ -728,6 +735,7 @@ def refused_results(
         probe_set=getattr(outcome, "probe_set", None),
         warnings=[w.to_dict() for w in getattr(outcome, "warnings", ())],
         gate_changes=gate_changes,
+        verb_forms=cfg is None or not cfg.suites or any(s.kind != MULTIPLE_CHOICE for s in cfg.suites),
     )
     if getattr(exc, "gate_changes", None):  # refused for changing its own gate (gate/yardstick.py)
         results["gate_changes_vs_baseline"] = results_mod.round_floats(exc.gate_changes)

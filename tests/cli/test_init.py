@@ -392,3 +392,42 @@ def test_an_export_given_without_from_is_told_the_preset_that_reads_it(repo, cli
     'answer'"): the refusal now says first which preset reads the file (outside review)."""
     refused = refused_untouched(repo, cli, "checkpoints/demo", with_from=False)
     assert "they read as --from mmlu [import-preset]" in refused.out + refused.err
+
+
+@pytest.mark.slow
+def test_init_ignores_its_output_folder_once_and_keeps_the_teams_gitignore(repo, cli):
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (repo / ".gitignore").write_text("node_modules/\n*.log", encoding="utf-8")  # no final newline
+    args = ("init", "--suite", "quiz", "--items", "mmlu.jsonl", "--from", "mmlu",
+            "--checkpoint", "checkpoints/demo", "--action", PIN)  # fmt: skip
+    done = cli(*args)
+    assert done.code == 0, done.out + done.err
+    ignore = (repo / ".gitignore").read_text(encoding="utf-8")
+    assert ignore.startswith("node_modules/\n*.log\n") and ignore.count("/evalgate-out/") == 1
+    assert "wrote .gitignore" in done.out and " .gitignore" in done.out.split("git add", 1)[1]
+    (repo / "evalgate-out").mkdir(exist_ok=True)
+    checked = subprocess.run(["git", "check-ignore", "-q", "evalgate-out/results.json"], cwd=repo)
+    assert checked.returncode == 0, "git does not ignore the output folder"
+    # Again: nothing added twice, the file untouched.
+    again = cli(*args, "--force")
+    assert again.code == 0, again.out + again.err
+    assert (repo / ".gitignore").read_text(encoding="utf-8") == ignore
+    assert "wrote .gitignore" not in again.out
+
+
+def test_a_gitignore_that_is_not_a_regular_file_is_refused_before_anything_is_written(repo, cli):
+    (repo / "elsewhere").write_text("kept\n", encoding="utf-8")
+    (repo / ".gitignore").symlink_to(repo / "elsewhere")
+    refused = refused_untouched(repo, cli, "checkpoints/demo")
+    assert ".gitignore: not a regular file" in refused.err + refused.out
+    assert (repo / "elsewhere").read_text(encoding="utf-8") == "kept\n"
+
+
+def test_a_gitignore_is_created_when_there_is_none():
+    from evalgate.commands.init import gitignore_text
+
+    assert gitignore_text(None, "evalgate-out").endswith("\n/evalgate-out/\n")
+    assert gitignore_text("/evalgate-out\n", "evalgate-out") is None  # the team's own line
+    assert gitignore_text("", "reports/gate/").endswith("\n/reports/gate/\n")
+    for outside in ("/tmp/out", "../out", "a/../../b"):
+        assert gitignore_text("x\n", outside) is None, outside

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -313,3 +314,25 @@ def test_an_invalid_probe_set_is_listed_and_refused(tmp_path, cli):
     got = cli("power", "--config", config)
     assert got.code == 2 and "the probe set is invalid: 1 problem(s)" in got.err
     assert "items.jsonl:151: biology-000" in got.err  # the problem itself, located
+
+
+def unlabelled_columns(text: str) -> list[str]:
+    """The columns of the power table in `text` whose header is blank: under each run of dashes of
+    the rule line, the header line above it must say something."""
+    lines = text.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.strip().startswith("-------") and i > 0)
+    header, dashes = lines[rule - 1], lines[rule]
+    blank = []
+    for run in re.finditer(r"-+", dashes):
+        if not header[run.start() : run.end()].strip():
+            blank.append(f"column at {run.start()}: {lines[rule + 1][run.start() : run.end()].strip()!r}")
+    return blank
+
+
+def test_every_column_of_the_power_table_has_a_label(tmp_path, cli):
+    config = team_suite(tmp_path)
+    for args in (("power",), ("validate",)):
+        got = cli(*args, "--config", config)
+        assert got.code == 0, got.out + got.err
+        assert "low power" in got.out
+        assert unlabelled_columns(got.out) == [], got.out

@@ -22,6 +22,7 @@ import pytest
 import yaml
 from helpers.hostile_pr import GitHubRepo, PullRequest, git, make_origin_template
 from helpers.paths import REPO
+from helpers.release_image import RELEASE_VERSION, build_release, engine_problem
 from helpers.workflow_runner import JobResult, Runner, _checkout, _checkout_source
 
 from evalgate import release
@@ -58,8 +59,18 @@ def _swap_in_regressed(tree: Path) -> None:
 class Team:
     """The team's repository on the stand-in, and the runs of the workflows init wrote."""
 
-    def __init__(self, root: Path, release_origin: Path, release_sha: str, monkeypatch) -> None:
+    def __init__(
+        self,
+        root: Path,
+        release_origin: Path,
+        release_sha: str,
+        monkeypatch,
+        docker: Path | None = None,
+        version: str = release.VERSION,
+    ) -> None:
         self.root = root
+        self.version = version  # the release's: its comment links the docs of its own tag
+        self.docker = docker  # a real docker client for the steps, else the played one
         self.release_origin = release_origin
         self.pin = f"{RELEASE}@{release_sha}"
         seed = root / "seed"
@@ -104,6 +115,7 @@ class Team:
             sources=self.sources(),
             run_id=run_id,
             actor="maria",
+            docker=self.docker,
         )
 
     def workspace(self, name: str, rev: str) -> Path:
@@ -189,7 +201,51 @@ def _lint(tree: Path) -> None:
 
 def test_a_repository_init_writes_gates_its_first_prs(tmp_path, release_origin, monkeypatch):
     origin, sha = release_origin
-    team = Team(tmp_path, origin, sha, monkeypatch)
+    walk_first_prs(Team(tmp_path, origin, sha, monkeypatch), tmp_path)
+
+
+@pytest.fixture(scope="session")
+def released_image(tmp_path_factory):
+    """The release built once a session as scripts/release.py builds it (helpers/release_image.py);
+    its images and the build cache are removed at the end (the vfs driver keeps full copies)."""
+    problem = engine_problem()
+    if problem:
+        pytest.skip(
+            f"RELEASED-IMAGE TEST NOT RUN: no Docker engine answers ({problem}). The released image "
+            "was neither built nor run. This is not a pass."
+        )
+    built = build_release(tmp_path_factory.mktemp("evalgate-released"))
+    try:
+        yield built
+    finally:
+        built.remove_images()
+
+
+@pytest.mark.docker
+def test_the_released_image_gates_a_repositorys_first_prs(tmp_path, released_image, monkeypatch):
+    """The same walk with the release built locally and its image run by the engine: every gate
+    step starts `docker run --network none <image id>` of the released action.yml."""
+    pinned = yaml.safe_load(git("show", f"{released_image.action_sha}:action.yml", cwd=released_image.origin))
+    assert pinned["inputs"]["image"]["default"] == released_image.image
+    before = len(released_image.calls())
+    built = released_image
+    team = Team(tmp_path, built.origin, built.action_sha, monkeypatch, built.bin / "docker", RELEASE_VERSION)
+    walk_first_prs(team, tmp_path)
+    runs = [c for c in released_image.calls()[before:] if c[:1] == ["run"]]
+    # The passing PR, the regressing PR and the badge: the released image by id, offline.
+    gates = [c for c in runs if c[-2:] == [released_image.image, "action"]]
+    assert len(gates) == 3, runs
+    assert all(c[c.index("--network") + 1] == "none" for c in gates), gates
+    # The labelled update scores with the image it built from the pinned release, offline.
+    (update,) = [c for c in runs if "baseline" in c and c[c.index("baseline") + 1] == "update"]
+    assert update[update.index("--network") + 1] == "none", update
+    assert update[update.index("baseline") - 1] in released_image.built(), update
+    assert not list(tmp_path.glob("runner-*/docker.log")), "the played docker ran a step"
+
+
+def walk_first_prs(team: Team, tmp_path: Path) -> None:
+    """Bootstrap PR, passing PR, regressing PR (its comment edited), labelled baseline update and
+    badge, each with the workflows init wrote, run by `team`'s runners."""
     export = tmp_path / "export.jsonl"
     _export(export)
     try:
@@ -227,10 +283,9 @@ def test_a_repository_init_writes_gates_its_first_prs(tmp_path, release_origin, 
         assert posted.conclusion == "success", posted.explain()
         (edited,) = team.gh.api.comments[ok.number]
         assert edited["id"] == comment["id"] and "evalgate: fail" in edited["body"], edited["body"]
-        assert release.docs_url("docs/approval.md") in edited["body"]
-        assert "docs/approval.md)" not in edited["body"].replace(
-            release.docs_url("docs/approval.md") + ")", ""
-        )
+        approval = release.docs_url("docs/approval.md", release.tag(team.version))
+        assert approval in edited["body"], edited["body"]
+        assert "docs/approval.md)" not in edited["body"].replace(approval + ")", "")
 
         # 4. A maintainer accepts the regression: the label's request, then the update, which
         #    scores the labelled head offline and pushes the new baseline to the PR's branch.

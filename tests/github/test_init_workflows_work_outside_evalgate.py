@@ -16,6 +16,7 @@ import pytest
 import yaml
 from helpers.paths import REPO
 
+from evalgate import release
 from evalgate.commands.init import BLOCK_END, BLOCK_START, codeowners_text
 
 PIN = "acme/evalgate@0123456789abcdef0123456789abcdef01234567"
@@ -90,6 +91,61 @@ def test_init_writes_every_workflow_a_consumer_needs_and_each_lints_clean(consum
     found = json.loads(zizmor.stdout)
     findings = [(f["ident"], f["locations"][0]["symbolic"]["key"]["Local"]["verbatim_path"]) for f in found]
     assert findings == [], findings
+    assert "pinned by tag" not in done.out  # a commit SHA needs no zizmor policy
+
+
+def _zizmor(folder: Path) -> list[tuple[str, str]]:
+    done = subprocess.run(
+        [_tool("zizmor"), "--offline", "--format", "json", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode in (0, 10, 11, 12, 13, 14), done.stderr[-2000:]
+    return [
+        (f["ident"], f["locations"][0]["symbolic"]["key"]["Local"]["verbatim_path"])
+        for f in json.loads(done.stdout)
+    ]
+
+
+def _documented_zizmor_policy() -> str:
+    text = (REPO / "docs" / "github.md").read_text(encoding="utf-8")
+    (block,) = [b for b in re.findall(r"^```yaml\n(.*?)^```$", text, re.S | re.M) if "unpinned-uses" in b]
+    return block
+
+
+def test_init_s_default_tag_pin_lints_clean_with_the_documented_zizmor_policy_for_evalgate_only(
+    tmp_path, monkeypatch, cli
+):
+    """init's default pin is the release's tag, which zizmor's unpinned-uses flags; the
+    .github/zizmor.yml of docs/github.md clears it and nothing else: another action pinned by tag
+    is still flagged."""
+    root = tmp_path / "team"
+    shutil.copytree(DEMO, root / "models" / "current")
+    _items(root / "export.jsonl")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)  # zizmor looks for config up to .git
+    monkeypatch.chdir(root)
+    done = cli("init", "--suite", "quiz", "--items", "export.jsonl", "--from", "mmlu",
+               "--checkpoint", "models/current")  # fmt: skip
+    assert done.code == 0, done.out + done.err
+    folder = root / ".github" / "workflows"
+    assert f"uses: {release.action_ref()}" in (folder / "eval-gate.yml").read_text(encoding="utf-8")
+    assert "pinned by tag: zizmor asks for a commit SHA" in done.out, done.out
+    assert 'docs/github.md ("Linting the workflows")' in " ".join(done.out.split())
+    flagged = _zizmor(folder)
+    assert flagged and {ident for ident, _ in flagged} == {"unpinned-uses"}, flagged
+
+    (root / ".github" / "zizmor.yml").write_text(_documented_zizmor_policy(), encoding="utf-8")
+    assert _zizmor(folder) == []
+
+    gate = folder / "eval-gate.yml"
+    text = gate.read_text(encoding="utf-8")
+    pinned = re.search(r"actions/checkout@[0-9a-f]{40}", text)
+    assert pinned
+    gate.write_text(text.replace(pinned[0], "actions/checkout@v4", 1), encoding="utf-8")
+    assert ("unpinned-uses", ".github/workflows/eval-gate.yml") in [
+        (ident, path.removeprefix(str(root) + "/")) for ident, path in _zizmor(folder)
+    ]
 
 
 def test_no_written_workflow_runs_a_local_action_or_reads_evalgates_tree_from_the_workspace(consumer):

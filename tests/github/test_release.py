@@ -62,7 +62,12 @@ def test_the_released_action_pins_the_built_digest(tmp_path):
     source = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
     assert source["inputs"]["image"]["default"] == ""  # this repository builds from its Dockerfile
     assert pinned["inputs"]["image"]["default"] == DIGEST
+    # Its description says what the released action does: it pins the image; nothing is built.
+    said = pinned["inputs"]["image"]["description"]
+    assert "pins, by digest, the image it was released with" in said and "Empty" not in said, said
+    assert "Empty (the default here) builds it" in source["inputs"]["image"]["description"]
     pinned["inputs"]["image"]["default"] = ""
+    pinned["inputs"]["image"]["description"] = source["inputs"]["image"]["description"]
     assert pinned == source  # nothing else changed
     for bad in ("ghcr.io/owner/evalgate:v1", DIGEST + "\nrun: evil"):
         refused = subprocess.run(
@@ -233,8 +238,11 @@ def test_a_release_builds_the_package_that_installs_alone_and_sets_up_a_gate(tmp
     assert manifest["version"] == NEXT and manifest["tag"] == f"v{NEXT}" and manifest["image"] == IMAGE_ID
     pinned = yaml.safe_load((out / "action.yml").read_text(encoding="utf-8"))
     assert pinned["inputs"]["image"]["default"] == manifest["image"]
+    source = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    assert "pins, by digest" in pinned["inputs"]["image"]["description"]
     pinned["inputs"]["image"]["default"] = ""
-    assert pinned == yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    pinned["inputs"]["image"]["description"] = source["inputs"]["image"]["description"]
+    assert pinned == source
     # The CHANGELOG's Unreleased section became the version; nothing else changed; the tree's own
     # CHANGELOG is untouched.
     source_log = (tree / "CHANGELOG.md").read_text(encoding="utf-8")

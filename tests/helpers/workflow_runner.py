@@ -15,6 +15,8 @@ registry, no PyPI and no GitHub:
   tree); `run` runs that tree's evalgate (`python -m evalgate ARGS`, the image's entry point) with
   only the environment the command passes (-e) plus the image's ENV, volumes mapped back to host
   paths, no network beyond loopback; `--network none` and every argv are logged for assertions.
+  `Runner(docker=PATH)` puts a real client there instead (helpers/release_image.py), so that the
+  steps run the released image on the engine.
 - `python`/`python3`: `-m venv DIR` makes a venv whose pip "installs" evalgate by recording
   where its source is (a local folder or `git+URL@REF` of a known repository, checked out at
   REF); its `python`/`evalgate` then import exactly that source (PYTHONPATH), never the checkout
@@ -123,6 +125,7 @@ class Runner:
         run_id: int = 1000,
         actor: str = "octocat",
         cache_scopes: tuple[str, ...] = (),
+        docker: Path | None = None,
     ):
         self.state = Path(state)
         self.state.mkdir(parents=True, exist_ok=True)
@@ -141,7 +144,9 @@ class Runner:
         self.cache_scopes = cache_scopes or (ref,)
         self.tools = self.state / "tools"
         self.overrides: dict[str, Callable[[dict[str, Any], Path, dict[str, str]], dict[str, str]]] = {}
-        _install_tools(self.tools, self.state, self.sources)
+        # `docker`: a real client (or a front for one) the steps run instead of the stand-in, so
+        # that the gate steps start the released image itself (tests marked `docker`).
+        _install_tools(self.tools, self.state, self.sources, docker)
 
     # -- public -------------------------------------------------------------------------------
 
@@ -822,7 +827,7 @@ if not silent and body: print(body)
 '''
 
 
-def _install_tools(tools: Path, state: Path, sources: Mapping[str, Path]) -> None:
+def _install_tools(tools: Path, state: Path, sources: Mapping[str, Path], docker: Path | None = None) -> None:
     tools.mkdir(parents=True, exist_ok=True)
     (state / "sources.json").write_text(json.dumps({k: str(v) for k, v in sources.items()}), encoding="utf-8")
     stub = tools / "not-installed" / "evalgate"
@@ -842,5 +847,8 @@ def _install_tools(tools: Path, state: Path, sources: Mapping[str, Path]) -> Non
         script = tools / name
         script.write_text(body, encoding="utf-8")
         script.chmod(0o755)
+    if docker is not None:
+        (tools / "docker").unlink()
+        (tools / "docker").symlink_to(Path(docker).resolve())
     (tools / "fake_venv.py").write_text(_FAKE_VENV, encoding="utf-8")
     (tools / "fake_pip.py").write_text(_FAKE_PIP, encoding="utf-8")

@@ -18,6 +18,7 @@ import pytest
 import yaml
 from helpers.paths import REPO
 
+from evalgate import release
 from evalgate.cli import build_parser
 from evalgate.github.workflows import comment_workflow, gate_workflow
 
@@ -42,9 +43,15 @@ def test_the_doc_shows_the_workflows_and_the_commands():
     [("eval-gate.yml", gate_workflow), ("eval-gate-comment.yml", comment_workflow)],
 )
 def test_each_workflow_shown_is_the_one_init_writes(title, written):
-    name = yaml.safe_load(written("OWNER/evalgate@SHA"))["name"]
+    """As init writes it for this version's release (`evalgate/evalgate@action-vX.Y.Z`), no
+    placeholder: a reader who copies a block gets a pin that exists once the release does."""
+    pin = release.action_ref()
+    name = yaml.safe_load(written(pin))["name"]
     (shown,) = [b for b in YAML if re.search(rf"^name: {name}$", b, re.M)]
-    assert shown.strip().splitlines() == _without_comments(written("OWNER/evalgate@SHA")), title
+    assert shown.strip().splitlines() == _without_comments(written(pin)), (
+        f"{title}: docs/github.md's block is not what `evalgate init --action {pin}` writes"
+    )
+    assert "OWNER/" not in shown and "@SHA" not in shown
 
 
 def test_the_workflows_shown_pass_actionlint(tmp_path):

@@ -20,6 +20,8 @@ Sets up the gate in the current folder (the repository's root), from one multipl
                                               without it the lines are written commented out); an
                                               existing file keeps its lines, init's block is added
                                               (or replaced, between its markers)
+    .gitignore                                the output folder (`/evalgate-out/`), added once:
+                                              created, or appended to and otherwise kept
 
 In a folder whose evalgate.yml already has `suites:` (and without --force), the suite is added to
 that file instead (`_add_suite`): its entry appended to the text, the rest kept, every suite
@@ -79,6 +81,7 @@ _SUITE = re.compile(r"[a-z][a-z0-9_-]{0,39}")  # a suite's name in evalgate.yml 
 _DIM = re.compile(r"[a-z][a-z0-9_]{0,39}")  # a slice dimension's name (config and item schemas)
 STAGED_SUFFIX = ".evalgate-init"
 CODEOWNERS = ".github/CODEOWNERS"
+GITIGNORE = ".gitignore"
 # The workflows init writes (.github/workflows/NAME), with what each is said to do when it is done.
 WORKFLOWS = {
     "eval-gate.yml": "the gate on every pull request",
@@ -128,6 +131,10 @@ class Layout:
     @property
     def codeowners(self) -> Path:
         return self.root / CODEOWNERS
+
+    @property
+    def gitignore(self) -> Path:
+        return self.root / GITIGNORE
 
     def files(self) -> list[str]:
         return [CONFIG_FILENAME, self.items, self.manifest, self.baseline, *self.workflows]
@@ -203,6 +210,9 @@ def _refuse_existing(layout: Layout, force: bool) -> None:
     owners = layout.codeowners
     if (owners.exists() or owners.is_symlink()) and (owners.is_symlink() or not owners.is_file()):
         odd.append(CODEOWNERS)
+    ignore = layout.gitignore  # the same: kept and added to, a regular file
+    if (ignore.exists() or ignore.is_symlink()) and (ignore.is_symlink() or not ignore.is_file()):
+        odd.append(GITIGNORE)
     if odd:
         raise RefusedError(
             f"{', '.join(odd)}: not a regular file; init writes a file there",
@@ -406,6 +416,23 @@ def codeowners_text(existing: str | None, paths: Sequence[str], owners: Sequence
     while kept and not kept[-1].strip():
         kept.pop()
     return "\n".join([*kept, *([""] if kept else []), *lines]) + "\n"
+
+
+def gitignore_text(existing: str | None, out: str) -> str | None:
+    """.gitignore with the output folder `out` ignored: `existing` kept byte for byte and the line
+    appended once, or None when a line already ignores that folder (init run again, or the team's
+    own line). Outputs are rewritten on every run; committed, a stale report could be read as
+    this run's (docs/security.md, "the output folder")."""
+    folder = out.strip("/")
+    if out.startswith("/") or not folder or ".." in folder.split("/") or "\n" in folder:
+        return None  # outside the repository: nothing of its to ignore
+    said = {folder, f"{folder}/", f"/{folder}", f"/{folder}/"}
+    if any(line.strip() in said for line in (existing or "").splitlines()):
+        return None
+    text = existing or ""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return f"{text}# evalgate's outputs, rewritten on every run (evalgate init)\n/{folder}/\n"
 
 
 def _gate_inputs(layout: Layout, inputs: Sequence[str]) -> list[str]:
@@ -857,12 +884,20 @@ def main(args: argparse.Namespace, console: Console) -> int:
         existing = layout.codeowners.read_text("utf-8") if layout.codeowners.is_file() else None
         guarded = _gate_inputs(layout, [*train, *([test] if test else []), *([template] if template else [])])
         staging.add(layout.codeowners, codeowners_text(existing, guarded, owners).encode("utf-8"))
+        ignored = gitignore_text(
+            layout.gitignore.read_text("utf-8") if layout.gitignore.is_file() else None, cfg.out
+        )
+        if ignored is not None:
+            staging.add(layout.gitignore, ignored.encode("utf-8"))
         staging.commit()
     except BaseException:
         staging.rollback()
         raise
     inputs = [checkpoint, *train, *([test] if test else []), *([template] if template else [])]
-    _say_done(layout, dims, imported, sealed, previous, results, action, inputs, action_note, owners)
+    _say_done(
+        layout, dims, imported, sealed, previous, results, action, inputs, action_note, owners,
+        ignored=cfg.out if ignored is not None else None,
+    )  # fmt: skip
     if imported.plan.twins:
         twins = imported.plan.twins
         print(
@@ -1012,6 +1047,7 @@ def _say_done(
     inputs: list[str],
     action_note: str | None = None,
     owners: Sequence[str] = (),
+    ignored: str | None = None,
 ) -> None:
     n, name = len(imported.plan.additions), layout.name
     acc = ((results.get("slices") or {}).get("overall") or {}).get("accuracy")
@@ -1032,6 +1068,7 @@ def _say_done(
         *(("wrote", f".github/workflows/{wf}", what) for wf, what in WORKFLOWS.items()),
         ("wrote", CODEOWNERS, "code owners review every change to the gate's inputs"
          + ("" if owners else " (commented out: give --owners)")),
+        *((("wrote", GITIGNORE, f"ignores the output folder /{ignored.strip('/')}/"),) if ignored else ()),
     ]  # fmt: skip
     width = max(len(f) for _, f, _ in rows)
     print(f"evalgate init: the gate is set up in {layout.root}")
@@ -1039,7 +1076,8 @@ def _say_done(
         print(f"  {verb} {f.ljust(width)}  {what}")
     local = [p for p in inputs if not Path(p).is_absolute()]
     print("\ncommit them (with the checkpoint and the training files, if they are not committed yet):")
-    paths = [CONFIG_FILENAME, f"evalgate/{name}", layout.baseline, *layout.workflows, CODEOWNERS, *local]
+    paths = [CONFIG_FILENAME, f"evalgate/{name}", layout.baseline, *layout.workflows, CODEOWNERS]
+    paths += [*([GITIGNORE] if ignored else []), *local]
     print(f"  git add {' '.join(paths)}")
     print(f'  git commit -m "evalgate: gate the checkpoint on suite {name}"')
     outside = [p for p in inputs if Path(p).is_absolute()]
@@ -1056,6 +1094,13 @@ def _say_done(
     print(f"  the workflows run the evalgate action {action}")
     if action_note:
         print(f"  note: {action_note}")
+    if not re.fullmatch(r"[0-9a-f]{40}", action.partition("@")[2]):
+        # zizmor's unpinned-uses flags a tag pin (docs/github.md, "Linting the workflows").
+        print(
+            f"  pinned by tag: zizmor asks for a commit SHA; pin the commit of {action.partition('@')[2]} "
+            "(its release notes) with --action, or commit the .github/zizmor.yml of docs/github.md "
+            '("Linting the workflows"), which allows evalgate\'s release tag'
+        )
     if not owners:
         print(
             f"  name the gate's code owners in {CODEOWNERS} (its evalgate lines are commented out), "

@@ -219,8 +219,13 @@ def assemble_refused(
     probe_set: Mapping[str, Any] | None = None,
     warnings: list[dict[str, Any]] | None = None,
     gate_changes: str | None = None,
+    verb_forms: bool = True,
 ) -> ResultsDocument:
-    """The results dict of a refused run: why, and which inputs were read. Nothing was scored."""
+    """The results dict of a refused run: why, and which inputs were read. Nothing was scored.
+
+    `verb_forms`: whether the configuration can hold verb-form probes. A run of multiple-choice
+    suites only has no per-verb section, refused or scored (docs/gate.md, "results.json"); a
+    verb-form run keeps its empty one, so the demo's refused documents stay as they were."""
     results: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "evalgate_version": __version__,
@@ -238,6 +243,8 @@ def assemble_refused(
         "calibration": {},
         "comparison": None,
     }
+    if not verb_forms:
+        del results["per_verb"]
     if gate_changes:
         results["gate_changes"] = gate_changes
     return round_floats(results)

@@ -100,7 +100,8 @@ def _rows(doc: Mapping[str, Any], short: bool) -> tuple[list[str], list[list[str
             headers.append(f"items for -{drop} pts: " + " / ".join(_rate(r) for r in rates))
     # the figure "low power" is judged by, the gate's own (gate/power.py, `judge`)
     headers.append(f"gate MDE{_at_reference(doc).replace(' disagreement', '')}")
-    headers.append("")
+    # what that figure means for the slice: "low power", "cannot fail: ...", or nothing
+    headers.append("power")
     body = []
     for row in doc["slices"]:
         if not row["gated"]:
