@@ -152,13 +152,14 @@ class Release:
         return [json.loads(line) for line in self.log.read_text(encoding="utf-8").splitlines()]
 
     def remove_images(self) -> None:
-        """Every image this release's builds made, then the build cache (vfs keeps full copies)."""
+        """Every image this release's builds made, then stale build cache (vfs keeps full copies):
+        records unused for an hour, as docker/smoke.sh drops them, so the smoke build stays warm."""
         for image in dict.fromkeys([self.image, *self.built()]):
             subprocess.run(["docker", "image", "rm", "-f", image], capture_output=True, timeout=1800)
         # On vfs a prune deletes full copies of every layer: minutes on a busy engine. It is left
         # to finish (never killed half way) when it takes longer than the wait, and said so.
         prune = subprocess.Popen(
-            ["docker", "builder", "prune", "-f"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            ["docker", "builder", "prune", "-f", "--filter", "until=1h"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         try:
             prune.wait(timeout=1800)
