@@ -269,12 +269,14 @@ def test_a_bad_row_writes_nothing_and_names_the_row(repo, cli):
     assert "mmlu.jsonl:13: answer: 'E' is not one of the labels A, B, C, D" in refused.out
 
 
+@pytest.mark.integration  # the loader refuses it: imports torch
 def test_a_checkpoint_that_cannot_be_scored_writes_nothing(repo, cli):
     (repo / "checkpoints" / "empty").mkdir()
     refused = refused_untouched(repo, cli, "checkpoints/empty")
     assert "has no config.json" in refused.err
 
 
+@pytest.mark.integration  # refused by the loader: imports torch
 @pytest.mark.parametrize(
     ("flags", "wanted"),
     [

@@ -159,7 +159,9 @@ class Release:
         # On vfs a prune deletes full copies of every layer: minutes on a busy engine. It is left
         # to finish (never killed half way) when it takes longer than the wait, and said so.
         prune = subprocess.Popen(
-            ["docker", "builder", "prune", "-f", "--filter", "until=1h"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            ["docker", "builder", "prune", "-f", "--filter", "until=1h"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         try:
             prune.wait(timeout=1800)

@@ -55,7 +55,7 @@ from evalgate.gate import power
 from evalgate.github.workflows import (
     ACTION,
     MAX_SHARDS,
-    RUNNER_LABEL,
+    LABEL_PATTERN,
     badge_workflow,
     comment_workflow,
     gate_workflow,
@@ -238,7 +238,7 @@ def _within(path: Path, root: Path) -> str:
 def _checkpoint(given: str, root: Path) -> str:
     path = Path(given).absolute()
     if not path.exists():
-        from evalgate.scorers.loaders import hub_id_hint  # torch: only when a checkpoint is missing
+        from evalgate.scorers.hub_hint import hub_id_hint
 
         raise RefusedError(
             f"--checkpoint {given}: checkpoint not found",
@@ -363,7 +363,7 @@ def _runner(given: Sequence[str] | None) -> tuple[str, ...] | None:
     labels = [label for g in given or [] for label in g.replace(",", " ").split()]
     if not labels:
         return None
-    bad = [label for label in labels if not RUNNER_LABEL.fullmatch(label)]
+    bad = [label for label in labels if not LABEL_PATTERN.fullmatch(label)]
     if bad:
         raise RefusedError(
             f"--runner {', '.join(map(repr, bad))}: a runner label is letters, digits, '.', '_' and "

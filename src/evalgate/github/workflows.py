@@ -46,7 +46,7 @@ def _fill(template: str, action: str, name: str) -> str:
 
 
 # A runner label (`runs-on`), as GitHub's labels are spelled; nothing else reaches the YAML.
-RUNNER_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+LABEL_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 HOSTED = "ubuntu-24.04"
 
 
@@ -56,7 +56,7 @@ def on_runner(text: str, job: str, labels: tuple[str, ...] | None) -> str:
     jobs that load the model are moved (`init --runner`, docs/github.md "A GPU runner")."""
     if not labels:
         return text
-    bad = [label for label in labels if not RUNNER_LABEL.fullmatch(label)]
+    bad = [label for label in labels if not LABEL_PATTERN.fullmatch(label)]
     if bad:
         raise ValueError(f"not a runner label: {bad[0]!r}")
     start = text.index(f"\n  {job}:\n") + 1
@@ -227,7 +227,7 @@ __all__ = [
     "ACTION",
     "MAX_SHARDS",
     "PLACEHOLDER",
-    "RUNNER_LABEL",
+    "LABEL_PATTERN",
     "badge_workflow",
     "comment_workflow",
     "gate_workflow",
