@@ -86,7 +86,8 @@ def test_a_prs_own_config_cannot_hide_or_inject_paths(tmp_path):
         line.partition("=")[0] in ("relevant", "gate-paths", "base-inputs", "checkout-changed")
         for line in lines
     )
-    assert "elsewhere/ckpt" in lines[1].split()
+    # it counts (relevant), and as the checkpoint it is judged, not shown as a gate change
+    assert "elsewhere/ckpt" not in lines[1].split()
 
 
 SUITES = (
@@ -136,7 +137,7 @@ def test_the_first_pr_adding_evalgate_is_refused_with_the_bootstrap_steps(tmp_pa
     assert output == ""  # never `relevant=...`: the gate must not run against the bundled demo
 
 
-def test_the_decision_is_four_output_lines(tmp_path):
+def test_the_decision_is_five_output_lines(tmp_path):
     work, sha = repo_with(tmp_path, BASE, {"models/mine/w.txt": "2\n"})
     result = scope(work, sha)
     assert result.code == 0, result.err
@@ -145,6 +146,7 @@ def test_the_decision_is_four_output_lines(tmp_path):
         "gate-paths",
         "base-inputs",
         "checkout-changed",
+        "checkpoint-paths",
     ]
     assert result.relevant
     # the baseline's history and anchor are the base's too (docs/gate.md, "Drift")
@@ -154,7 +156,9 @@ def test_the_decision_is_four_output_lines(tmp_path):
         "baselines/history/mine.jsonl",
         "baselines/history/mine.anchor.json",
     ]
-    assert "models/mine" in result.gate_paths and "baselines" in result.gate_paths
+    assert "models/mine" in result.checkpoint_paths and "baselines" in result.gate_paths
+    # the checkpoint is judged, not a change of the gate: the report's gate diff leaves it out
+    assert "models/mine" not in result.gate_paths
 
 
 def test_a_linked_checkpoint_is_still_not_relevant_to_a_readme_change(tmp_path):
@@ -167,7 +171,7 @@ def test_a_linked_checkpoint_is_still_not_relevant_to_a_readme_change(tmp_path):
     result = scope(work, sha)
     assert result.code == 0, result.err
     assert not result.relevant
-    assert {"models/current", "models/mine"} <= set(result.gate_paths)
+    assert {"models/current", "models/mine"} <= set(result.checkpoint_paths)
 
 
 def test_a_path_that_is_not_plain_still_counts_but_is_not_printed(tmp_path):
@@ -180,7 +184,7 @@ def test_a_path_that_is_not_plain_still_counts_but_is_not_printed(tmp_path):
     assert result.code == 0, result.err
     assert result.relevant
     assert "'models/my model/w.txt'" in result.err
-    assert all(" " not in p and "model" not in p for p in result.gate_paths)
+    assert all(" " not in p and "model" not in p for p in result.gate_paths + result.checkpoint_paths)
 
 
 def test_a_baseline_the_workflow_cannot_name_is_refused(tmp_path):
@@ -276,4 +280,17 @@ def test_a_teams_gate_paths_are_its_configurations_not_the_demos(tmp_path, chang
     assert lines[0] == "relevant=false", result.stderr
     paths = lines[1].removeprefix("gate-paths=").split()
     assert not [p for p in paths if p.startswith("data/")], paths
-    assert {"evalgate.yml", "evalgate/quiz/items.jsonl", "models/current"} <= set(paths)
+    assert {"evalgate.yml", "evalgate/quiz/items.jsonl"} <= set(paths)
+    assert "models/current" not in paths  # the checkpoint: judged, not a change of the gate
+
+
+def test_a_checkpoint_that_reaches_another_input_keeps_it_in_the_gate_diff(tmp_path):
+    """A checkpoint folder holding (or linked to) an input the gate reads as items or a baseline
+    cannot hide that input's changes from the report's gate diff by being the checkpoint."""
+    config = "checkpoint: models\nbaseline: baselines/mine.json\nprobes: models/items.jsonl\n"
+    base = {**BASE, "evalgate.yml": config, "models/w.txt": "1\n", "models/items.jsonl": "{}\n"}
+    work, sha = repo_with(tmp_path, base, {"models/items.jsonl": "{}\n{}\n"})
+    result = scope(work, sha)
+    assert result.code == 0, result.err
+    assert "models/items.jsonl" in result.gate_paths  # its diff is shown
+    assert "models" in result.checkpoint_paths and "models" not in result.gate_paths

@@ -79,6 +79,15 @@ class Scope(NamedTuple):
         return self.outputs["gate-paths"].split()
 
     @property
+    def checkpoint_paths(self) -> list[str]:
+        return self.outputs["checkpoint-paths"].split()
+
+    @property
+    def read_paths(self) -> list[str]:
+        """Everything the gate reads: its inputs and the checkpoint it judges."""
+        return self.gate_paths + self.checkpoint_paths
+
+    @property
     def base_inputs(self) -> list[str]:
         return self.outputs["base-inputs"].split()
 

@@ -132,7 +132,7 @@ def test_a_pr_that_changes_only_the_reference_file_is_scored(tmp_path):
         result = scope(work, sha)
         assert result.code == 0, result.err
         assert result.relevant, result.err
-        assert {"checkpoints/current.json", "checkpoints/v1.json"} <= set(result.gate_paths)
+        assert {"checkpoints/current.json", "checkpoints/v1.json"} <= set(result.read_paths)
 
 
 @pytest.mark.parametrize(

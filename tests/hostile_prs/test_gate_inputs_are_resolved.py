@@ -29,7 +29,7 @@ def test_a_checkpoint_folder_that_is_a_link_is_read_through_it(tmp_path):
     result = scope(work, sha)
     assert result.code == 0, result.err
     assert result.relevant
-    assert {"models/current", "models/v3"} <= set(result.gate_paths)
+    assert {"models/current", "models/v3"} <= set(result.read_paths)
 
 
 @pytest.mark.parametrize(
@@ -42,7 +42,7 @@ def test_a_checkpoint_path_spelled_oddly_is_the_same_folder(tmp_path, spelled):
     result = scope(work, sha)
     assert result.code == 0, result.err
     assert result.relevant
-    assert "models/mine" in result.gate_paths
+    assert "models/mine" in result.read_paths
 
 
 def test_a_link_on_the_way_swapped_to_another_folder_is_a_change(tmp_path):
@@ -59,7 +59,7 @@ def test_a_link_on_the_way_swapped_to_another_folder_is_a_change(tmp_path):
     result = scope(work, sha)
     assert result.code == 0, result.err
     assert result.relevant
-    assert {"models", "weights-a/mine", "weights-b/mine"} <= set(result.gate_paths)
+    assert {"models", "weights-a/mine", "weights-b/mine"} <= set(result.read_paths)
 
 
 def test_a_file_of_the_checkpoint_that_links_elsewhere_is_read_through_it(tmp_path):
@@ -74,7 +74,7 @@ def test_a_file_of_the_checkpoint_that_links_elsewhere_is_read_through_it(tmp_pa
     result = scope(work, sha)
     assert result.code == 0, result.err
     assert result.relevant
-    assert "blobs/w1.bin" in result.gate_paths
+    assert "blobs/w1.bin" in result.read_paths
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,8 @@ only of what was seen in full.
 Prints GITHUB_OUTPUT lines and exits 0:
 
     relevant=true|false
-    gate-paths=P P ...    every resolved gate input (plain names only, `_PLAIN`), for the report's diff
+    gate-paths=P P ...    every resolved gate input but the checkpoint (plain names only, `_PLAIN`),
+                          for the report's "changes the gate itself" diff
     base-inputs=P P ...   evalgate.yml and the baseline the BASE configuration names, and the
                           baseline's history and anchor (baselines/history/NAME.jsonl,
                           NAME.anchor.json), resolved in the base tree (a link and its target both):
@@ -31,6 +32,9 @@ Prints GITHUB_OUTPUT lines and exits 0:
     checkout-changed=P P ...  the checkout files (CHECKOUT_FILES) the PR changes: a gate change of
                           kind base_input (`--base-inputs-changed`), refused unless a maintainer
                           approved this head; a character outside `[A-Za-z0-9._/-]` shown as `_`
+
+    checkpoint-paths=P P ...  the checkpoint's resolved paths that are no other input: what the PR
+                          brings to be judged, scored and never shown as a change of the gate
 
 Exits 2 with the bootstrap steps when the base branch has no evalgate.yml or no baseline yet (the
 first PR adding evalgate is never gated against the bundled demo), and 2 when the base's inputs
@@ -299,6 +303,10 @@ def shown_names(paths: Iterable[str]) -> list[str]:
     return sorted({_SHOWN.sub("_", p) for p in paths})
 
 
+def _under(path: str, folders: set[str]) -> bool:
+    return any(path == f or path.startswith(f + "/") for f in folders)
+
+
 def plain(paths: Iterable[str]) -> list[str]:
     return sorted(p for p in paths if _PLAIN.fullmatch(p))
 
@@ -403,17 +411,35 @@ def _decide(base_rev: str, head_rev: str) -> list[str]:
             else "which the gate reads"
         )
         print(f"evalgate: the PR changes {name!r}, {what}", file=sys.stderr)
+    # The checkpoint is what the PR brings to be judged, not a change of the gate: the report's
+    # "changes the gate itself" diff (gate-paths) leaves it out, unless another input is reached
+    # through it; it still makes the PR relevant, and is printed apart (checkpoint-paths).
+    checkpoint = {
+        s
+        for cfg in (base_cfg, head_cfg)
+        for value in [(cfg or {}).get("checkpoint")]
+        if isinstance(value, str) and value.lower() != "none"
+        for s in spellings(value)
+    }
+    weights: set[str] = set()
+    others: set[str] = set()
+    for tree in trees:
+        weights |= resolve_all(tree, checkpoint)[0]
+        others |= resolve_all(tree, spelled - checkpoint)[0]
+    weights -= others
+    shown = {p for p in paths if not _under(p, weights) or _under(p, others)}
     relevant = bool(hits or problems)
     if not relevant:
         print("evalgate: nothing the gate reads changed in this PR", file=sys.stderr)
     return [
         f"relevant={'true' if relevant else 'false'}",
-        "gate-paths=" + " ".join(plain(paths)),
+        "gate-paths=" + " ".join(plain(shown)),
         "base-inputs=" + " ".join(restore),
         # A merged checkout file changes the bytes every later checkout writes (CRLF baselines no
         # longer hash to their history): scored is not enough, it is the PR changing the gate's
         # own inputs, approved by a maintainer or refused (docs/approval.md).
         "checkout-changed=" + " ".join(shown_names(attributes)),
+        "checkpoint-paths=" + " ".join(plain(weights)),
     ]
 
 
