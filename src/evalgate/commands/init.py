@@ -58,7 +58,8 @@ from evalgate.github.workflows import (
     update_baseline_workflow,
     void_labels_workflow,
 )
-from evalgate.pipeline import baseline_document, baseline_outcome, perplexity_checks, score
+from evalgate.pipeline import baseline_document, baseline_outcome, perplexity_checks
+from evalgate.pipeline.scoring import score
 from evalgate.probeset.import_map import ImportMap
 from evalgate.probeset.jsonl import parse_jsonl
 from evalgate.probeset_io import (

@@ -53,7 +53,8 @@ def _outcome(cfg: GateConfig, console: Console) -> Any:
 
 
 def _measured(args: argparse.Namespace, drop: float, console: Console) -> dict[str, Any]:
-    from evalgate.pipeline import perplexity_checks, score
+    from evalgate.pipeline import perplexity_checks
+    from evalgate.pipeline.scoring import score
 
     overrides = {"loader": cli_loader(args.loader)}
     cfg_a = load_config(args.config, {**overrides, "checkpoint": cli_path(args.checkpoint)})
