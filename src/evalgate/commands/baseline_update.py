@@ -6,7 +6,7 @@ baseline (pipeline.write_baseline, docs/gate.md "Drift").
 
 The baseline is the one file the gate trusts; it moves only through a labelled PR (see the
 update-baseline workflow). It carries no wall-clock time, so rewriting it from the same inputs on
-the same commit changes no byte. How it is made is pipeline.py's, shared with `evalgate init`.
+the same commit changes no byte. How it is made is pipeline/'s, shared with `evalgate init`.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ rescored into the configured baseline, the workflows left alone (docs/suites.md)
 All or nothing: everything is checked, imported, sealed and scored before any file is written.
 Every file is then staged beside its target (`.NAME.evalgate-init`) and moved into place,
 evalgate.yml last; a failure removes what was staged. The import is probeset_io.import_items
-(shared with `probes import --suite`), the baseline pipeline.py's (shared with `baseline update`).
+(shared with `probes import --suite`), the baseline pipeline/'s (shared with `baseline update`).
 """
 
 from __future__ import annotations

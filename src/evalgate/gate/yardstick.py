@@ -6,7 +6,7 @@ table and the training files used for leak detection, every rule of evalgate.yml
 verdict (scoring, gate, leak and coverage rules), the probe set's manifest version and, with a
 `loader:` plugin, the plugin's spec and the SHA-256 of its code (`loader`); the per-probe content
 hashes and statuses are the baseline's `outcomes`. A run computes the same record from its own
-results (the edge hashed the files; see pipeline.py) and `gate_changes` lists every difference as
+results (the edge hashed the files; see pipeline/scoring.py) and `gate_changes` lists every difference as
 a record:
 
     {"kind": "probe_deprecated", "key": "<probe id>", "old": "scored", "new": "deprecated",

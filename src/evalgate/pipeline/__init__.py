@@ -111,7 +111,7 @@ def rederive(results: dict[str, Any], source: str, cfg: GateConfig) -> dict[str,
     if results.get("suite_perplexity") is not None:
         base["suite_perplexity"] = results["suite_perplexity"]
     entries = [
-        # an excluded entry's full-series status (`status_if_included`, pipeline.score); a file
+        # an excluded entry's full-series status (`status_if_included`, pipeline/scoring.py); a file
         # without it counts the entry as it reads: scored when it has a right/wrong outcome
         {**e, "status_if_included": "scored" if isinstance(e.get("correct"), bool) else STATUS_EXCLUDED}
         if isinstance(e, dict) and e.get("status") == STATUS_EXCLUDED and e.get("status_if_included") is None
