@@ -114,3 +114,23 @@ def test_the_root_gates_a_fake_run_given_to_it_without_the_command_line(tmp_path
     assert outcome.results["verdict"] == "pass"
     assert [kind for kind, _ in sink.shown] == ["summary"] and len(sink.written) == 1
     assert load_config(None).checkpoint  # the configured checkpoint exists, and was never loaded
+
+
+def test_a_run_looks_for_its_gate_changes_once(monkeypatch, tmp_path, cli):
+    # Before scoring the probe set, files, rules and plugin code are checked (a refusal costs no
+    # model); after scoring only the tokenizer is added, not the whole check again on the results.
+    from evalgate.gate import yardstick
+
+    calls = []
+    real = yardstick.gate_changes
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(yardstick, "gate_changes", counted)
+    use_scorer(monkeypatch, fake())
+    result = cli("--out", tmp_path / "out")
+    assert result.code == 2  # the fake's tokenizer is not the baseline's: found after scoring
+    assert "tokenizer" in result.err.lower()
+    assert len(calls) == 1

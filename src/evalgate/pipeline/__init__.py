@@ -158,8 +158,12 @@ def gate(
     base_inputs_changed: Sequence[str] = (),
     history: Any = None,
     baseline_update: bool = False,
+    checked_before: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Compare with the baseline (if any) and set verdict + reasons.
+
+    `checked_before`: the gate changes `refuse_before_scoring` found on this run (None when it
+    did not look): they are not looked for again (gate/yardstick.check_gate_changes `known`).
 
     The baseline is the yardstick (gate/yardstick.py): a run that changes it (probes removed,
     deprecated or edited, another test set, template, grammar or training files, other rules, a
@@ -187,7 +191,7 @@ def gate(
         return results
     doc, shown, record = baseline
     changes, doc = _gate_changes(
-        results, doc, shown, cfg, approve_gate_changes, probe_files, base_inputs_changed
+        results, doc, shown, cfg, approve_gate_changes, probe_files, base_inputs_changed, checked_before
     )
     view, counted_wrong = count_unscorable_as_wrong(results, doc)
     comparison = compare(view, doc, cfg.gate, shown)
@@ -375,6 +379,7 @@ def _gate_changes(
     approved: bool,
     probe_files: Mapping[str, str] | None,
     base_inputs_changed: Sequence[str] = (),
+    known: Sequence[Mapping[str, Any]] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """gate/yardstick.check_gate_changes with what the configuration knows: the built-in
     defaults a rule is compared with, and where the manifest (the probe lock) lives: with
@@ -395,6 +400,7 @@ def _gate_changes(
         probe_files,
         base_inputs_changed,
         suite_manifests,
+        known,
     )
 
 
@@ -404,12 +410,14 @@ def refuse_before_scoring(
     baseline: tuple[dict[str, Any], str, dict[str, Any]] | None,
     approved: bool,
     base_inputs_changed: Sequence[str] = (),
-) -> None:
+) -> list[dict[str, Any]] | None:
     """The gate-change check from the validated probe set, before any model is loaded: a run
-    refused for changing its own gate costs no scoring. (`gate` checks again on the scored
-    results, which is what `compare` and `merge` have.)"""
+    refused for changing its own gate costs no scoring. Returns the changes it found (none, or
+    it raised), for `gate(checked_before=...)` to add only what the scored results alone show;
+    None when it did not look (no baseline, or approved: `gate` then checks the scored results,
+    which is all `compare` and `merge` have)."""
     if baseline is None or approved:
-        return
+        return None
     inputs = {**outcome.inputs, **config_input(cfg)}
     checkpoint: dict[str, Any] = {}
     if cfg.loader:
@@ -446,7 +454,10 @@ def refuse_before_scoring(
         }
     )
     doc, shown, _ = baseline
-    _gate_changes(run, doc, shown, cfg, False, {p.id: p.file for p in outcome.probes}, base_inputs_changed)
+    changes, _ = _gate_changes(
+        run, doc, shown, cfg, False, {p.id: p.file for p in outcome.probes}, base_inputs_changed
+    )
+    return changes
 
 
 def refuse_blind_clusters(

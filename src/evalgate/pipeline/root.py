@@ -178,7 +178,9 @@ class GateRoot:
             if history is not None:
                 read.update(history.inputs)
             approve = request.approve_gate_changes
-            refuse_before_scoring(cfg, outcome, baseline, approve, base_changed)  # docs/approval.md
+            # the gate changes, looked for once: here before any model is loaded, and after
+            # scoring only what the model alone shows (its tokenizer); docs/approval.md
+            checked = refuse_before_scoring(cfg, outcome, baseline, approve, base_changed)
             refuse_blind_clusters(cfg, outcome, baseline)  # a gate.cluster that could never fail
             results = score(
                 cfg,
@@ -202,6 +204,7 @@ class GateRoot:
                     base_inputs_changed=base_changed,
                     history=history,
                     baseline_update=request.verify_baseline,
+                    checked_before=checked,
                 )
             if gate_changes:
                 results["gate_changes"] = gate_changes
