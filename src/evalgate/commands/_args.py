@@ -106,9 +106,15 @@ class OutputFolder:
         write_outputs(results, out_dir, cfg)
 
 
+def scorer_factory() -> ScorerFactory:
+    """The scorer factory of this process (`SCORER_FACTORY`, read when asked), for the commands
+    that score without a gate (`init`, `power --against`)."""
+    return SCORER_FACTORY
+
+
 def gate_root(console: Any) -> GateRoot:
     """The composition root with every collaborator a gate talks to (pipeline/root.py)."""
-    return GateRoot(Collaborators(console=console, outputs=OutputFolder(), scorer_factory=SCORER_FACTORY))
+    return GateRoot(Collaborators(console=console, outputs=OutputFolder(), scorer_factory=scorer_factory()))
 
 
 def config_overrides(args: Any) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from evalgate import release
+from evalgate.commands._args import scorer_factory
 from evalgate.config import CONFIG_FILENAME, load_config, read_config_file
 from evalgate.console import Console
 from evalgate.edges.checkpoint_ref import is_reference_path
@@ -866,7 +867,7 @@ def _import_seal_score(
 
         print(render_findings(list(exc.findings), "text"))
         raise
-    results = score(cfg, scored_on, progress)
+    results = score(cfg, scored_on, progress, scorer_factory=scorer_factory())
     return _Scored(imported, previous, sealed, contents, outcome, scored_on, results)
 
 
