@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.fake_scorer import FakeScorer, use_scorer
 from helpers.paths import REPO, allow_shipped_data
 from helpers.probeset_factory import dump_jsonl
 
@@ -145,6 +146,7 @@ def test_the_run_leaves_the_cross_suite_leak_out_and_carries_it_into_its_results
     set_policy(root, "exclude")
     monkeypatch.chdir(root)
     allow_shipped_data(monkeypatch)
+    use_scorer(monkeypatch, FakeScorer(default=-1.0))  # what is excluded is the gate's, not the model's
     done = cli("run", "--out", "out")
     assert done.code in (0, 1), done.err
     res = json.loads((root / "out/results.json").read_text(encoding="utf-8"))

@@ -3,6 +3,9 @@
 A merge given another configuration (looser tolerance, a floor dropped) once gated with its own
 rules while results.json still showed the parts': a regression passed. It is refused now, naming
 every differing key.
+
+The parts are scored by a fake scorer handed to the composition root (a model at chance level is
+all these tests need: the gate's behaviour, not the model's).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers.fake_scorer import FakeScorer, use_scorer
 from helpers.items import write_items
 from helpers.paths import REPO, allow_shipped_data
 
@@ -35,6 +39,8 @@ def parts(tmp_path, monkeypatch, cli):
     (tmp_path / "evalgate.yml").write_text(CONFIG, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     allow_shipped_data(monkeypatch)
+    # the longest candidate word scores lowest: as good as chance on these items
+    use_scorer(monkeypatch, FakeScorer(fn=lambda context, continuation: -float(len(continuation))))
     for i in (1, 2):
         assert cli("run", "--shard", f"{i}/2", "--out", f"s{i}").code == 0
     return [tmp_path / f"s{i}" / "results.json" for i in (1, 2)]

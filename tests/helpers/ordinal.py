@@ -8,9 +8,9 @@ import math
 from evalgate.config import load_config
 from evalgate.gate import results as results_mod
 from evalgate.pipeline import finalize
-from evalgate.scorers.fake import FakeScorer
 from evalgate.scoring.multiple_choice import score_probes, split_whitespace
 from evalgate.types import Probe
+from helpers.fake_scorer import FakeScorer
 from helpers.paths import REPO
 
 SCALE = ("1", "2", "3", "4", "5")
@@ -57,7 +57,7 @@ def run_results(entries: list[dict]) -> dict:
     cfg = load_config(REPO / "evalgate.yml")
     base = {
         "inputs": {},
-        "checkpoint": {"path": "fake", "format": "fake", "sha256": "0" * 64, "loader": None},
+        "checkpoint": {"path": "fake", "format": "plugin", "sha256": "0" * 64, "loader": None},
         "config": cfg.pin(),
         "manifest": results_mod.comparability_manifest(
             method="candidate",

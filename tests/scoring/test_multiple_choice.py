@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
+from helpers.fake_scorer import FakeScorer
 
 from evalgate.errors import CheckpointError, RefusedError
-from evalgate.scorers.fake import FakeScorer
 from evalgate.scoring.multiple_choice import entropy, render, score_probes, softmax, split_whitespace
 from evalgate.types import LoglikRequest, Probe
 

@@ -6,7 +6,7 @@ baseline (pipeline.write_baseline, docs/gate.md "Drift").
 
 The baseline is the one file the gate trusts; it moves only through a labelled PR (see the
 update-baseline workflow). It carries no wall-clock time, so rewriting it from the same inputs on
-the same commit changes no byte. How it is made is pipeline.py's, shared with `evalgate init`.
+the same commit changes no byte. How it is made is pipeline/'s, shared with `evalgate init`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalgate.commands._args import cli_loader, cli_path
+from evalgate.commands._args import cli_loader, cli_path, gate_root
 from evalgate.config import load_config
 from evalgate.console import Console
 from evalgate.edges.files import refused_if_unwritable
@@ -32,7 +32,6 @@ from evalgate.pipeline import (
     drift_of_update,
     floors_failed,
     rederive,
-    score,
     write_baseline,
 )
 
@@ -64,7 +63,9 @@ def main(args: argparse.Namespace, console: Console) -> int:
 
             print(render_findings(list(exc.findings), "text"))
             raise
-        results = score(cfg, outcome, progress, checkpoint_arg=getattr(args, "checkpoint", None))
+        results = gate_root(console).score_for_baseline(
+            cfg, outcome, getattr(args, "checkpoint", None), progress
+        )
     name = baseline_name(args.name, results["checkpoint"]["path"], configured_baseline_name(cfg))
     target, doc = baseline_document(cfg, results, name, commit=args.commit, pr=args.pr)
     with refused_if_unwritable(

@@ -30,7 +30,7 @@ rescored into the configured baseline, the workflows left alone (docs/suites.md)
 All or nothing: everything is checked, imported, sealed and scored before any file is written.
 Every file is then staged beside its target (`.NAME.evalgate-init`) and moved into place,
 evalgate.yml last; a failure removes what was staged. The import is probeset_io.import_items
-(shared with `probes import --suite`), the baseline pipeline.py's (shared with `baseline update`).
+(shared with `probes import --suite`), the baseline pipeline/'s (shared with `baseline update`).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from evalgate import release
+from evalgate.commands._args import scorer_factory
 from evalgate.config import CONFIG_FILENAME, load_config, read_config_file
 from evalgate.console import Console
 from evalgate.edges.checkpoint_ref import is_reference_path
@@ -54,8 +55,8 @@ from evalgate.errors import EXIT_PASS, EXIT_REFUSED, RefusedError
 from evalgate.gate import power
 from evalgate.github.workflows import (
     ACTION,
-    MAX_SHARDS,
     LABEL_PATTERN,
+    MAX_SHARDS,
     badge_workflow,
     comment_workflow,
     gate_workflow,
@@ -64,7 +65,8 @@ from evalgate.github.workflows import (
     update_baseline_workflow,
     void_labels_workflow,
 )
-from evalgate.pipeline import baseline_document, baseline_outcome, perplexity_checks, score
+from evalgate.pipeline import baseline_document, baseline_outcome, perplexity_checks
+from evalgate.pipeline.scoring import score
 from evalgate.probeset.import_map import ImportMap
 from evalgate.probeset.jsonl import parse_jsonl
 from evalgate.probeset_io import (
@@ -949,7 +951,7 @@ def _import_seal_score(
 
         print(render_findings(list(exc.findings), "text"))
         raise
-    results = score(cfg, scored_on, progress)
+    results = score(cfg, scored_on, progress, scorer_factory=scorer_factory())
     return _Scored(imported, previous, sealed, contents, outcome, scored_on, results)
 
 

@@ -16,7 +16,7 @@ import dataclasses
 import math
 from typing import Any
 
-from evalgate.commands._args import cli_loader, cli_path
+from evalgate.commands._args import cli_loader, cli_path, scorer_factory
 from evalgate.config import GateConfig, load_config
 from evalgate.console import Console, PowerReport
 from evalgate.errors import EXIT_PASS, RefusedError
@@ -53,7 +53,8 @@ def _outcome(cfg: GateConfig, console: Console) -> Any:
 
 
 def _measured(args: argparse.Namespace, drop: float, console: Console) -> dict[str, Any]:
-    from evalgate.pipeline import perplexity_checks, score
+    from evalgate.pipeline import perplexity_checks
+    from evalgate.pipeline.scoring import score
 
     overrides = {"loader": cli_loader(args.loader)}
     cfg_a = load_config(args.config, {**overrides, "checkpoint": cli_path(args.checkpoint)})
@@ -65,8 +66,13 @@ def _measured(args: argparse.Namespace, drop: float, console: Console) -> dict[s
         )
     outcome = _outcome(cfg_a, console)
     progress = console.progress()
-    a = score(_without_perplexity(cfg_a), outcome, progress, checkpoint_arg=args.checkpoint)
-    b = score(_without_perplexity(cfg_b), outcome, progress, checkpoint_arg=args.against)
+    factory = scorer_factory()
+    a = score(
+        _without_perplexity(cfg_a), outcome, progress, checkpoint_arg=args.checkpoint, scorer_factory=factory
+    )
+    b = score(
+        _without_perplexity(cfg_b), outcome, progress, checkpoint_arg=args.against, scorer_factory=factory
+    )
     reference = {e["id"]: e for e in b["probes"]}
     counts = power.slice_counts(a["probes"], cfg_a.gate, reference, measured=True)
     field = cfg_a.gate.cluster

@@ -36,7 +36,7 @@ class InputFile(TypedDict):
 
 class Checkpoint(TypedDict):
     path: NotRequired[str]
-    format: NotRequired[Literal["native", "hf", "plugin", "fake"]]
+    format: NotRequired[Literal["native", "hf", "plugin"]]
     sha256: NotRequired[str]
     loader: NotRequired[str | None]
     loader_sha256: NotRequired[str]  # with a plugin: its code's SHA-256 (edges/plugin_code.py)

@@ -6,7 +6,7 @@ table and the training files used for leak detection, every rule of evalgate.yml
 verdict (scoring, gate, leak and coverage rules), the probe set's manifest version and, with a
 `loader:` plugin, the plugin's spec and the SHA-256 of its code (`loader`); the per-probe content
 hashes and statuses are the baseline's `outcomes`. A run computes the same record from its own
-results (the edge hashed the files; see pipeline.py) and `gate_changes` lists every difference as
+results (the edge hashed the files; see pipeline/scoring.py) and `gate_changes` lists every difference as
 a record:
 
     {"kind": "probe_deprecated", "key": "<probe id>", "old": "scored", "new": "deprecated",
@@ -487,27 +487,37 @@ def check_gate_changes(
     probe_files: Mapping[str, str] | None,
     base_inputs_changed: Sequence[str] = (),
     suite_manifests: Mapping[str, str] | None = None,
+    known: Sequence[Mapping[str, Any]] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(the gate changes since the baseline, the baseline to gate against); `GateChangesRefused`
     when there are changes and `approved` is false. `defaults` is the built-in configuration,
-    `manifest_file` the manifest's display path, `suite_manifests` each suite's (`suites:`)."""
+    `manifest_file` the manifest's display path, `suite_manifests` each suite's (`suites:`).
+
+    `known`: the changes already found on the same run before it was scored (`run` checks the
+    probe set, files, rules and plugin code before any model is loaded): only what the scored
+    results alone can show (the tokenizer) is added, so each change is looked for once."""
     if _disjoint(results, baseline) and not base_inputs_changed:
         # Another probe set's baseline: compare refuses it as such ("shares no scored probe"),
         # which says more than listing every probe as removed.
         return [], baseline
-    config_file = next(
-        (p for p, rec in sorted((results.get("inputs") or {}).items()) if rec.get("role") == "config"), None
-    )
-    changes = gate_changes(
-        baseline,
-        results,
-        defaults,
-        probe_files=probe_files,
-        config_file=config_file,
-        manifest_file=manifest_file,
-        base_inputs_changed=base_inputs_changed,
-        suite_manifests=suite_manifests,
-    )
+    if known is not None:
+        found = [dict(c) for c in known] + _tokenizer_change(baseline, results)
+        changes = sorted(found, key=lambda c: KINDS.index(c["kind"]))
+    else:
+        config_file = next(
+            (p for p, rec in sorted((results.get("inputs") or {}).items()) if rec.get("role") == "config"),
+            None,
+        )
+        changes = gate_changes(
+            baseline,
+            results,
+            defaults,
+            probe_files=probe_files,
+            config_file=config_file,
+            manifest_file=manifest_file,
+            base_inputs_changed=base_inputs_changed,
+            suite_manifests=suite_manifests,
+        )
     if changes and not approved:
         raise GateChangesRefused(changes, shown)
     return changes, approved_baseline(baseline, changes) if changes else baseline

@@ -225,9 +225,9 @@ def void_labels_workflow(action: str) -> str:
 
 __all__ = [
     "ACTION",
+    "LABEL_PATTERN",
     "MAX_SHARDS",
     "PLACEHOLDER",
-    "LABEL_PATTERN",
     "badge_workflow",
     "comment_workflow",
     "gate_workflow",

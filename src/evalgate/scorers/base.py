@@ -8,8 +8,9 @@ A `Scorer` answers two questions, in request order, and says what it is:
 - `perplexity(texts)`: the corpus perplexity of whole texts (total NLL / total predicted tokens);
 - `info`: a `ScorerInfo`: format, the SHA-256 of every checkpoint file, the tokenizer's identity.
 
-Nothing here imports torch: `FakeScorer` implements the protocol without it, so the core and its
-tests never pay for a model. `TorchScorer` (torch_lm.py) is the one real implementation.
+Nothing here imports torch: a test's scorer (tests/helpers/fake_scorer.py) implements the protocol
+without it and is handed to the gate through its scorer factory (pipeline/scoring.py), so the core
+and its tests never pay for a model. `TorchScorer` (torch_lm.py) is the one real implementation.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from evalgate.types import Loglik, LoglikRequest, Perplexity, canonical_json, sha256_text
 
-FORMATS = ("native", "hf", "plugin", "fake")
+FORMATS = ("native", "hf", "plugin")
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class ScorerInfo:
     between runs with the same one.
     """
 
-    format: str  # native | hf | plugin | fake
+    format: str  # native | hf | plugin
     files: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     digest: str = ""
     tokenizer_sha256: str | None = None

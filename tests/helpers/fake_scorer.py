@@ -1,5 +1,9 @@
 """`FakeScorer`: a `Scorer` from a lookup table or a function, for fast tests above the model.
 
+It lives with the tests, not in src/: the gate takes its scorer from an injected factory
+(pipeline/scoring.ScorerFactory), so a test hands this one in through the composition root
+(`use_scorer`, or a `Collaborators` of its own) and the code it tests is the shipped code.
+
 No torch, no tokenizer: a "token" is a whitespace-separated word of the continuation. Typical use:
 
     scorer = FakeScorer({"works": -1.0, "work": -3.0})           # by continuation (stripped)
@@ -18,12 +22,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
 
-from evalgate.scorers.base import ScorerInfo
+from evalgate.scorers.base import Scorer, ScorerInfo
 from evalgate.types import Loglik, LoglikRequest, Perplexity, sha256_text
 
 
-class FakeScorer:
+class FakeScorer(Scorer):
     def __init__(
         self,
         table: Mapping[str | tuple[str, str], float] | None = None,
@@ -43,7 +48,8 @@ class FakeScorer:
         self.requests: list[LoglikRequest] = []
         self.texts: list[str] = []
         self.info = ScorerInfo(
-            format="fake",
+            # an injected scorer, not one of the built-in loaders': what results.json calls a plugin
+            format="plugin",
             files={},
             digest=sha256_text(repr(sorted(self.table.items(), key=repr))),
             tokenizer_sha256=sha256_text("fake-whitespace-tokenizer"),
@@ -88,3 +94,19 @@ class FakeScorer:
         return Perplexity(
             value=self.perplexity_value, n_tokens=n_tokens, nll=nll, sentence_nll=per, sentence_tokens=counts
         )
+
+
+def use_scorer(monkeypatch: Any, scorer: Any) -> list[Any]:
+    """Every gate the CLI runs in this test scores with `scorer` (the composition root's scorer
+    factory, commands/_args.SCORER_FACTORY); returns the list of the configurations it was asked
+    to score, so a test can assert the model was (or was not) built."""
+    import evalgate.commands._args as wiring
+
+    asked: list[Any] = []
+
+    def factory(cfg: Any, given: str | None) -> Any:
+        asked.append(cfg)
+        return scorer
+
+    monkeypatch.setattr(wiring, "SCORER_FACTORY", factory)
+    return asked

@@ -1,16 +1,16 @@
 """The run pipeline, shared by `run`, `baseline update`, `init`, `compare` and `merge`.
 
 validate (refuse before any model is loaded) → load → score → perplexity → slices → compare →
-verdict. This module wires the pure core to the edges; it holds no statistics and no rendering.
-The baseline a checkpoint gives (`baseline update`, and `init`'s first one) is made here too.
+verdict. This package wires the pure core to the edges; it holds no statistics and no rendering.
+Here: finalize, rederive, the gate and its refusals before scoring, the refused results, and the
+baseline a checkpoint gives (`baseline update`, and `init`'s first one). `scoring.py` scores a
+validated probe set with an injected scorer; `root.py` is the composition root that owns a run.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
-import math
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -25,227 +25,15 @@ from evalgate.errors import EvalgateError, RefusedError
 from evalgate.gate import results as results_mod
 from evalgate.gate.baseline import BASELINE_KIND, baseline_from_results, replaced_document, validate_baseline
 from evalgate.gate.holds import count_unscorable_as_wrong, hold_perplexity
-from evalgate.gate.perplexity_test import sentence_record
-from evalgate.gate.shards import blocks, select_shard
 from evalgate.gate.yardstick import check_gate_changes
 from evalgate.paths import display_path as files_display_path
-from evalgate.probeset_io import config_input, read_test_sentences, validate
+from evalgate.probeset_io import config_input, validate
 from evalgate.progress import Progress
-from evalgate.types import (
-    MULTIPLE_CHOICE,
-    STATUS_DEPRECATED,
-    STATUS_EXCLUDED,
-    STATUS_SCORED,
-    canonical_json,
-    sha256_text,
-)
+from evalgate.types import MULTIPLE_CHOICE, STATUS_DEPRECATED, STATUS_EXCLUDED, STATUS_SCORED
 
 
 def display_path(cfg: GateConfig, path: Path) -> str:
     return files_display_path(cfg.root, path)
-
-
-def score(
-    cfg: GateConfig,
-    outcome: Any,
-    progress: Progress,
-    *,
-    shard: tuple[int, int] | None = None,
-    cache_dir: Path | None = None,
-    checkpoint_arg: str | None = None,
-) -> dict[str, Any]:
-    """Load the checkpoint and score: the results dict without comparison (verdict "pass").
-
-    With `cache_dir` the probes' log-likelihoods go through the score cache
-    (edges/score_cache.py): only probes it does not hold are scored.
-
-    `checkpoint_arg`: the --checkpoint flag as typed (the configuration holds it made absolute),
-    so that a missing one is told apart as a Hub id or a local path (scorers/loaders.hub_id_hint).
-
-    With `shard=(i, n)` only shard i's probes are scored (and the perplexity only by shard 1);
-    the partial result carries a "shard" record and `merge` rebuilds the unsharded result from
-    the parts through the same `finalize`.
-    """
-    from evalgate.scorers.device import place_scorer
-    from evalgate.scorers.loaders import load_scorer
-
-    test_sentences, test_input = read_test_sentences(cfg) if cfg.test is not None else ([], {})
-    # several suites: a suite's own held-out text (docs/suites.md, "Perplexity"), read before any
-    # model is loaded so an unreadable one costs no scoring
-    suite_tests = [
-        (s.name, *read_test_sentences(dataclasses.replace(cfg, test=s.test)))
-        for s in cfg.suites
-        if s.test is not None
-    ]
-    work = blocks(list(outcome.probes))
-    if shard is not None:
-        work = select_shard(work, *shard)
-    n_probes = sum(len(b) for b in work)
-    with progress.phase("load checkpoint"):
-        checkpoint = cfg.path(cfg.checkpoint) if cfg.checkpoint else None
-        scorer = load_scorer(
-            checkpoint,
-            cfg.loader,
-            root=cfg.root,
-            roots=cfg.roots(),
-            batch_size=cfg.scoring.batch_size,
-            dtype=cfg.scoring.dtype,
-            threads=cfg.scoring.threads,
-            max_positions=cfg.scoring.max_positions,
-            given=checkpoint_arg or cfg.checkpoint,
-        )
-        device = place_scorer(scorer, cfg.scoring.device)  # scorers/device.py
-    info = scorer.info
-    probes = [p for block in work for p in block]
-    cache = None
-    if cache_dir is not None:
-        from evalgate.edges.score_cache import CachedScorer, ScoreCache
-
-        cache = ScoreCache(
-            cache_dir,
-            checkpoint=info.digest,
-            tokenizer=info.tokenizer_sha256,
-            scoring={
-                "method": cfg.scoring.method,
-                "normalization": cfg.scoring.normalization,
-                "dtype": info.dtype,
-                "template_sha256": _template_digest(outcome),
-                **({"device": device} if device != "cpu" else {}),  # cpu keys as before the key
-            },
-        )
-        keys = {p.id: cache.key(p.content_hash()) for p in probes}
-    with progress.phase(f"score {n_probes} probes"):
-        # One call for every probe: a request's numbers depend on its probe alone
-        # (scorers/torch_lm.py, "Fixed-shape forwards"), so sharded, whole and cached runs
-        # agree to the last bit while the model batches across the whole set.
-        _watch(scorer, progress)
-        probe_scorer = CachedScorer(scorer, cache, keys) if cache is not None else scorer
-        entries = _score_all(probes, outcome, probe_scorer, cfg)
-    if cache is not None:
-        scored = len(probe_scorer.scored_groups)
-        untrusted = f" ({cache.rejected} entry(ies) not trusted, rescored)" if cache.rejected else ""
-        progress.info(
-            f"score cache {display_path(cfg, Path(cache_dir))}: {cache.hits} probe(s) from the cache, "
-            f"{scored} scored{untrusted}"
-        )
-    # Leak policy "exclude": every probe was scored (so the full series can be shown); the
-    # leaking ones are marked excluded, keeping the status they would have had, and drop out of
-    # the gated (strict) series.
-    for entry in entries:
-        if entry["id"] in outcome.excluded and entry["status"] != STATUS_DEPRECATED:
-            entry["status_if_included"] = entry["status"]
-            entry["status"] = STATUS_EXCLUDED
-    ppl = None
-    suite_ppl: dict[str, Any] = {}
-    if shard is None or shard[0] == 1:
-        if cfg.test is not None:
-            with progress.phase(f"perplexity on {len(test_sentences)} test sentences"):
-                ppl = _perplexity(scorer, progress, test_sentences, test_input)
-        for name, sentences, suite_input in suite_tests:
-            with progress.phase(f"perplexity of suite {name} on {len(sentences)} test sentences"):
-                suite_ppl[name] = _perplexity(scorer, progress, sentences, suite_input)
-                # its own test set, so comparability is checked per suite (gate/compare.py)
-                suite_ppl[name]["test_sha256"] = next(iter(suite_input.values()))["sha256"]
-
-    ckpt_display = display_path(cfg, checkpoint) if checkpoint else (cfg.loader or "plugin")
-    inputs: dict[str, Any] = dict(outcome.inputs)
-    inputs.update(test_input)
-    for _, _, suite_input in suite_tests:
-        inputs.update(suite_input)
-    inputs.update(config_input(cfg))
-    for rel, rec in sorted(info.files.items()):
-        inputs[f"{ckpt_display}/{rel}"] = {**rec, "role": "checkpoint"}
-    code = getattr(info, "loader_code", None)
-    if code is not None:  # a plugin's files: part of the yardstick (edges/plugin_code.py)
-        inputs.update(code.inputs(cfg.root))
-    manifest = results_mod.comparability_manifest(
-        method=cfg.scoring.method,
-        normalization=cfg.scoring.normalization,
-        template_sha256=_template_digest(outcome),
-        dtype=info.dtype,
-        probe_set_digest=outcome.probe_set.get("digest", ""),
-        probe_set_version=outcome.probe_set.get("version"),
-        tokenizer_sha256=info.tokenizer_sha256,
-        test_sha256=next(iter(test_input.values()))["sha256"] if test_input else None,
-        device=device,
-    )
-    if by_suite := _template_digests(outcome):
-        manifest["template_sha256_by_suite"] = by_suite
-    base = {
-        "inputs": inputs,
-        "checkpoint": {
-            "path": ckpt_display,
-            "format": info.format,
-            "sha256": info.digest,
-            "loader": cfg.loader,
-            "n_parameters": info.n_parameters,
-            # only with a plugin, so that a run without one keeps its bytes
-            **({"loader_sha256": code.sha256} if code is not None else {}),
-        },
-        "config": cfg.pin(),
-        "manifest": manifest,
-        "probe_set": outcome.probe_set,
-        "perplexity": ppl,
-        "warnings": [w.to_dict() for w in outcome.warnings],
-    }
-    if suite_tests:
-        base["suite_perplexity"] = suite_ppl
-    results = finalize(base, entries)
-    if shard is not None:
-        results["shard"] = {
-            "index": shard[0],
-            "count": shard[1],
-            "order": [p.id for p in outcome.probes],
-        }
-    return results
-
-
-def _perplexity(
-    scorer: Any, progress: Progress, sentences: list[str], test_input: Mapping[str, Any]
-) -> dict[str, Any]:
-    """results.json's perplexity record of one held-out test set."""
-    _watch(scorer, progress)
-    p = scorer.perplexity(sentences)
-    ppl = {"value": p.value, "n_tokens": p.n_tokens, "nll": p.nll, "file": next(iter(test_input))}
-    ppl.update(sentence_record(p.sentence_nll, p.sentence_tokens))
-    if not (isinstance(p.value, int | float) and math.isfinite(p.value)):
-        # JSON has no NaN/inf: the value becomes null, and this says why (the gate fails on it,
-        # gate/holds.py).
-        ppl["not_finite"] = str(p.value)
-    return ppl
-
-
-def _template_digest(outcome: Any) -> str:
-    """The manifest's template hash: the one template's, or (several suites) all of them by name."""
-    if len(outcome.templates) > 1:
-        return sha256_text(canonical_json(outcome.templates))
-    return sha256_text(outcome.template)
-
-
-def _template_digests(outcome: Any) -> dict[str, str]:
-    """Each suite's template hash by name (several suites only): a baseline is comparable suite by
-    suite, so adding a suite leaves the others' templates the same (gate/compare.py)."""
-    if len(outcome.templates) > 1:
-        return {name: sha256_text(text) for name, text in sorted(outcome.templates.items())}
-    return {}
-
-
-def _score_all(probes: list[Any], outcome: Any, scorer: Any, cfg: GateConfig) -> list[dict[str, Any]]:
-    """score_probes over the run's probes; with `suites:` each suite's probes through its own
-    template (docs/suites.md)."""
-    from evalgate.scoring.multiple_choice import score_probes
-
-    method, norm = cfg.scoring.method, cfg.scoring.normalization
-    if not outcome.templates:
-        return score_probes(probes, outcome.template, scorer, method, norm)
-    first = cfg.suites[0].name  # a probe without a suite belongs to the first (the only) one
-    return score_probes(probes, lambda p: outcome.templates[p.suite or first], scorer, method, norm)
-
-
-def _watch(scorer: Any, progress: Progress) -> None:
-    """Forward the scorer's per-forward progress (token positions) to the current phase's bar."""
-    if hasattr(scorer, "on_progress"):
-        scorer.on_progress = progress.update
 
 
 # The run-invariant fields `finalize` takes from a (partial) result; merge checks they agree.
@@ -323,7 +111,7 @@ def rederive(results: dict[str, Any], source: str, cfg: GateConfig) -> dict[str,
     if results.get("suite_perplexity") is not None:
         base["suite_perplexity"] = results["suite_perplexity"]
     entries = [
-        # an excluded entry's full-series status (`status_if_included`, pipeline.score); a file
+        # an excluded entry's full-series status (`status_if_included`, pipeline/scoring.py); a file
         # without it counts the entry as it reads: scored when it has a right/wrong outcome
         {**e, "status_if_included": "scored" if isinstance(e.get("correct"), bool) else STATUS_EXCLUDED}
         if isinstance(e, dict) and e.get("status") == STATUS_EXCLUDED and e.get("status_if_included") is None
@@ -370,8 +158,12 @@ def gate(
     base_inputs_changed: Sequence[str] = (),
     history: Any = None,
     baseline_update: bool = False,
+    checked_before: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Compare with the baseline (if any) and set verdict + reasons.
+
+    `checked_before`: the gate changes `refuse_before_scoring` found on this run (None when it
+    did not look): they are not looked for again (gate/yardstick.check_gate_changes `known`).
 
     The baseline is the yardstick (gate/yardstick.py): a run that changes it (probes removed,
     deprecated or edited, another test set, template, grammar or training files, other rules, a
@@ -399,7 +191,7 @@ def gate(
         return results
     doc, shown, record = baseline
     changes, doc = _gate_changes(
-        results, doc, shown, cfg, approve_gate_changes, probe_files, base_inputs_changed
+        results, doc, shown, cfg, approve_gate_changes, probe_files, base_inputs_changed, checked_before
     )
     view, counted_wrong = count_unscorable_as_wrong(results, doc)
     comparison = compare(view, doc, cfg.gate, shown)
@@ -587,6 +379,7 @@ def _gate_changes(
     approved: bool,
     probe_files: Mapping[str, str] | None,
     base_inputs_changed: Sequence[str] = (),
+    known: Sequence[Mapping[str, Any]] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """gate/yardstick.check_gate_changes with what the configuration knows: the built-in
     defaults a rule is compared with, and where the manifest (the probe lock) lives: with
@@ -607,6 +400,7 @@ def _gate_changes(
         probe_files,
         base_inputs_changed,
         suite_manifests,
+        known,
     )
 
 
@@ -616,12 +410,14 @@ def refuse_before_scoring(
     baseline: tuple[dict[str, Any], str, dict[str, Any]] | None,
     approved: bool,
     base_inputs_changed: Sequence[str] = (),
-) -> None:
+) -> list[dict[str, Any]] | None:
     """The gate-change check from the validated probe set, before any model is loaded: a run
-    refused for changing its own gate costs no scoring. (`gate` checks again on the scored
-    results, which is what `compare` and `merge` have.)"""
+    refused for changing its own gate costs no scoring. Returns the changes it found (none, or
+    it raised), for `gate(checked_before=...)` to add only what the scored results alone show;
+    None when it did not look (no baseline, or approved: `gate` then checks the scored results,
+    which is all `compare` and `merge` have)."""
     if baseline is None or approved:
-        return
+        return None
     inputs = {**outcome.inputs, **config_input(cfg)}
     checkpoint: dict[str, Any] = {}
     if cfg.loader:
@@ -658,7 +454,10 @@ def refuse_before_scoring(
         }
     )
     doc, shown, _ = baseline
-    _gate_changes(run, doc, shown, cfg, False, {p.id: p.file for p in outcome.probes}, base_inputs_changed)
+    changes, _ = _gate_changes(
+        run, doc, shown, cfg, False, {p.id: p.file for p in outcome.probes}, base_inputs_changed
+    )
+    return changes
 
 
 def refuse_blind_clusters(
