@@ -26,6 +26,7 @@ def fake() -> FakeScorer:
     return FakeScorer(fn=lambda context, continuation: -float(len(continuation)))
 
 
+@pytest.mark.integration  # imports the loaders (torch) to prove they are never called
 def test_run_scores_with_the_injected_scorer_and_never_loads_the_checkpoint(tmp_path, monkeypatch, cli):
     import evalgate.scorers.loaders as loaders
 
